@@ -1,0 +1,9 @@
+# cython: language_level=3
+"""The compiled core of simtk: pure ``nogil`` kernels over raw float64 arrays.
+
+Only ``simtk/_core.py`` imports this module. It validates shapes, dtypes and
+contiguity before calling in, so the kernels here check nothing. Each topic
+lives in its own include file under ``core/``.
+"""
+
+include "core/validation.pxi"
