@@ -7,3 +7,7 @@ lives in its own include file under ``core/``.
 """
 
 include "core/validation.pxi"
+include "core/spatial.pxi"
+include "core/joints.pxi"
+include "core/tree.pxi"
+include "core/workspace.pxi"

@@ -16,7 +16,7 @@
 # Pointer-level helpers are used (instead of memoryview indexing) because they
 # inline to straight-line C with no stride arithmetic.
 
-from libc.math cimport sin, cos, sqrt, fabs
+from libc.math cimport sin, cos, sqrt, fabs, NAN
 from libc.string cimport memcpy, memset
 
 
@@ -228,7 +228,7 @@ cdef int spd_inverse(const double* A, int n, double* Ainv, double* work) noexcep
             if i == j:
                 if s <= 0.0:
                     for k in range(n * n):
-                        Ainv[k] = float("nan")
+                        Ainv[k] = NAN
                     return -1
                 L[n * i + i] = sqrt(s)
             else:

@@ -2,14 +2,75 @@
 
 Every call into a kernel goes through a wrapper here that checks shapes, dtypes
 and contiguity first, so that the kernels themselves never validate anything.
+
+Multibody kernels
+-----------------
+:func:`make_tree_kernels` validates a frozen tree and returns a
+``simtk_core.TreeKernels`` workspace (one per State). The checked functions
+below (:func:`realize_position`, :func:`forward_dynamics`, ...) validate their
+arguments and call the workspace's method of the same name. A caller that
+allocated its arrays itself with the right shapes (the matter subsystem's own
+caches) may call the workspace methods directly to save the checks: the
+methods then cost well under a microsecond of call overhead.
+
+Array interface of a workspace ``ws`` (all float64, C-contiguous; nb bodies
+including Ground = body 0, nu mobilities, nq coordinates; all spatial
+quantities in Ground unless the name says otherwise; spatial vectors are
+(2,3) = (angular, linear)):
+
+Inputs kept by the workspace (may be overwritten in place between stages,
+e.g. mass properties at Instance stage):
+  parent (nb,) int64, jtype (nb,) int64, qoff (nb+1,), uoff (nb+1,) int64,
+  jparam (nb,3) (Screw pitch in [:,0]), R_PF (nb,3,3), p_PF (nb,3),
+  R_BM (nb,3,3), p_BM (nb,3), mass (nb,), p_BC (nb,3) mass center in B,
+  I_B (nb,3,3) inertia about the body ORIGIN in B.
+realize_position(q) (q only):
+  q (nq,) copy of the coordinates used; R_FM (nb,3,3), p_FM (nb,3) = X_FM;
+  H_FM (nu,2,3) mobility columns in F (V_FM = H_FM u, velocity of M's origin);
+  qerr (nb,) = |quaternion| - 1 for quaternion bodies, 0 otherwise;
+  R_GF (nb,3,3); p_GM (nb,3) origin of M in G; R_GB (nb,3,3), p_GB (nb,3) = X_GB;
+  p_GC (nb,3) mass centers in G; H (nu,2,3) = columns of the system Jacobian,
+  i.e. the change of V_GB (at the body origin) per unit u; S (nu,2,3) the same
+  columns taken at the Ground origin; I_O (nb,6,6) spatial inertias about the
+  Ground origin; P, Pa (nb,6,6) articulated inertias before/after projecting
+  out the joint, U (nu,2,3) = P S, Dinv (nb,6,6) (top-left nu_i x nu_i block,
+  row stride nu_i) = (S^T P S)^-1.
+realize_velocity(u) (q and u):
+  u (nu,); V_FM (nb,2,3) in F; HDotu_FM (nb,2,3) = HDot_FM u in F; qdot (nq,) = N u;
+  V_GB (nb,2,3) body velocities (angular, velocity of the origin); V_O (nb,2,3)
+  the same at the Ground origin; c (nb,2,3) velocity-dependent acceleration
+  across each joint (at the Ground origin); b (nb,2,3) gyroscopic forces
+  (at the Ground origin); A_bias (nb,2,3) = JDot u, the body accelerations
+  when udot = 0 (angular, origin acceleration); A_bias_O the same, spatial at
+  the Ground origin.
+forward_dynamics(mobility_forces (nu,), body_forces (nb,2,3)):
+  udot (nu,), A_GB (nb,2,3) (angular, acceleration of the body origin),
+  A_O (nb,2,3) spatial accelerations at the Ground origin, qdotdot (nq,).
+Custom mobilizers (jtype == CUSTOM): Python writes their rows of R_FM, p_FM,
+H_FM before realize_position, of HDotu_FM and qdot before realize_velocity
+and of qdotdot after forward_dynamics; the kernels use those rows unchanged.
 """
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 
 import simtk_core as _k
 
-__all__ = ["all_finite", "first_non_finite"]
+__all__ = [
+    "all_finite", "first_non_finite",
+    "JOINT_TYPES", "CUSTOM", "joint_code", "make_tree_kernels",
+    "realize_position", "realize_velocity", "forward_dynamics", "inverse_dynamics",
+    "mass_matrix", "multiply_by_m", "multiply_by_m_inv", "jacobian", "jacobian_transpose",
+    "frame_jacobian", "frame_jacobian_transpose", "frame_bias", "station_jacobian",
+    "station_jacobian_transpose", "station_bias", "multiply_by_n", "multiply_by_n_inv",
+]
+
+#: name -> (code, nq, nu, uses_quaternion); Custom has nq = nu = -1 (given per body).
+JOINT_TYPES: dict = dict(_k.JOINT_TYPES)
+CUSTOM: int = JOINT_TYPES["Custom"][0]
+_BY_CODE = {v[0]: (k, v[1], v[2]) for k, v in JOINT_TYPES.items()}
 
 
 def _as_vector(x) -> np.ndarray:
@@ -27,3 +88,275 @@ def all_finite(x) -> bool:
 def first_non_finite(x) -> int:
     """Flat index of the first NaN or infinite entry of ``x``, or -1 if none."""
     return int(_k.first_non_finite(_as_vector(x)))
+
+
+def joint_code(name: str) -> int:
+    """Integer joint type for a joint name of :data:`JOINT_TYPES` (e.g. ``"Pin"``)."""
+    try:
+        return JOINT_TYPES[name][0]
+    except KeyError:
+        raise ValueError(f"unknown joint type {name!r}; known: {sorted(JOINT_TYPES)}") from None
+
+
+def _array(name: str, x, shape: tuple, dtype=np.float64) -> np.ndarray:
+    a = np.array(x, dtype=dtype, order="C", copy=True)
+    if a.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+    if dtype == np.float64:
+        bad = first_non_finite(a)
+        if bad >= 0:
+            idx = np.unravel_index(bad, shape)
+            raise ValueError(f"{name}: entry {tuple(int(i) for i in idx)} is not finite "
+                             f"({a[idx]!r})")
+    return a
+
+
+def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
+                      jparam=None, custom_sizes: Mapping[int, tuple] | None = None):
+    """Validate a frozen tree and build its kernel workspace.
+
+    Parameters
+    ----------
+    parent : array_like of int, shape (nb,)
+        Parent body of each body; ``parent[0]`` (Ground) is ignored, and
+        ``0 <= parent[i] < i`` for ``i >= 1``.
+    jtype : array_like of int or str, shape (nb,)
+        Joint type code (or name from :data:`JOINT_TYPES`) of each body's
+        mobilizer; ``jtype[0]`` is ignored (Ground is welded).
+    R_PF, p_PF : array_like, shapes (nb, 3, 3) and (nb, 3)
+        Frame F on the parent, X_PF.
+    R_BM, p_BM : array_like, shapes (nb, 3, 3) and (nb, 3)
+        Frame M on the body, X_BM.
+    mass : array_like, shape (nb,)
+    p_BC : array_like, shape (nb, 3)
+        Mass center in the body frame.
+    I_B : array_like, shape (nb, 3, 3)
+        Inertia about the body origin, in the body frame (Simbody's convention).
+    jparam : array_like, shape (nb, 3), optional
+        Joint parameters (Screw: pitch in column 0).
+    custom_sizes : mapping body -> (nq, nu), optional
+        Sizes for Custom mobilizers.
+
+    Returns
+    -------
+    simtk_core.TreeKernels
+        The workspace; see this module's docstring for its arrays.
+    """
+    parent = np.array(parent, dtype=np.int64).reshape(-1)
+    nb = parent.shape[0]
+    if nb < 1:
+        raise ValueError("a tree needs at least Ground (body 0)")
+    codes = np.zeros(nb, dtype=np.int64)
+    for i, j in enumerate(jtype):
+        codes[i] = joint_code(j) if isinstance(j, str) else int(j)
+    if len(jtype) != nb:
+        raise ValueError(f"jtype: expected {nb} entries, got {len(jtype)}")
+    custom_sizes = dict(custom_sizes or {})
+    qoff = np.zeros(nb + 1, dtype=np.int64)
+    uoff = np.zeros(nb + 1, dtype=np.int64)
+    codes[0] = JOINT_TYPES["Weld"][0]
+    for i in range(1, nb):
+        if not 0 <= parent[i] < i:
+            raise ValueError(f"body {i}: parent {parent[i]} must satisfy 0 <= parent < {i}")
+        code = int(codes[i])
+        if code not in _BY_CODE:
+            raise ValueError(f"body {i}: unknown joint type code {code}")
+        name, nq_i, nu_i = _BY_CODE[code]
+        if code == CUSTOM:
+            if i not in custom_sizes:
+                raise ValueError(f"body {i}: Custom mobilizer needs custom_sizes[{i}] = (nq, nu)")
+            nq_i, nu_i = (int(v) for v in custom_sizes[i])
+            if not (0 <= nu_i <= 6 and nq_i >= 0):
+                raise ValueError(f"body {i}: Custom sizes (nq={nq_i}, nu={nu_i}) need 0 <= nu <= 6")
+        qoff[i + 1] = qoff[i] + nq_i
+        uoff[i + 1] = uoff[i] + nu_i
+    if jparam is None:
+        jparam = np.zeros((nb, 3))
+    args = dict(
+        jparam=_array("jparam", jparam, (nb, 3)),
+        R_PF=_array("R_PF", R_PF, (nb, 3, 3)), p_PF=_array("p_PF", p_PF, (nb, 3)),
+        R_BM=_array("R_BM", R_BM, (nb, 3, 3)), p_BM=_array("p_BM", p_BM, (nb, 3)),
+        mass=_array("mass", mass, (nb,)), p_BC=_array("p_BC", p_BC, (nb, 3)),
+        I_B=_array("I_B", I_B, (nb, 3, 3)),
+    )
+    for name in ("R_PF", "R_BM"):
+        R = args[name]
+        err = np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max(axis=(1, 2))
+        bad = np.flatnonzero((err > 1e-9) | (np.linalg.det(R) < 0))
+        if bad.size:
+            raise ValueError(f"{name}[{bad[0]}] is not a rotation matrix")
+    bad = np.flatnonzero(args["mass"][1:] < 0)
+    if bad.size:
+        raise ValueError(f"body {bad[0] + 1}: negative mass {args['mass'][bad[0] + 1]}")
+    I = args["I_B"]
+    bad = np.flatnonzero(np.abs(I - I.transpose(0, 2, 1)).max(axis=(1, 2)) > 1e-12 *
+                         (1 + np.abs(I).max(axis=(1, 2))))
+    if bad.size:
+        raise ValueError(f"body {bad[0]}: inertia I_B is not symmetric")
+    if codes[0] != 0:
+        codes[0] = 0
+    return _k.TreeKernels(parent, codes, qoff, uoff, **args)
+
+
+def _vec(ws, name: str, x, n: int) -> np.ndarray:
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
+    return a
+
+
+def _spatial(name: str, x, n: int) -> np.ndarray:
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.shape != (n, 2, 3):
+        raise ValueError(f"{name}: expected shape ({n}, 2, 3), got {a.shape}")
+    return a
+
+
+def _out(out, shape: tuple) -> np.ndarray:
+    if out is None:
+        return np.zeros(shape)
+    if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError(f"out: expected a writable C-contiguous float64 array of shape {shape}")
+    return out
+
+
+def realize_position(ws, q) -> None:
+    """Position kinematics, H and the q-only inertias for coordinates ``q`` (nq,)."""
+    ws.realize_position(_vec(ws, "q", q, ws.nq))
+
+
+def realize_velocity(ws, u) -> None:
+    """Velocity kinematics, qdot and the bias terms for speeds ``u`` (nu,)."""
+    ws.realize_velocity(_vec(ws, "u", u, ws.nu))
+
+
+def forward_dynamics(ws, mobility_forces, body_forces):
+    """ABA accelerations; returns ``(udot (nu,), A_GB (nb,2,3))`` (views of ws arrays)."""
+    ws.forward_dynamics(_vec(ws, "mobility_forces", mobility_forces, ws.nu),
+                        _spatial("body_forces", body_forces, ws.nb))
+    return ws.udot, ws.A_GB
+
+
+def inverse_dynamics(ws, udot, mobility_forces, body_forces, out=None) -> np.ndarray:
+    """Residual ``M udot + bias - mobility_forces - J^T body_forces`` (nu,) by RNEA."""
+    out = _out(out, (ws.nu,))
+    ws.inverse_dynamics(_vec(ws, "udot", udot, ws.nu),
+                        _vec(ws, "mobility_forces", mobility_forces, ws.nu),
+                        _spatial("body_forces", body_forces, ws.nb), out)
+    return out
+
+
+def mass_matrix(ws, out=None) -> np.ndarray:
+    """The mass matrix M (nu, nu) by CRBA."""
+    out = _out(out, (ws.nu, ws.nu))
+    ws.mass_matrix(out)
+    return out
+
+
+def multiply_by_m(ws, x, out=None) -> np.ndarray:
+    """``M x`` in O(n)."""
+    out = _out(out, (ws.nu,))
+    ws.multiply_by_m(_vec(ws, "x", x, ws.nu), out)
+    return out
+
+
+def multiply_by_m_inv(ws, v, out=None) -> np.ndarray:
+    """``M^-1 v`` in O(n)."""
+    out = _out(out, (ws.nu,))
+    ws.multiply_by_m_inv(_vec(ws, "v", v, ws.nu), out)
+    return out
+
+
+def jacobian(ws, u, out=None) -> np.ndarray:
+    """System Jacobian product ``J u``: body spatial velocities (nb,2,3) at body origins."""
+    out = _out(out, (ws.nb, 2, 3))
+    ws.jacobian(_vec(ws, "u", u, ws.nu), out)
+    return out
+
+
+def jacobian_transpose(ws, F, out=None) -> np.ndarray:
+    """``J^T F`` (nu,) for body forces F (nb,2,3) (torque about, force at the body origin)."""
+    out = _out(out, (ws.nu,))
+    ws.jacobian_transpose(_spatial("F", F, ws.nb), out)
+    return out
+
+
+def _frames(ws, bodies, stations):
+    b = np.ascontiguousarray(bodies, dtype=np.int64).reshape(-1)
+    s = np.ascontiguousarray(stations, dtype=np.float64)
+    if s.shape != (b.shape[0], 3):
+        raise ValueError(f"stations: expected shape ({b.shape[0]}, 3), got {s.shape}")
+    bad = np.flatnonzero((b < 0) | (b >= ws.nb))
+    if bad.size:
+        raise ValueError(f"bodies[{bad[0]}] = {b[bad[0]]} is not a body index in [0, {ws.nb})")
+    return b, s
+
+
+def frame_jacobian(ws, bodies, stations, u, out=None) -> np.ndarray:
+    """(k,2,3): angular velocity and station velocity of frames at ``stations`` (in B)."""
+    b, s = _frames(ws, bodies, stations)
+    out = _out(out, (b.shape[0], 2, 3))
+    ws.frame_jacobian(b, s, _vec(ws, "u", u, ws.nu), out)
+    return out
+
+
+def frame_jacobian_transpose(ws, bodies, stations, F, out=None) -> np.ndarray:
+    """(nu,): generalized forces of spatial forces F (k,2,3) applied at the stations."""
+    b, s = _frames(ws, bodies, stations)
+    out = _out(out, (ws.nu,))
+    ws.frame_jacobian_transpose(b, s, _spatial("F", F, b.shape[0]), out)
+    return out
+
+
+def frame_bias(ws, bodies, stations, out=None) -> np.ndarray:
+    """(k,2,3) = JDot u of the frames: their accelerations when udot = 0."""
+    b, s = _frames(ws, bodies, stations)
+    out = _out(out, (b.shape[0], 2, 3))
+    ws.frame_bias(b, s, out)
+    return out
+
+
+def station_jacobian(ws, bodies, stations, u, out=None) -> np.ndarray:
+    """(k,3): station velocities in Ground for speeds u."""
+    res = frame_jacobian(ws, bodies, stations, u)
+    out = _out(out, (res.shape[0], 3))
+    out[...] = res[:, 1]
+    return out
+
+
+def station_jacobian_transpose(ws, bodies, stations, forces, out=None) -> np.ndarray:
+    """(nu,): generalized forces of point forces (k,3) (in Ground) applied at the stations."""
+    b, s = _frames(ws, bodies, stations)
+    f = np.ascontiguousarray(forces, dtype=np.float64)
+    if f.shape != (b.shape[0], 3):
+        raise ValueError(f"forces: expected shape ({b.shape[0]}, 3), got {f.shape}")
+    F = np.zeros((b.shape[0], 2, 3))
+    F[:, 1] = f
+    out = _out(out, (ws.nu,))
+    ws.frame_jacobian_transpose(b, s, F, out)
+    return out
+
+
+def station_bias(ws, bodies, stations, out=None) -> np.ndarray:
+    """(k,3) = JDot u of the stations: their accelerations when udot = 0."""
+    res = frame_bias(ws, bodies, stations)
+    out = _out(out, (res.shape[0], 3))
+    out[...] = res[:, 1]
+    return out
+
+
+def multiply_by_n(ws, transpose: bool, x, out=None) -> np.ndarray:
+    """``N x`` (x (nu,) -> (nq,)) or ``N^T x`` (x (nq,) -> (nu,)); Custom rows untouched."""
+    n_in, n_out = (ws.nq, ws.nu) if transpose else (ws.nu, ws.nq)
+    out = _out(out, (n_out,))
+    ws.multiply_by_n(bool(transpose), _vec(ws, "x", x, n_in), out)
+    return out
+
+
+def multiply_by_n_inv(ws, transpose: bool, x, out=None) -> np.ndarray:
+    """``N^-1 x`` (x (nq,) -> (nu,)) or ``N^-T x`` (x (nu,) -> (nq,)); Custom rows untouched."""
+    n_in, n_out = (ws.nu, ws.nq) if transpose else (ws.nq, ws.nu)
+    out = _out(out, (n_out,))
+    ws.multiply_by_n_inv(bool(transpose), _vec(ws, "x", x, n_in), out)
+    return out

@@ -6,12 +6,14 @@ from .errors import (
     StageTooLowError,
     TopologyVersionError,
 )
+from .function import Function
 from .stage import Stage
 from .state import State
 from .subsystem import Subsystem
 from .system import System
 
 __all__ = [
+    "Function",
     "Stage",
     "State",
     "System",

@@ -650,7 +650,7 @@ class _Step(Function):
     """
 
     __qualname__ = "Function.Step"
-    __slots__ = ("_y0", "_y1", "_x0", "_x1", "_dy", "_ooxr")
+    __slots__ = ("_y0", "_y1", "_x0", "_x1", "_dy", "_ooxr", "_sign")
 
     def __init__(self, y0: float, y1: float, x0: float, x1: float) -> None:
         cls = "Function.Step"
@@ -664,27 +664,45 @@ class _Step(Function):
             )
         self._dy = self._y1 - self._y0
         self._ooxr = 1.0 / (self._x1 - self._x0)
+        self._sign = 1.0 if self._x1 > self._x0 else -1.0
+
+    def _s(self, t: float) -> float:
+        """s in (0, 1) for t strictly inside the interval, -1 outside or at an end."""
+        # Compare with x0 and x1 themselves, not s with 0 and 1: (x1 - x0) / (x1 - x0) may round below 1,
+        # and f(x1) must be exactly y1.
+        if (t - self._x0) * self._sign <= 0.0 or (t - self._x1) * self._sign >= 0.0:
+            return -1.0
+        return min(max((t - self._x0) * self._ooxr, 0.0), 1.0)
 
     def calc_value(self, x):
-        s = (float(x[0]) - self._x0) * self._ooxr
-        if s <= 0.0:
+        t = float(x[0])
+        if (t - self._x0) * self._sign <= 0.0:
             return self._y0
-        if s >= 1.0:
+        if (t - self._x1) * self._sign >= 0.0:
             return self._y1
-        return self._y0 + self._dy * (s * s * s * (10.0 + s * (6.0 * s - 15.0)))
+        s = min(max((t - self._x0) * self._ooxr, 0.0), 1.0)
+        # stepUp(s) = 1 - stepUp(1 - s): evaluate from the nearer end so f stays within [y0, y1] and
+        # monotone up to rounding instead of overshooting y1 by a few ulps near s = 1.
+        if s <= 0.5:
+            return self._y0 + self._dy * (s * s * s * (10.0 + s * (6.0 * s - 15.0)))
+        u = 1.0 - s
+        return self._y1 - self._dy * (u * u * u * (10.0 + u * (6.0 * u - 15.0)))
 
     def calc_derivative(self, deriv_components, x):
-        s = (float(x[0]) - self._x0) * self._ooxr
-        if s <= 0.0 or s >= 1.0:
+        s = self._s(float(x[0]))
+        if s < 0.0:
             return 0.0
         n = len(deriv_components)
+        return self._dy * self._ooxr**n * self._d_step_up(n, s)
+
+    @staticmethod
+    def _d_step_up(n, s):
+        """n-th derivative (1, 2 or 3) of stepUp(s) = 10 s^3 - 15 s^4 + 6 s^5; s may be an array."""
         if n == 1:
-            d = 30.0 * s * s * (1.0 - s) * (1.0 - s)
-        elif n == 2:
-            d = 60.0 * s * (1.0 - s) * (1.0 - 2.0 * s)
-        else:
-            d = 60.0 + s * (360.0 * s - 360.0)
-        return self._dy * self._ooxr**n * d
+            return 30.0 * s * s * (1.0 - s) * (1.0 - s)
+        if n == 2:
+            return 60.0 * s * (1.0 - s) * (1.0 - 2.0 * s)
+        return 60.0 + s * (360.0 * s - 360.0)
 
     def get_argument_size(self) -> int:
         return 1
@@ -692,21 +710,23 @@ class _Step(Function):
     def get_max_derivative_order(self) -> int:
         return 3
 
+    def _inside_and_s(self, t):
+        inside = ((t - self._x0) * self._sign > 0.0) & ((t - self._x1) * self._sign < 0.0)
+        return inside, np.clip((t - self._x0) * self._ooxr, 0.0, 1.0)
+
     def _calc_values(self, X):
-        s = np.clip((X[:, 0] - self._x0) * self._ooxr, 0.0, 1.0)
-        return self._y0 + self._dy * (s**3 * (10.0 + s * (6.0 * s - 15.0)))
+        t = X[:, 0]
+        inside, s = self._inside_and_s(t)
+        u = np.minimum(s, 1.0 - s)
+        p = u**3 * (10.0 + u * (6.0 * u - 15.0))
+        inner = np.where(s <= 0.5, self._y0 + self._dy * p, self._y1 - self._dy * p)
+        before = (t - self._x0) * self._sign <= 0.0
+        return np.where(inside, inner, np.where(before, self._y0, self._y1))
 
     def _calc_derivatives(self, comps, X):
-        s = (X[:, 0] - self._x0) * self._ooxr
-        inside = (s > 0.0) & (s < 1.0)
+        inside, s = self._inside_and_s(X[:, 0])
         n = len(comps)
-        if n == 1:
-            d = 30.0 * s * s * (1.0 - s) ** 2
-        elif n == 2:
-            d = 60.0 * s * (1.0 - s) * (1.0 - 2.0 * s)
-        else:
-            d = 60.0 + s * (360.0 * s - 360.0)
-        return np.where(inside, self._dy * self._ooxr**n * d, 0.0)
+        return np.where(inside, self._dy * self._ooxr**n * self._d_step_up(n, s), 0.0)
 
     def __repr__(self) -> str:
         return f"Function.Step({self._y0!r}, {self._y1!r}, {self._x0!r}, {self._x1!r})"
@@ -837,7 +857,7 @@ class _Spline(Function):
         self._x, self._y, self._k = xs, ys, k
         bp = np.unique(bspl.t)  # breakpoints: the distinct knots, x_0 … x_{n-1} included
         mid = 0.5 * (bp[:-1] + bp[1:])
-        # Taylor coefficients about interval midpoints avoid asking B-spline evaluation for one side of a knot.
+        # Taylor coefficients about interval midpoints: no need to ask the B-spline for one side of a knot.
         coef = np.empty((len(mid), k + 1))
         for r in range(k + 1):
             coef[:, r] = bspl(mid, nu=r) / math.factorial(r)

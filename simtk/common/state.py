@@ -65,10 +65,10 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 def _checked_vector(values, n: int, where: str) -> np.ndarray:
     """``values`` as a contiguous float64 vector of length ``n``, all finite, or a ValueError."""
-    try:
-        a = np.ascontiguousarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: expected {n} real numbers, got {values!r}") from exc
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"{where}: expected {n} real numbers, got values of dtype {raw.dtype}")
+    a = np.ascontiguousarray(raw, dtype=np.float64)
     if a.ndim == 0 and n == 1:
         a = a.reshape(1)
     if a.shape != (n,):
@@ -599,15 +599,19 @@ class State:
         Integrators call this at the end of every successful step, so a component's memory (a
         filter state, a stick/slip flag) advances once per step while realization stays pure.
         """
+        # Decide every swap before invalidating anything: invalidation by the first swap would make
+        # the update values of later variables look stale.
+        due = []
         for ss in self._subs:
             for v in ss.discrete:
-                if v.update_entry < 0:
-                    continue
-                e = ss.cache[v.update_entry]
-                if self._cache_is_current(ss, e):
-                    v.value, e.value = e.value, v.value
-                    e.marked_at = -1
-                    self._invalidate(v.invalidates)
+                if v.update_entry >= 0 and self._cache_is_current(ss, ss.cache[v.update_entry]):
+                    due.append((v, ss.cache[v.update_entry]))
+        if not due:
+            return
+        for v, e in due:
+            v.value, e.value = e.value, v.value
+            e.marked_at = -1
+        self._invalidate(min(v.invalidates for v, _ in due))
 
     # ------------------------------------------------------------------ copying
     def copy(self) -> "State":

@@ -203,6 +203,8 @@ class System:
                 try:
                     hook(state)
                 except Exception as exc:
+                    # Hooks before this one allocated already: forget it all so a retry starts clean.
+                    state._forget_allocations(g)
                     exc.add_note(f"while realizing {STAGE_NAMES[g]} of subsystem '{ss.name}' (#{idx})")
                     raise
         if g == MODEL:

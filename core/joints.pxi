@@ -1,0 +1,375 @@
+# Built-in mobilizer (joint) kinematics, dispatched on an integer joint type.
+#
+# Everything here is in Simbody's meaning (RigidBodyNodeSpec_*.h): the
+# mobilizer moves frame M (fixed on the child body B) relative to frame F
+# (fixed on the parent P). X_FM(q) is the pose of M in F; H_FM maps the
+# mobilities u to V_FM = (w_FM, v_FM), the angular velocity of M in F and the
+# velocity of M's ORIGIN in F, both expressed in F. HDot_FM is the time
+# derivative of H_FM taken in F. qdot = N(q) u.
+#
+# | code | joint        | nq | nu | q                                   | u                                     |
+# |------|--------------|----|----|-------------------------------------|---------------------------------------|
+# |  0   | Weld         | 0  | 0  | -                                   | -                                     |
+# |  1   | Pin          | 1  | 1  | angle about the common z of F and M | angular rate about z (= qdot)         |
+# |  2   | Slider       | 1  | 1  | displacement along the common x     | rate along x (= qdot)                 |
+# |  3   | Ball (quat)  | 4  | 3  | quaternion (w,x,y,z) of R_FM        | w_FM expressed in F                   |
+# |  4   | Ball (Euler) | 3  | 3  | body-fixed X-Y-Z angles of R_FM     | w_FM expressed in F                   |
+# |  5   | Free (quat)  | 7  | 6  | quaternion of R_FM, then p_FM in F  | w_FM in F, then v_FM (M origin) in F  |
+# |  6   | Free (Euler) | 6  | 6  | body-fixed X-Y-Z angles, then p_FM  | w_FM in F, then v_FM in F             |
+# |  7   | Translation  | 3  | 3  | p_FM in F (R_FM = 1)                | v_FM in F (= qdot)                    |
+# |  8   | Universal    | 2  | 2  | body-fixed X then new Y angles      | their time derivatives (= qdot)       |
+# |  9   | Gimbal       | 3  | 3  | body-fixed X-Y-Z angles             | their time derivatives (= qdot)       |
+# | 10   | Planar       | 3  | 3  | angle about z, x and y along Fx, Fy | their time derivatives (= qdot)       |
+# | 11   | Cylinder     | 2  | 2  | angle about z, displacement along z | their time derivatives (= qdot)       |
+# | 12   | Screw        | 1  | 1  | angle about z; p_FM = pitch*q z     | angular rate (= qdot)                 |
+# | 13   | BendStretch  | 2  | 2  | angle about z, then length along Mx | their time derivatives (= qdot)       |
+# | 14   | Bushing      | 6  | 6  | X-Y-Z angles, then p_FM in F        | their time derivatives (= qdot)       |
+# | 99   | Custom       | any| any| written by Python (see tree.pxi)    |                                       |
+#
+# Parameters (jparam (nb,3)): Screw uses jparam[i,0] = pitch (m/rad).
+#
+# Quaternion joints (Ball and Free in quaternion mode) keep one position error
+# slot each: qerr[i] = |q_quat| - 1 (Simbody's choice; R_FM is built from the
+# normalized quaternion so an unnormalized q still gives a rotation). With
+# w_FM in F the quaternion rate is qdot = 1/2 (0, w_FM) * q (a quaternion
+# product), i.e. N = 1/2 E(q) with E(q) = [-v^T ; q0 1 - [v x]] (4x3), v the
+# vector part. N^-1 is Simbody's unnormalized 2 E(q)^T (an exact left inverse
+# when |q| = 1).
+#
+# Euler-angle modes (Ball/Free with use_euler_angles) keep u = w_FM in F; the
+# angle rates are qdot = N(q) w_FM with N the inverse of
+#   Hw(q) = [x | Rx(q0) y | Rx(q0) Ry(q1) z] = [[1,0,s1],[0,c0,-s0 c1],[0,s0,c0 c1]],
+# which is singular at q1 = +-pi/2 (as in Simbody). Gimbal and Bushing use
+# Hw(q) itself as the angular part of H_FM, with u = qdot.
+
+cdef enum:
+    J_WELD = 0
+    J_PIN = 1
+    J_SLIDER = 2
+    J_BALL = 3
+    J_BALL_EULER = 4
+    J_FREE = 5
+    J_FREE_EULER = 6
+    J_TRANSLATION = 7
+    J_UNIVERSAL = 8
+    J_GIMBAL = 9
+    J_PLANAR = 10
+    J_CYLINDER = 11
+    J_SCREW = 12
+    J_BENDSTRETCH = 13
+    J_BUSHING = 14
+    J_CUSTOM = 99
+
+
+# Python-visible table: name -> (code, nq, nu, uses_quaternion)
+JOINT_TYPES = {
+    "Weld": (J_WELD, 0, 0, False),
+    "Pin": (J_PIN, 1, 1, False),
+    "Slider": (J_SLIDER, 1, 1, False),
+    "Ball": (J_BALL, 4, 3, True),
+    "BallEuler": (J_BALL_EULER, 3, 3, False),
+    "Free": (J_FREE, 7, 6, True),
+    "FreeEuler": (J_FREE_EULER, 6, 6, False),
+    "Translation": (J_TRANSLATION, 3, 3, False),
+    "Universal": (J_UNIVERSAL, 2, 2, False),
+    "Gimbal": (J_GIMBAL, 3, 3, False),
+    "Planar": (J_PLANAR, 3, 3, False),
+    "Cylinder": (J_CYLINDER, 2, 2, False),
+    "Screw": (J_SCREW, 1, 1, False),
+    "BendStretch": (J_BENDSTRETCH, 2, 2, False),
+    "Bushing": (J_BUSHING, 6, 6, False),
+    "Custom": (J_CUSTOM, -1, -1, False),
+}
+
+
+cdef inline void _zero(double* x, int n) noexcept nogil:
+    cdef int k
+    for k in range(n):
+        x[k] = 0.0
+
+
+# ---- Euler (body-fixed X-Y-Z) helpers -----------------------------------
+
+cdef inline void euler_hw_mul(const double* a, const double* x, double* out) noexcept nogil:
+    # out = Hw(a) x  (angle rates -> w_FM in F)
+    cdef double c0 = cos(a[0]), s0 = sin(a[0]), c1 = cos(a[1]), s1 = sin(a[1])
+    out[0] = x[0] + s1 * x[2]
+    out[1] = c0 * x[1] - s0 * c1 * x[2]
+    out[2] = s0 * x[1] + c0 * c1 * x[2]
+
+
+cdef inline void euler_hwT_mul(const double* a, const double* x, double* out) noexcept nogil:
+    # out = Hw(a)^T x
+    cdef double c0 = cos(a[0]), s0 = sin(a[0]), c1 = cos(a[1]), s1 = sin(a[1])
+    out[0] = x[0]
+    out[1] = c0 * x[1] + s0 * x[2]
+    out[2] = s1 * x[0] - s0 * c1 * x[1] + c0 * c1 * x[2]
+
+
+cdef inline void euler_n_mul(const double* a, const double* w, double* out) noexcept nogil:
+    # out = N(a) w = Hw(a)^-1 w  (w_FM in F -> angle rates)
+    cdef double c0 = cos(a[0]), s0 = sin(a[0]), c1 = cos(a[1]), s1 = sin(a[1])
+    cdef double qd2 = (-s0 * w[1] + c0 * w[2]) / c1
+    out[2] = qd2
+    out[1] = c0 * w[1] + s0 * w[2]
+    out[0] = w[0] - s1 * qd2
+
+
+cdef inline void euler_nT_mul(const double* a, const double* x, double* out) noexcept nogil:
+    # out = N(a)^T x with N = [[1, s0 s1/c1, -c0 s1/c1], [0, c0, s0], [0, -s0/c1, c0/c1]]
+    cdef double c0 = cos(a[0]), s0 = sin(a[0]), c1 = cos(a[1]), s1 = sin(a[1])
+    cdef double t = 1.0 / c1
+    out[0] = x[0]
+    out[1] = s0 * s1 * t * x[0] + c0 * x[1] - s0 * t * x[2]
+    out[2] = -c0 * s1 * t * x[0] + s0 * x[1] + c0 * t * x[2]
+
+
+cdef inline void euler_hwdot_mul(const double* a, const double* ad, const double* x,
+                                 double* out) noexcept nogil:
+    # out = (d/dt Hw(a)) x, given the angle rates ad
+    cdef double c0 = cos(a[0]), s0 = sin(a[0]), c1 = cos(a[1]), s1 = sin(a[1])
+    out[0] = c1 * ad[1] * x[2]
+    out[1] = -s0 * ad[0] * x[1] + (-c0 * c1 * ad[0] + s0 * s1 * ad[1]) * x[2]
+    out[2] = c0 * ad[0] * x[1] + (-s0 * c1 * ad[0] - c0 * s1 * ad[1]) * x[2]
+
+
+# ---- quaternion helpers ---------------------------------------------------
+
+cdef inline void quat_e_mul(const double* q, const double* w, double s, double* out) noexcept nogil:
+    # out (4) = s E(q) w = s (0, w) * q
+    out[0] = -s * (q[1] * w[0] + q[2] * w[1] + q[3] * w[2])
+    out[1] = s * (q[0] * w[0] + w[1] * q[3] - w[2] * q[2])
+    out[2] = s * (q[0] * w[1] + w[2] * q[1] - w[0] * q[3])
+    out[3] = s * (q[0] * w[2] + w[0] * q[2] - w[1] * q[1])
+
+
+cdef inline void quat_eT_mul(const double* q, const double* x, double s, double* out) noexcept nogil:
+    # out (3) = s E(q)^T x = s (-v x0 + q0 x_v + v x x_v)
+    out[0] = s * (-q[1] * x[0] + q[0] * x[1] + q[2] * x[3] - q[3] * x[2])
+    out[1] = s * (-q[2] * x[0] + q[0] * x[2] + q[3] * x[1] - q[1] * x[3])
+    out[2] = s * (-q[3] * x[0] + q[0] * x[3] + q[1] * x[2] - q[2] * x[1])
+
+
+cdef inline double quat_err(const double* q) noexcept nogil:
+    return sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]) - 1.0
+
+
+# ---- the dispatch functions ------------------------------------------------
+
+cdef inline void _col(double* H, int k, double w0, double w1, double w2,
+                      double v0, double v1, double v2) noexcept nogil:
+    H[6 * k + 0] = w0; H[6 * k + 1] = w1; H[6 * k + 2] = w2
+    H[6 * k + 3] = v0; H[6 * k + 4] = v1; H[6 * k + 5] = v2
+
+
+cdef void joint_position(int jt, const double* q, const double* prm, double* R, double* p,
+                         double* H, double* qerr) noexcept nogil:
+    # Fill R_FM (9), p_FM (3), the nu columns of H_FM (6 each) and the
+    # quaternion error (0 for joints without a quaternion).
+    cdef double c, s
+    cdef int k
+    qerr[0] = 0.0
+    if jt == J_PIN:
+        rot_z(cos(q[0]), sin(q[0]), R)
+        p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+        _col(H, 0, 0, 0, 1, 0, 0, 0)
+    elif jt == J_SLIDER:
+        set_identity33(R)
+        p[0] = q[0]; p[1] = 0.0; p[2] = 0.0
+        _col(H, 0, 0, 0, 0, 1, 0, 0)
+    elif jt == J_BALL or jt == J_FREE:
+        quat_to_rot(q, R)
+        qerr[0] = quat_err(q)
+        _zero(H, 6 * (3 if jt == J_BALL else 6))
+        for k in range(3):
+            H[6 * k + k] = 1.0
+        if jt == J_FREE:
+            p[0] = q[4]; p[1] = q[5]; p[2] = q[6]
+            for k in range(3):
+                H[6 * (k + 3) + 3 + k] = 1.0
+        else:
+            p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+        body_xyz_to_rot(q, R)
+        _zero(H, 6 * (3 if jt == J_BALL_EULER else 6))
+        for k in range(3):
+            H[6 * k + k] = 1.0
+        if jt == J_FREE_EULER:
+            p[0] = q[3]; p[1] = q[4]; p[2] = q[5]
+            for k in range(3):
+                H[6 * (k + 3) + 3 + k] = 1.0
+        else:
+            p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+    elif jt == J_TRANSLATION:
+        set_identity33(R)
+        p[0] = q[0]; p[1] = q[1]; p[2] = q[2]
+        _col(H, 0, 0, 0, 0, 1, 0, 0)
+        _col(H, 1, 0, 0, 0, 0, 1, 0)
+        _col(H, 2, 0, 0, 0, 0, 0, 1)
+    elif jt == J_UNIVERSAL:
+        c = cos(q[0]); s = sin(q[0])
+        R[0] = cos(q[1]); R[1] = 0.0; R[2] = sin(q[1])
+        R[3] = s * R[2]; R[4] = c; R[5] = -s * R[0]
+        R[6] = -c * R[2]; R[7] = s; R[8] = c * R[0]
+        p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+        _col(H, 0, 1, 0, 0, 0, 0, 0)
+        _col(H, 1, 0, c, s, 0, 0, 0)        # R_FM y
+    elif jt == J_GIMBAL or jt == J_BUSHING:
+        body_xyz_to_rot(q, R)
+        c = cos(q[0]); s = sin(q[0])
+        _col(H, 0, 1, 0, 0, 0, 0, 0)
+        _col(H, 1, 0, c, s, 0, 0, 0)
+        _col(H, 2, R[2], -s * cos(q[1]), c * cos(q[1]), 0, 0, 0)
+        if jt == J_BUSHING:
+            p[0] = q[3]; p[1] = q[4]; p[2] = q[5]
+            _col(H, 3, 0, 0, 0, 1, 0, 0)
+            _col(H, 4, 0, 0, 0, 0, 1, 0)
+            _col(H, 5, 0, 0, 0, 0, 0, 1)
+        else:
+            p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+    elif jt == J_PLANAR:
+        rot_z(cos(q[0]), sin(q[0]), R)
+        p[0] = q[1]; p[1] = q[2]; p[2] = 0.0
+        _col(H, 0, 0, 0, 1, 0, 0, 0)
+        _col(H, 1, 0, 0, 0, 1, 0, 0)
+        _col(H, 2, 0, 0, 0, 0, 1, 0)
+    elif jt == J_CYLINDER:
+        rot_z(cos(q[0]), sin(q[0]), R)
+        p[0] = 0.0; p[1] = 0.0; p[2] = q[1]
+        _col(H, 0, 0, 0, 1, 0, 0, 0)
+        _col(H, 1, 0, 0, 0, 0, 0, 1)
+    elif jt == J_SCREW:
+        rot_z(cos(q[0]), sin(q[0]), R)
+        p[0] = 0.0; p[1] = 0.0; p[2] = prm[0] * q[0]
+        _col(H, 0, 0, 0, 1, 0, 0, prm[0])
+    elif jt == J_BENDSTRETCH:
+        c = cos(q[0]); s = sin(q[0])
+        rot_z(c, s, R)
+        p[0] = c * q[1]; p[1] = s * q[1]; p[2] = 0.0
+        _col(H, 0, 0, 0, 1, -p[1], p[0], 0)     # (z, z x p_FM)
+        _col(H, 1, 0, 0, 0, c, s, 0)            # (0, Mx in F)
+    else:  # Weld (and anything unknown): M = F
+        set_identity33(R)
+        p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+
+
+cdef void joint_hdot_u(int jt, const double* q, const double* u, const double* prm,
+                       const double* R, const double* p, const double* V,
+                       double* out) noexcept nogil:
+    # out (6) = HDot_FM u, the derivative in F of H_FM times u; V = V_FM = H_FM u.
+    cdef double c, s
+    _zero(out, 6)
+    if jt == J_UNIVERSAL:
+        # d/dt (R_FM y) = w_FM x R_FM y, and w_FM x (R_FM y) = u0 (x x R_FM y)
+        c = cos(q[0]); s = sin(q[0])
+        out[1] = s * u[0] * u[1]
+        out[2] = c * u[0] * u[1]
+    elif jt == J_GIMBAL or jt == J_BUSHING:
+        euler_hwdot_mul(q, u, u, out)      # u = qdot for these joints
+    elif jt == J_BENDSTRETCH:
+        # col 0: d/dt (z x p) = z x v_FM ; col 1: d/dt Mx = w_FM x Mx = u0 z x Mx
+        c = cos(q[0]); s = sin(q[0])
+        out[3] = -V[4] * u[0] - s * u[0] * u[1]
+        out[4] = V[3] * u[0] + c * u[0] * u[1]
+
+
+cdef void joint_n_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
+    # out (nq) = N(q) x, x of length nu
+    cdef int k
+    if jt == J_BALL or jt == J_FREE:
+        quat_e_mul(q, x, 0.5, out)
+        if jt == J_FREE:
+            out[4] = x[3]; out[5] = x[4]; out[6] = x[5]
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+        euler_n_mul(q, x, out)
+        if jt == J_FREE_EULER:
+            out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
+    else:
+        for k in range(joint_nu(jt)):
+            out[k] = x[k]
+
+
+cdef void joint_nT_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
+    # out (nu) = N(q)^T x, x of length nq
+    cdef int k
+    if jt == J_BALL or jt == J_FREE:
+        quat_eT_mul(q, x, 0.5, out)
+        if jt == J_FREE:
+            out[3] = x[4]; out[4] = x[5]; out[5] = x[6]
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+        euler_nT_mul(q, x, out)
+        if jt == J_FREE_EULER:
+            out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
+    else:
+        for k in range(joint_nu(jt)):
+            out[k] = x[k]
+
+
+cdef void joint_ninv_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
+    # out (nu) = N(q)^-1 x, x of length nq
+    cdef int k
+    if jt == J_BALL or jt == J_FREE:
+        quat_eT_mul(q, x, 2.0, out)
+        if jt == J_FREE:
+            out[3] = x[4]; out[4] = x[5]; out[5] = x[6]
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+        euler_hw_mul(q, x, out)
+        if jt == J_FREE_EULER:
+            out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
+    else:
+        for k in range(joint_nu(jt)):
+            out[k] = x[k]
+
+
+cdef void joint_ninvT_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
+    # out (nq) = N(q)^-T x, x of length nu
+    cdef int k
+    if jt == J_BALL or jt == J_FREE:
+        quat_e_mul(q, x, 2.0, out)
+        if jt == J_FREE:
+            out[4] = x[3]; out[5] = x[4]; out[6] = x[5]
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+        euler_hwT_mul(q, x, out)
+        if jt == J_FREE_EULER:
+            out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
+    else:
+        for k in range(joint_nu(jt)):
+            out[k] = x[k]
+
+
+cdef void joint_qdotdot(int jt, const double* q, const double* u, const double* udot,
+                        const double* qdot, double* out) noexcept nogil:
+    # out (nq) = N udot + NDot u
+    cdef double tmp[4]
+    cdef double wd[3]
+    cdef int k
+    if jt == J_BALL or jt == J_FREE:
+        quat_e_mul(q, udot, 0.5, out)
+        quat_e_mul(qdot, u, 0.5, tmp)
+        for k in range(4):
+            out[k] += tmp[k]
+        if jt == J_FREE:
+            out[4] = udot[3]; out[5] = udot[4]; out[6] = udot[5]
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+        # w = Hw qdot  =>  qdotdot = N (wdot - HwDot qdot)
+        euler_hwdot_mul(q, qdot, qdot, tmp)
+        for k in range(3):
+            wd[k] = udot[k] - tmp[k]
+        euler_n_mul(q, wd, out)
+        if jt == J_FREE_EULER:
+            out[3] = udot[3]; out[4] = udot[4]; out[5] = udot[5]
+    else:
+        for k in range(joint_nu(jt)):
+            out[k] = udot[k]
+
+
+cdef inline int joint_nu(int jt) noexcept nogil:
+    if jt == J_WELD:
+        return 0
+    if jt == J_PIN or jt == J_SLIDER or jt == J_SCREW:
+        return 1
+    if jt == J_UNIVERSAL or jt == J_CYLINDER or jt == J_BENDSTRETCH:
+        return 2
+    if jt == J_FREE or jt == J_FREE_EULER or jt == J_BUSHING:
+        return 6
+    return 3

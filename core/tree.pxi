@@ -1,0 +1,568 @@
+# The O(n) sweeps over a frozen tree of mobilized bodies, and the per-State
+# workspace (TreeKernels) that owns their cache arrays.
+#
+# Conventions (API.md): body 0 is Ground, parent[i] < i. X_GB = X_GP X_PF
+# X_FM(q) ~X_BM. Public spatial quantities follow Simbody (V_GB = angular
+# velocity and velocity of the body ORIGIN, in Ground; body forces are torque
+# about the body origin and force at it, in Ground). Internally every spatial
+# quantity is expressed in Ground about the Ground ORIGIN (suffix _O), so that
+# no shifting or rotating is needed between a body and its parent; see
+# core/spatial.pxi.
+#
+# Custom mobilizers (jtype == J_CUSTOM): the kernels skip the joint library for
+# those bodies and use whatever Python wrote into their rows of R_FM, p_FM and
+# H_FM (before realize_position), of HDotu_FM and qdot (before realize_velocity)
+# and of qdotdot (after forward_dynamics). Everything else (the sweeps) treats
+# them like any other body.
+
+cimport numpy as cnp
+import numpy as np
+
+cnp.import_array()
+
+ctypedef cnp.int64_t idx_t
+
+
+cdef struct Tree:
+    Py_ssize_t nb, nu, nq
+    # frozen topology and instance data
+    const idx_t* parent
+    const idx_t* jtype
+    const idx_t* qoff
+    const idx_t* uoff
+    const double* jparam
+    const double* R_PF
+    const double* p_PF
+    const double* R_BM
+    const double* p_BM
+    const double* mass
+    const double* p_BC
+    const double* I_B
+    # state copies
+    double* q
+    double* u
+    # position stage
+    double* R_FM
+    double* p_FM
+    double* H_FM
+    double* qerr
+    double* R_GF
+    double* p_GM
+    double* R_GB
+    double* p_GB
+    double* p_GC
+    double* H
+    double* S
+    double* I_O
+    double* P
+    double* Pa
+    double* U
+    double* Dinv
+    # velocity stage
+    double* V_FM
+    double* HDotu_FM
+    double* qdot
+    double* V_O
+    double* V_GB
+    double* c
+    double* b
+    double* Abias_O
+    double* A_bias
+    # acceleration stage
+    double* udot
+    double* qdotdot
+    double* A_O
+    double* A_GB
+    # scratch
+    double* f
+    double* g
+    double* Ic
+
+
+# ---------------------------------------------------------------------------
+# Position stage
+# ---------------------------------------------------------------------------
+
+cdef void k_position(Tree* t) noexcept nogil:
+    # Cost: per body 3 rotation products, 2 for the inertia, ~40 flops per
+    # mobility column. O(n).
+    cdef Py_ssize_t i, pa, k, a, bb, nd, u0
+    cdef int jt
+    cdef double R_GM[9]
+    cdef double tmp9[9]
+    cdef double I_G[9]
+    cdef double p_GF[3]
+    cdef double d[3]
+    cdef double tmp3[3]
+    cdef double m, e
+    cdef double D[36]
+    cdef double work[36]
+    cdef double* Ri
+    cdef double* pi
+    cdef double* s
+    cdef double* h
+    cdef double* Pi
+    cdef double* Pai
+    cdef double* Ui
+    cdef double* Di
+    cdef double* c
+    # base to tip: X_GF = X_GP X_PF;  X_GM = X_GF X_FM(q);  X_GB = X_GM ~X_BM
+    #              S_k = (R_GF hw_k, R_GF hv_k + p_GM x R_GF hw_k)   (at the origin)
+    #              I_O = spatial inertia about the origin
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        jt = <int>t.jtype[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        if jt != J_CUSTOM:
+            joint_position(jt, t.q + t.qoff[i], t.jparam + 3 * i, t.R_FM + 9 * i,
+                           t.p_FM + 3 * i, t.H_FM + 6 * u0, t.qerr + i)
+        mat33_mul(t.R_GB + 9 * pa, t.R_PF + 9 * i, t.R_GF + 9 * i)
+        mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, p_GF)
+        for k in range(3):
+            p_GF[k] += t.p_GB[3 * pa + k]
+        mat33_mul(t.R_GF + 9 * i, t.R_FM + 9 * i, R_GM)
+        pi = t.p_GM + 3 * i
+        mat33_vec(t.R_GF + 9 * i, t.p_FM + 3 * i, pi)
+        for k in range(3):
+            pi[k] += p_GF[k]
+        Ri = t.R_GB + 9 * i
+        mat33_mul_T(R_GM, t.R_BM + 9 * i, Ri)
+        mat33_vec(Ri, t.p_BM + 3 * i, tmp3)
+        for k in range(3):
+            t.p_GB[3 * i + k] = pi[k] - tmp3[k]
+        for k in range(nd):
+            h = t.H_FM + 6 * (u0 + k)
+            s = t.S + 6 * (u0 + k)
+            mat33_vec(t.R_GF + 9 * i, h, s)
+            mat33_vec(t.R_GF + 9 * i, h + 3, s + 3)
+            cross3_add(pi, s, s + 3)
+            motion_origin_to_point(s, t.p_GB + 3 * i, t.H + 6 * (u0 + k))
+        # mass properties: d = R_GB p_BC, c = p_GB + d,
+        # I_O = R_GB I_B R_GB^T + m((|c|^2 - |d|^2) 1 - (c c^T - d d^T))
+        m = t.mass[i]
+        mat33_vec(Ri, t.p_BC + 3 * i, d)
+        c = t.p_GC + 3 * i
+        for k in range(3):
+            c[k] = t.p_GB[3 * i + k] + d[k]
+        mat33_mul(Ri, t.I_B + 9 * i, tmp9)
+        mat33_mul_T(tmp9, Ri, I_G)
+        e = m * (dot3(c, c) - dot3(d, d))
+        for a in range(3):
+            for bb in range(3):
+                I_G[3 * a + bb] -= m * (c[a] * c[bb] - d[a] * d[bb])
+            I_G[4 * a] += e
+        spatial_inertia_at_origin(m, c, I_G, t.I_O + 36 * i)
+
+
+cdef void k_articulated(Tree* t) noexcept nogil:
+    # Articulated-body inertias and their joint-space factorization (q only,
+    # needs k_position). Kept apart from k_position so that CRBA and RNEA users
+    # do not pay for it. Cost: ~150 flops per 1-dof body. O(n).
+    cdef Py_ssize_t i, pa, k, a, bb, nd, u0
+    cdef double e
+    cdef double D[36]
+    cdef double work[36]
+    cdef double* Pi
+    cdef double* Pai
+    cdef double* Ui
+    cdef double* Di
+    memcpy(t.P, t.I_O, 36 * t.nb * sizeof(double))
+    # tip to base: U_i = P_i S_i;  D_i = S_i^T U_i;  Pa_i = P_i - U_i D_i^-1 U_i^T;
+    #              P_parent += Pa_i
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        Pi = t.P + 36 * i
+        Pai = t.Pa + 36 * i
+        Ui = t.U + 6 * u0
+        Di = t.Dinv + 36 * i
+        memcpy(Pai, Pi, 36 * sizeof(double))
+        if nd == 1:
+            mat66_vec(Pi, t.S + 6 * u0, Ui)
+            Di[0] = 1.0 / dot6(t.S + 6 * u0, Ui)
+            for a in range(6):
+                e = Di[0] * Ui[a]
+                for bb in range(6):
+                    Pai[6 * a + bb] -= e * Ui[bb]
+        elif nd > 1:
+            for k in range(nd):
+                mat66_vec(Pi, t.S + 6 * (u0 + k), Ui + 6 * k)
+            for a in range(nd):
+                for bb in range(nd):
+                    D[nd * a + bb] = dot6(t.S + 6 * (u0 + a), Ui + 6 * bb)
+            spd_inverse(D, <int>nd, Di, work)
+            # G = U Dinv (6 x nd), then Pa -= G U^T
+            for a in range(6):
+                for k in range(nd):
+                    e = 0.0
+                    for bb in range(nd):
+                        e += Ui[6 * bb + a] * Di[nd * bb + k]
+                    work[k] = e
+                for bb in range(6):
+                    e = 0.0
+                    for k in range(nd):
+                        e += work[k] * Ui[6 * k + bb]
+                    Pai[6 * a + bb] -= e
+        if pa > 0:
+            add36(t.P + 36 * pa, Pai)
+
+
+# ---------------------------------------------------------------------------
+# Velocity stage
+# ---------------------------------------------------------------------------
+
+cdef void k_velocity(Tree* t) noexcept nogil:
+    # Cost: per body ~150 flops plus ~12 per mobility. O(n).
+    cdef Py_ssize_t i, pa, k, u0, nd
+    cdef int jt
+    cdef double Vrel[6]
+    cdef double W[3]
+    cdef double w_rel[3]
+    cdef double v_M[3]
+    cdef double hI[6]
+    cdef double uk
+    cdef double* Vfm
+    cdef double* ci
+    cdef double* VO
+    cdef double* VB
+    cdef double* Ab
+    cdef double* AbO
+    cdef double* HD
+    cdef double* s
+    cdef double* h
+    # base to tip: V_FM = H_FM u;  V_O = V_O(parent) + S u
+    #   c = V_O(parent) x_m (S u) + X_GF * d/dt|_F (V_FM moved to F's origin)
+    #     (the udot-free part of the spatial acceleration across the joint)
+    #   b = V_O x_f (I_O V_O)   (gyroscopic force);  A_bias_O = A_bias_O(parent) + c
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        jt = <int>t.jtype[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        Vfm = t.V_FM + 6 * i
+        HD = t.HDotu_FM + 6 * i
+        for k in range(6):
+            Vfm[k] = 0.0
+            Vrel[k] = 0.0
+        for k in range(nd):
+            uk = t.u[u0 + k]
+            h = t.H_FM + 6 * (u0 + k)
+            s = t.S + 6 * (u0 + k)
+            Vfm[0] += h[0] * uk; Vfm[1] += h[1] * uk; Vfm[2] += h[2] * uk
+            Vfm[3] += h[3] * uk; Vfm[4] += h[4] * uk; Vfm[5] += h[5] * uk
+            Vrel[0] += s[0] * uk; Vrel[1] += s[1] * uk; Vrel[2] += s[2] * uk
+            Vrel[3] += s[3] * uk; Vrel[4] += s[4] * uk; Vrel[5] += s[5] * uk
+        if jt != J_CUSTOM:
+            joint_hdot_u(jt, t.q + t.qoff[i], t.u + u0, t.jparam + 3 * i,
+                         t.R_FM + 9 * i, t.p_FM + 3 * i, Vfm, HD)
+            joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])
+        VO = t.V_O + 6 * i
+        for k in range(6):
+            VO[k] = t.V_O[6 * pa + k] + Vrel[k]
+        ci = t.c + 6 * i
+        motion_cross(t.V_O + 6 * pa, Vrel, ci)
+        # ring = (W, R_GF HDv - W x p_GM - w_rel x v_M), W = R_GF HDw
+        mat33_vec(t.R_GF + 9 * i, HD, W)
+        mat33_vec(t.R_GF + 9 * i, Vfm, w_rel)
+        mat33_vec(t.R_GF + 9 * i, Vfm + 3, v_M)
+        mat33_vec(t.R_GF + 9 * i, HD + 3, hI)
+        ci[0] += W[0]; ci[1] += W[1]; ci[2] += W[2]
+        ci[3] += hI[0]; ci[4] += hI[1]; ci[5] += hI[2]
+        cross3_sub(W, t.p_GM + 3 * i, ci + 3)
+        cross3_sub(w_rel, v_M, ci + 3)
+        VB = t.V_GB + 6 * i
+        motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
+        mat66_vec(t.I_O + 36 * i, VO, hI)
+        force_cross(VO, hI, t.b + 6 * i)
+        AbO = t.Abias_O + 6 * i
+        for k in range(6):
+            AbO[k] = t.Abias_O[6 * pa + k] + ci[k]
+        _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
+
+
+cdef inline void _classical_accel(const double* A_O, const double* V_B, const double* p,
+                                  double* out) noexcept nogil:
+    # Spatial acceleration at the origin -> (wdot, acceleration of the body
+    # point at p): a_p = vdot_O + wdot x p + w x v_p
+    out[0] = A_O[0]; out[1] = A_O[1]; out[2] = A_O[2]
+    out[3] = A_O[3]; out[4] = A_O[4]; out[5] = A_O[5]
+    cross3_add(A_O, p, out + 3)
+    cross3_add(V_B, V_B + 3, out + 3)
+
+
+# ---------------------------------------------------------------------------
+# Acceleration stage: articulated-body forward dynamics
+# ---------------------------------------------------------------------------
+
+cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
+    # Cost: per body one 6x6 product (Pa c) and ~30 flops per mobility on
+    # each pass. O(n).
+    cdef Py_ssize_t i, pa, k, l, u0, nd
+    cdef int jt
+    cdef double r[6]
+    cdef double gk[6]
+    cdef double a[6]
+    cdef double e
+    cdef double* fi
+    cdef double* fp
+    cdef double* Ui
+    cdef double* Di
+    cdef double* Ai
+    # any order: f_i = b_i - F_i (moved to the origin)
+    for i in range(1, t.nb):
+        fi = t.f + 6 * i
+        force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, fi)
+        for k in range(6):
+            fi[k] = t.b[6 * i + k] - fi[k]
+    # tip to base: r_i = tau_i - S_i^T f_i;
+    #              f_parent += f_i + Pa_i c_i + U_i D_i^-1 r_i
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        fi = t.f + 6 * i
+        for k in range(nd):
+            t.udot[u0 + k] = tau[u0 + k] - dot6(t.S + 6 * (u0 + k), fi)
+        if pa > 0:
+            fp = t.f + 6 * pa
+            add6(fp, fi)
+            mat66_vec_add(t.Pa + 36 * i, t.c + 6 * i, fp)
+            Ui = t.U + 6 * u0
+            Di = t.Dinv + 36 * i
+            for k in range(nd):
+                e = 0.0
+                for l in range(nd):
+                    e += Di[nd * k + l] * t.udot[u0 + l]
+                for l in range(6):
+                    fp[l] += Ui[6 * k + l] * e
+    # base to tip: a = A_O(parent) + c_i;  udot_i = D_i^-1 (r_i - U_i^T a);
+    #              A_O_i = a + S_i udot_i
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        jt = <int>t.jtype[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        Ai = t.A_O + 6 * i
+        for k in range(6):
+            Ai[k] = t.A_O[6 * pa + k] + t.c[6 * i + k]
+        Ui = t.U + 6 * u0
+        Di = t.Dinv + 36 * i
+        for k in range(nd):
+            r[k] = t.udot[u0 + k] - dot6(Ui + 6 * k, Ai)
+        for k in range(nd):
+            e = 0.0
+            for l in range(nd):
+                e += Di[nd * k + l] * r[l]
+            t.udot[u0 + k] = e
+            for l in range(6):
+                Ai[l] += t.S[6 * (u0 + k) + l] * e
+        _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
+        if jt != J_CUSTOM:
+            joint_qdotdot(jt, t.q + t.qoff[i], t.u + u0, t.udot + u0,
+                          t.qdot + t.qoff[i], t.qdotdot + t.qoff[i])
+
+
+# ---------------------------------------------------------------------------
+# Inverse dynamics (RNEA)
+# ---------------------------------------------------------------------------
+
+cdef void k_inverse(Tree* t, const double* udot, const double* tau, const double* F,
+                    double* out) noexcept nogil:
+    # residual = M udot + bias - tau - J^T F.  Cost: one 6x6 product per body. O(n).
+    cdef Py_ssize_t i, pa, k, l, u0, nd
+    cdef double Fo[6]
+    cdef double* ai
+    cdef double* fi
+    cdef double e
+    # base to tip: a_i = a_parent + c_i + S_i udot_i;  f_i = I_O a_i + b_i - F_i
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        ai = t.g + 6 * i
+        for l in range(6):
+            ai[l] = t.g[6 * pa + l] + t.c[6 * i + l]
+        for k in range(nd):
+            e = udot[u0 + k]
+            for l in range(6):
+                ai[l] += t.S[6 * (u0 + k) + l] * e
+        fi = t.f + 6 * i
+        mat66_vec(t.I_O + 36 * i, ai, fi)
+        force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, Fo)
+        for l in range(6):
+            fi[l] += t.b[6 * i + l] - Fo[l]
+    # tip to base: out_i = S_i^T f_i - tau_i;  f_parent += f_i
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        fi = t.f + 6 * i
+        for k in range(nd):
+            out[u0 + k] = dot6(t.S + 6 * (u0 + k), fi) - tau[u0 + k]
+        if pa > 0:
+            add6(t.f + 6 * pa, fi)
+
+
+# ---------------------------------------------------------------------------
+# Mass matrix (CRBA) and O(n) products with M and M^-1
+# ---------------------------------------------------------------------------
+
+cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
+    # Cost: O(n) for the composite inertias plus O(nu * depth) for the
+    # off-diagonal blocks (each column walks its ancestors).
+    cdef Py_ssize_t i, j, pa, k, l, u0, nd, uj, ndj, nu = t.nu
+    cdef double Fc[36]
+    cdef double e
+    cdef double* Ici
+    memset(M, 0, nu * nu * sizeof(double))
+    memcpy(t.Ic, t.I_O, 36 * t.nb * sizeof(double))
+    # tip to base: Ic_i complete (children added);  F = Ic_i S_i;
+    #   M[i,i] = S_i^T F;  for each ancestor j: M[j,i] = S_j^T F = M[i,j]^T;
+    #   Ic_parent += Ic_i
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        Ici = t.Ic + 36 * i
+        for k in range(nd):
+            mat66_vec(Ici, t.S + 6 * (u0 + k), Fc + 6 * k)
+        for k in range(nd):
+            for l in range(nd):
+                M[nu * (u0 + k) + u0 + l] = dot6(t.S + 6 * (u0 + k), Fc + 6 * l)
+        j = pa
+        while j > 0:
+            uj = t.uoff[j]
+            ndj = t.uoff[j + 1] - uj
+            for k in range(ndj):
+                for l in range(nd):
+                    e = dot6(t.S + 6 * (uj + k), Fc + 6 * l)
+                    M[nu * (uj + k) + u0 + l] = e
+                    M[nu * (u0 + l) + uj + k] = e
+            j = t.parent[j]
+        if pa > 0:
+            add36(t.Ic + 36 * pa, Ici)
+
+
+cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
+    # M x with zero velocity: a_i = a_parent + S_i x_i;  f_i = I_O a_i;
+    # then tip to base out_i = S_i^T f_i, f_parent += f_i.  O(n).
+    cdef Py_ssize_t i, pa, k, l, u0, nd
+    cdef double e
+    cdef double* ai
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        ai = t.g + 6 * i
+        for l in range(6):
+            ai[l] = t.g[6 * pa + l]
+        for k in range(nd):
+            e = x[u0 + k]
+            for l in range(6):
+                ai[l] += t.S[6 * (u0 + k) + l] * e
+        mat66_vec(t.I_O + 36 * i, ai, t.f + 6 * i)
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        for k in range(nd):
+            out[u0 + k] = dot6(t.S + 6 * (u0 + k), t.f + 6 * i)
+        if pa > 0:
+            add6(t.f + 6 * pa, t.f + 6 * i)
+
+
+cdef void k_multiply_by_m_inv(Tree* t, const double* v, double* out) noexcept nogil:
+    # M^-1 v: the articulated-body sweeps with zero velocity and no body forces,
+    # reusing the q-only factorization (U, D^-1, Pa).  O(n).
+    cdef Py_ssize_t i, pa, k, l, u0, nd
+    cdef double r[6]
+    cdef double e
+    cdef double* fi
+    cdef double* fp
+    cdef double* ai
+    cdef double* Ui
+    cdef double* Di
+    memset(t.f, 0, 6 * t.nb * sizeof(double))
+    # tip to base: r_i = v_i - S_i^T f_i;  f_parent += f_i + U_i D_i^-1 r_i
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        fi = t.f + 6 * i
+        for k in range(nd):
+            out[u0 + k] = v[u0 + k] - dot6(t.S + 6 * (u0 + k), fi)
+        if pa > 0:
+            fp = t.f + 6 * pa
+            add6(fp, fi)
+            Ui = t.U + 6 * u0
+            Di = t.Dinv + 36 * i
+            for k in range(nd):
+                e = 0.0
+                for l in range(nd):
+                    e += Di[nd * k + l] * out[u0 + l]
+                for l in range(6):
+                    fp[l] += Ui[6 * k + l] * e
+    # base to tip: a = a_parent;  out_i = D_i^-1 (r_i - U_i^T a);  a_i = a + S_i out_i
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        ai = t.g + 6 * i
+        for l in range(6):
+            ai[l] = t.g[6 * pa + l]
+        Ui = t.U + 6 * u0
+        Di = t.Dinv + 36 * i
+        for k in range(nd):
+            r[k] = out[u0 + k] - dot6(Ui + 6 * k, ai)
+        for k in range(nd):
+            e = 0.0
+            for l in range(nd):
+                e += Di[nd * k + l] * r[l]
+            out[u0 + k] = e
+            for l in range(6):
+                ai[l] += t.S[6 * (u0 + k) + l] * e
+
+
+# ---------------------------------------------------------------------------
+# Jacobian products
+# ---------------------------------------------------------------------------
+
+cdef void k_jacobian(Tree* t, const double* x, double* out) noexcept nogil:
+    # J x: base to tip V_i = V_parent + S_i x_i (at the origin), out_i = V_i at
+    # the body origin, (nb, 2, 3).  O(n).
+    cdef Py_ssize_t i, pa, k, l, u0, nd
+    cdef double e
+    cdef double* Vi
+    out[0] = 0.0; out[1] = 0.0; out[2] = 0.0; out[3] = 0.0; out[4] = 0.0; out[5] = 0.0
+    for i in range(1, t.nb):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        Vi = t.g + 6 * i
+        for l in range(6):
+            Vi[l] = t.g[6 * pa + l]
+        for k in range(nd):
+            e = x[u0 + k]
+            for l in range(6):
+                Vi[l] += t.S[6 * (u0 + k) + l] * e
+        motion_origin_to_point(Vi, t.p_GB + 3 * i, out + 6 * i)
+
+
+cdef void k_jacobian_transpose(Tree* t, const double* F, double* out) noexcept nogil:
+    # J^T F: tip to base f_i = F_i (moved to the origin) + sum of children;
+    # out_i = S_i^T f_i.  O(n).
+    cdef Py_ssize_t i, pa, k, u0, nd
+    cdef double* fi
+    for i in range(1, t.nb):
+        force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, t.f + 6 * i)
+    for i in range(t.nb - 1, 0, -1):
+        pa = t.parent[i]
+        u0 = t.uoff[i]
+        nd = t.uoff[i + 1] - u0
+        fi = t.f + 6 * i
+        for k in range(nd):
+            out[u0 + k] = dot6(t.S + 6 * (u0 + k), fi)
+        if pa > 0:
+            add6(t.f + 6 * pa, fi)

@@ -1,0 +1,384 @@
+# TreeKernels: the per-State workspace of the matter subsystem's kernels.
+#
+# Built once per State (at Instance stage) from the frozen tree arrays; it
+# owns every cache array (numpy, exposed read-only-by-convention as
+# attributes) and keeps raw pointers to them in a Tree struct, so each stage
+# is one method call that allocates nothing. simtk/_core.py validates every
+# argument before calling in; nothing here checks shapes beyond what keeps
+# memory safe (the constructor copies its inputs into contiguous arrays).
+
+cdef inline double* _dp(cnp.ndarray a):
+    return <double*>cnp.PyArray_DATA(a)
+
+
+cdef inline idx_t* _ip(cnp.ndarray a):
+    return <idx_t*>cnp.PyArray_DATA(a)
+
+
+_TREE_INPUTS = ("parent", "jtype", "qoff", "uoff", "jparam", "R_PF", "p_PF", "R_BM", "p_BM",
+                "mass", "p_BC", "I_B")
+
+# name -> shape code: n = nb, u = nu, q = nq, digits literal
+_CACHE_ARRAYS = {
+    "q": "q", "u": "u",
+    "R_FM": "n33", "p_FM": "n3", "H_FM": "u23", "qerr": "n", "R_GF": "n33", "p_GM": "n3",
+    "R_GB": "n33", "p_GB": "n3", "p_GC": "n3", "H": "u23", "S": "u23", "I_O": "n66",
+    "P": "n66", "Pa": "n66", "U": "u23", "Dinv": "n66",
+    "V_FM": "n23", "HDotu_FM": "n23", "qdot": "q", "V_O": "n23", "V_GB": "n23", "c": "n23",
+    "b": "n23", "A_bias_O": "n23", "A_bias": "n23",
+    "udot": "u", "qdotdot": "q", "A_O": "n23", "A_GB": "n23",
+    "_f": "n23", "_g": "n23", "_Ic": "n66", "_F": "n23",
+}
+
+
+cdef class TreeKernels:
+    """Compiled multibody kernels over one frozen tree, with their cache arrays.
+
+    Build it through :func:`simtk._core.make_tree_kernels`, which validates the
+    inputs. See that function for the meaning of every array.
+    """
+
+    cdef Tree t
+    cdef readonly Py_ssize_t nb, nu, nq
+    cdef readonly object parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM
+    cdef readonly object mass, p_BC, I_B
+    cdef readonly object q, u, R_FM, p_FM, H_FM, qerr, R_GF, p_GM, R_GB, p_GB, p_GC, H, S
+    cdef readonly object I_O, P, Pa, U, Dinv
+    cdef readonly object V_FM, HDotu_FM, qdot, V_O, V_GB, c, b, A_bias_O, A_bias
+    cdef readonly object udot, qdotdot, A_O, A_GB
+    cdef object _f, _g, _Ic, _F
+    cdef bint _abi_valid
+
+    def __init__(self, parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM,
+                 mass, p_BC, I_B):
+        self.parent = np.array(parent, dtype=np.int64, order="C")
+        self.jtype = np.array(jtype, dtype=np.int64, order="C")
+        self.qoff = np.array(qoff, dtype=np.int64, order="C")
+        self.uoff = np.array(uoff, dtype=np.int64, order="C")
+        self.nb = self.parent.shape[0]
+        self.nq = int(self.qoff[self.nb])
+        self.nu = int(self.uoff[self.nb])
+        self.jparam = np.array(jparam, dtype=np.float64, order="C").reshape(self.nb, 3)
+        self.R_PF = np.array(R_PF, dtype=np.float64, order="C").reshape(self.nb, 3, 3)
+        self.p_PF = np.array(p_PF, dtype=np.float64, order="C").reshape(self.nb, 3)
+        self.R_BM = np.array(R_BM, dtype=np.float64, order="C").reshape(self.nb, 3, 3)
+        self.p_BM = np.array(p_BM, dtype=np.float64, order="C").reshape(self.nb, 3)
+        self.mass = np.array(mass, dtype=np.float64, order="C").reshape(self.nb)
+        self.p_BC = np.array(p_BC, dtype=np.float64, order="C").reshape(self.nb, 3)
+        self.I_B = np.array(I_B, dtype=np.float64, order="C").reshape(self.nb, 3, 3)
+        dims = {"n": self.nb, "u": self.nu, "q": self.nq}
+        for name, code in _CACHE_ARRAYS.items():
+            shape = tuple(dims[ch] if ch in dims else int(ch) for ch in code)
+            setattr_fast = np.zeros(shape, dtype=np.float64)
+            self._set(name, setattr_fast)
+        self.R_GB[0] = np.eye(3)
+        self.R_GF[0] = np.eye(3)
+        self.R_FM[0] = np.eye(3)
+        self._bind()
+
+    cdef _set(self, str name, object a):
+        # Cython cdef attributes cannot be set by name with setattr
+        if name == "q": self.q = a
+        elif name == "u": self.u = a
+        elif name == "R_FM": self.R_FM = a
+        elif name == "p_FM": self.p_FM = a
+        elif name == "H_FM": self.H_FM = a
+        elif name == "qerr": self.qerr = a
+        elif name == "R_GF": self.R_GF = a
+        elif name == "p_GM": self.p_GM = a
+        elif name == "R_GB": self.R_GB = a
+        elif name == "p_GB": self.p_GB = a
+        elif name == "p_GC": self.p_GC = a
+        elif name == "H": self.H = a
+        elif name == "S": self.S = a
+        elif name == "I_O": self.I_O = a
+        elif name == "P": self.P = a
+        elif name == "Pa": self.Pa = a
+        elif name == "U": self.U = a
+        elif name == "Dinv": self.Dinv = a
+        elif name == "V_FM": self.V_FM = a
+        elif name == "HDotu_FM": self.HDotu_FM = a
+        elif name == "qdot": self.qdot = a
+        elif name == "V_O": self.V_O = a
+        elif name == "V_GB": self.V_GB = a
+        elif name == "c": self.c = a
+        elif name == "b": self.b = a
+        elif name == "A_bias_O": self.A_bias_O = a
+        elif name == "A_bias": self.A_bias = a
+        elif name == "udot": self.udot = a
+        elif name == "qdotdot": self.qdotdot = a
+        elif name == "A_O": self.A_O = a
+        elif name == "A_GB": self.A_GB = a
+        elif name == "_f": self._f = a
+        elif name == "_g": self._g = a
+        elif name == "_Ic": self._Ic = a
+        elif name == "_F": self._F = a
+        else:
+            raise KeyError(name)
+
+    cdef _get(self, str name):
+        if name.startswith("_"):
+            return {"_f": self._f, "_g": self._g, "_Ic": self._Ic, "_F": self._F}[name]
+        return getattr(self, name)
+
+    cdef void _bind(self):
+        cdef Tree* t = &self.t
+        t.nb = self.nb; t.nu = self.nu; t.nq = self.nq
+        t.parent = _ip(self.parent); t.jtype = _ip(self.jtype)
+        t.qoff = _ip(self.qoff); t.uoff = _ip(self.uoff)
+        t.jparam = _dp(self.jparam)
+        t.R_PF = _dp(self.R_PF); t.p_PF = _dp(self.p_PF)
+        t.R_BM = _dp(self.R_BM); t.p_BM = _dp(self.p_BM)
+        t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
+        t.q = _dp(self.q); t.u = _dp(self.u)
+        t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
+        t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
+        t.R_GB = _dp(self.R_GB); t.p_GB = _dp(self.p_GB); t.p_GC = _dp(self.p_GC)
+        t.H = _dp(self.H); t.S = _dp(self.S); t.I_O = _dp(self.I_O)
+        t.P = _dp(self.P); t.Pa = _dp(self.Pa); t.U = _dp(self.U); t.Dinv = _dp(self.Dinv)
+        t.V_FM = _dp(self.V_FM); t.HDotu_FM = _dp(self.HDotu_FM); t.qdot = _dp(self.qdot)
+        t.V_O = _dp(self.V_O); t.V_GB = _dp(self.V_GB); t.c = _dp(self.c); t.b = _dp(self.b)
+        t.Abias_O = _dp(self.A_bias_O); t.A_bias = _dp(self.A_bias)
+        t.udot = _dp(self.udot); t.qdotdot = _dp(self.qdotdot)
+        t.A_O = _dp(self.A_O); t.A_GB = _dp(self.A_GB)
+        t.f = _dp(self._f); t.g = _dp(self._g); t.Ic = _dp(self._Ic)
+
+    # -- copying ------------------------------------------------------------
+
+    def copy(self):
+        """An independent workspace with the same tree and a copy of every cache array."""
+        cdef TreeKernels other = TreeKernels.__new__(TreeKernels)
+        other.nb = self.nb; other.nu = self.nu; other.nq = self.nq
+        other.parent = self.parent.copy(); other.jtype = self.jtype.copy()
+        other.qoff = self.qoff.copy(); other.uoff = self.uoff.copy()
+        other.jparam = self.jparam.copy()
+        other.R_PF = self.R_PF.copy(); other.p_PF = self.p_PF.copy()
+        other.R_BM = self.R_BM.copy(); other.p_BM = self.p_BM.copy()
+        other.mass = self.mass.copy(); other.p_BC = self.p_BC.copy(); other.I_B = self.I_B.copy()
+        for name in _CACHE_ARRAYS:
+            other._set(name, self._get(name).copy())
+        other._bind()
+        other._abi_valid = self._abi_valid
+        return other
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        raise TypeError("TreeKernels cannot be pickled; rebuild it from the tree arrays")
+
+    # -- stages ---------------------------------------------------------------
+
+    def realize_position(self, const double[::1] q=None):
+        """Position kinematics, H, spatial and articulated inertias (q only).
+
+        Copies ``q`` (nq,) into ``self.q`` when given, else uses ``self.q``.
+        Fills R_FM, p_FM, H_FM (built-in joints), qerr, R_GF, p_GM, R_GB, p_GB,
+        p_GC, H, S, I_O. The articulated inertias (P, Pa, U, Dinv) are marked
+        stale and rebuilt on first use (or by :meth:`realize_articulated`).
+        Call again after changing mass properties in place.
+        """
+        if q is not None and self.nq > 0:
+            memcpy(self.t.q, &q[0], self.nq * sizeof(double))
+        with nogil:
+            k_position(&self.t)
+        self._abi_valid = False
+
+    def realize_articulated(self):
+        """Articulated-body inertias P, Pa, U, Dinv (q only; needs realize_position).
+
+        Called automatically by forward_dynamics and multiply_by_m_inv when
+        stale; depends only on q, so it survives a change of time or u.
+        """
+        with nogil:
+            k_articulated(&self.t)
+        self._abi_valid = True
+
+    @property
+    def articulated_valid(self):
+        """True when P, Pa, U, Dinv match the last realize_position."""
+        return bool(self._abi_valid)
+
+    def realize_velocity(self, const double[::1] u=None):
+        """Velocity kinematics and the velocity-dependent bias terms.
+
+        Copies ``u`` (nu,) into ``self.u`` when given. Needs realize_position.
+        Fills V_FM, HDotu_FM and qdot (built-in joints), V_O, V_GB, c, b,
+        A_bias_O, A_bias.
+        """
+        if u is not None and self.nu > 0:
+            memcpy(self.t.u, &u[0], self.nu * sizeof(double))
+        with nogil:
+            k_velocity(&self.t)
+
+    def forward_dynamics(self, const double[::1] mobility_forces,
+                         const double[:, :, ::1] body_forces):
+        """Articulated-body accelerations (no constraints).
+
+        Needs realize_velocity. Fills udot, A_O, A_GB and qdotdot (and the
+        articulated inertias first if they are stale).
+        """
+        cdef const double* tau = &mobility_forces[0] if self.nu > 0 else NULL
+        if not self._abi_valid:
+            self.realize_articulated()
+        with nogil:
+            k_forward(&self.t, tau, &body_forces[0, 0, 0])
+
+    def inverse_dynamics(self, const double[::1] udot, const double[::1] mobility_forces,
+                         const double[:, :, ::1] body_forces, double[::1] out):
+        """out = M udot + bias - mobility_forces - J^T body_forces (RNEA)."""
+        if self.nu == 0:
+            return
+        with nogil:
+            k_inverse(&self.t, &udot[0], &mobility_forces[0], &body_forces[0, 0, 0], &out[0])
+
+    def mass_matrix(self, double[:, ::1] out):
+        """out (nu, nu) = M(q) by the composite-body method. Needs realize_position."""
+        if self.nu == 0:
+            return
+        with nogil:
+            k_mass_matrix(&self.t, &out[0, 0])
+
+    def multiply_by_m(self, const double[::1] x, double[::1] out):
+        """out = M x in O(n). Needs realize_position."""
+        if self.nu == 0:
+            return
+        with nogil:
+            k_multiply_by_m(&self.t, &x[0], &out[0])
+
+    def multiply_by_m_inv(self, const double[::1] v, double[::1] out):
+        """out = M^-1 v in O(n) (reuses the articulated factorization)."""
+        if self.nu == 0:
+            return
+        if not self._abi_valid:
+            self.realize_articulated()
+        with nogil:
+            k_multiply_by_m_inv(&self.t, &v[0], &out[0])
+
+    def jacobian(self, const double[::1] x, double[:, :, ::1] out):
+        """out (nb,2,3) = J x: body spatial velocities (at body origins) for speeds x."""
+        cdef const double* xp = &x[0] if self.nu > 0 else NULL
+        with nogil:
+            k_jacobian(&self.t, xp, &out[0, 0, 0])
+
+    def jacobian_transpose(self, const double[:, :, ::1] F, double[::1] out):
+        """out (nu,) = J^T F for body forces F (nb,2,3) (torque about, force at the origin)."""
+        if self.nu == 0:
+            return
+        with nogil:
+            k_jacobian_transpose(&self.t, &F[0, 0, 0], &out[0])
+
+    def frame_jacobian(self, const idx_t[::1] bodies, const double[:, ::1] stations,
+                       const double[::1] x, double[:, :, ::1] out):
+        """out (k,2,3): spatial velocity (w, velocity of the station) of each
+        frame whose origin is ``stations[j]`` (in its body's frame) on body
+        ``bodies[j]``, for speeds x."""
+        cdef Py_ssize_t j, nk = bodies.shape[0]
+        cdef Py_ssize_t bi
+        cdef double r[3]
+        cdef const double* xp = &x[0] if self.nu > 0 else NULL
+        cdef double* V = _dp(self._F)
+        if nk == 0:
+            return
+        with nogil:
+            k_jacobian(&self.t, xp, V)
+            for j in range(nk):
+                bi = bodies[j]
+                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
+                motion_origin_to_point(V + 6 * bi, r, &out[j, 0, 0])
+
+    def frame_jacobian_transpose(self, const idx_t[::1] bodies, const double[:, ::1] stations,
+                                 const double[:, :, ::1] F, double[::1] out):
+        """out (nu,) = sum_j J_j^T F_j for spatial forces F (k,2,3) (torque, force
+        applied at the station) on the frames of :meth:`frame_jacobian`."""
+        cdef Py_ssize_t j, nk = bodies.shape[0]
+        cdef Py_ssize_t bi
+        cdef double r[3]
+        cdef double* Fb = _dp(self._F)
+        if self.nu == 0:
+            return
+        with nogil:
+            memset(Fb, 0, 6 * self.nb * sizeof(double))
+            for j in range(nk):
+                bi = bodies[j]
+                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
+                add6(Fb + 6 * bi, &F[j, 0, 0])
+                cross3_add(r, &F[j, 1, 0], Fb + 6 * bi)
+            k_jacobian_transpose(&self.t, Fb, &out[0])
+
+    def frame_bias(self, const idx_t[::1] bodies, const double[:, ::1] stations,
+                   double[:, :, ::1] out):
+        """out (k,2,3) = JDot u for the frames of :meth:`frame_jacobian`: the
+        angular acceleration and the station acceleration when udot = 0.
+        Needs realize_velocity."""
+        cdef Py_ssize_t j, nk = bodies.shape[0]
+        cdef Py_ssize_t bi
+        cdef double r[3]
+        cdef double wr[3]
+        cdef double* o
+        with nogil:
+            for j in range(nk):
+                bi = bodies[j]
+                o = &out[j, 0, 0]
+                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
+                memcpy(o, self.t.A_bias + 6 * bi, 6 * sizeof(double))
+                cross3_add(o, r, o + 3)
+                cross3(self.t.V_GB + 6 * bi, r, wr)
+                cross3_add(self.t.V_GB + 6 * bi, wr, o + 3)
+
+    def multiply_by_n(self, bint transpose, const double[::1] x, double[::1] out):
+        """out = N x (x (nu,), out (nq,)) or N^T x (x (nq,), out (nu,)).
+
+        Rows of Custom bodies are left untouched. Needs realize_position (uses self.q).
+        """
+        cdef Py_ssize_t i
+        cdef int jt
+        cdef const double* xp = &x[0] if x.shape[0] > 0 else NULL
+        cdef double* op = &out[0] if out.shape[0] > 0 else NULL
+        with nogil:
+            for i in range(1, self.nb):
+                jt = <int>self.t.jtype[i]
+                if jt == J_CUSTOM:
+                    continue
+                if transpose:
+                    joint_nT_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.qoff[i],
+                                 op + self.t.uoff[i])
+                else:
+                    joint_n_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
+                                op + self.t.qoff[i])
+
+    def multiply_by_n_inv(self, bint transpose, const double[::1] x, double[::1] out):
+        """out = N^-1 x (x (nq,), out (nu,)) or N^-T x (x (nu,), out (nq,)).
+
+        For quaternions N^-1 is Simbody's unnormalized 2 E(q)^T. Rows of Custom
+        bodies are left untouched.
+        """
+        cdef Py_ssize_t i
+        cdef int jt
+        cdef const double* xp = &x[0] if x.shape[0] > 0 else NULL
+        cdef double* op = &out[0] if out.shape[0] > 0 else NULL
+        with nogil:
+            for i in range(1, self.nb):
+                jt = <int>self.t.jtype[i]
+                if jt == J_CUSTOM:
+                    continue
+                if transpose:
+                    joint_ninvT_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
+                                    op + self.t.qoff[i])
+                else:
+                    joint_ninv_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.qoff[i],
+                                   op + self.t.uoff[i])
+
+    def kinetic_energy(self):
+        """1/2 u^T M u from the realized velocities (sum of body energies)."""
+        cdef Py_ssize_t i
+        cdef double e = 0.0
+        cdef double h[6]
+        with nogil:
+            for i in range(1, self.nb):
+                mat66_vec(self.t.I_O + 36 * i, self.t.V_O + 6 * i, h)
+                e += dot6(self.t.V_O + 6 * i, h)
+        return 0.5 * e

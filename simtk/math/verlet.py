@@ -1,0 +1,72 @@
+"""Velocity Verlet with error control (Simbody's ``VerletIntegrator``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .integrator import Integrator
+
+__all__ = ["VerletIntegrator"]
+
+
+class VerletIntegrator(Integrator):
+    """Second-order velocity Verlet with an embedded error estimate.
+
+    One step of size h from (q0, u0, z0)::
+
+        q1  = q0 + h qdot0 + h^2/2 qdotdot0
+        u1* = u0 + h udot0,  z1* = z0 + h zdot0           (predictor)
+        u1  = u0 + h/2 (udot0 + udot(q1, u1*))            (trapezoid corrector; same for z)
+
+    The error estimate compares q1 with the trapezoid rule on qdot, and the corrected u1 with the
+    one the corrector would give from the corrected end derivative: both are O(h^3). Two
+    realizations per step (predicted and corrected end). The System must compute qdotdot while
+    realizing Acceleration (the multibody layer does; a custom Subsystem writes it with
+    ``upd_qdotdot``), since q is advanced with it.
+    """
+
+    _method_name = "Verlet"
+    _order = 2
+    _error_order = 2
+    _num_stages = 3  # K[0] start derivative, K[1] predicted end, K[2] corrected end
+
+    def _allocate_method(self, ny: int) -> None:
+        s = self._adv
+        self._nq, self._nu = s.get_nq(), s.get_nu()
+        self._qdd0 = np.zeros(self._nq)
+
+    def _save_start(self) -> None:
+        super()._save_start()
+        self._qdd0[:] = self._adv.get_qdotdot()
+
+    def _attempt_step(self, t1: float) -> bool:
+        t0, nq = self._t0, self._nq
+        h = t1 - t0
+        y0, f0, Kp, K1, err = self._y0, self._f0, self._K_rows[1], self._K_rows[2], self._err
+        y = self._set_ty(t1)
+        np.multiply(f0, h, out=y)  # q: h qdot0; u, z: Euler predictor increment
+        y += y0
+        q = y[:nq]
+        q += (0.5 * h * h) * self._qdd0
+        yd = self._realize_derivatives()
+        if yd is None:
+            return False
+        Kp[:] = yd
+        y = self._adv.upd_y()
+        tail = y[nq:]
+        np.add(f0[nq:], Kp[nq:], out=tail)
+        tail *= 0.5 * h
+        tail += y0[nq:]
+        yd = self._realize_derivatives()
+        if yd is None:
+            return False
+        K1[:] = yd
+        # q error: q1 - (q0 + h/2 (qdot0 + qdot1)); u, z error: h/2 (ydot1 - ydot1*)
+        eq = err[:nq]
+        np.add(f0[:nq], K1[:nq], out=eq)
+        eq *= -0.5 * h
+        eq += y[:nq]
+        eq -= y0[:nq]
+        et = err[nq:]
+        np.subtract(K1[nq:], Kp[nq:], out=et)
+        et *= 0.5 * h
+        return True

@@ -1,0 +1,646 @@
+"""Built-in force elements, each evaluated for all its enabled elements in one vectorized call.
+
+Sign conventions (Simbody's): body forces are (torque about the body origin, force at the body
+origin) in Ground; a two-point spring pulls its points together when stretched; a two-point
+constant force pushes them apart when positive; a mobility spring pushes its coordinate back to q0.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..common.stage import Stage
+from ..common.state import State
+from ..spatial import Transform
+from .force import Force
+from .mobilized_body import MobilizedBody
+
+__all__ = []  # the elements are reached as Force.<Name>
+
+
+# ---------------------------------------------------------------------- shared kinematics
+def _stations(R_GB: np.ndarray, p_GB: np.ndarray, bodies: np.ndarray, p_BS: np.ndarray):
+    """For k stations: r = R_GB p_BS (offset from the body origin, in G) and p_GS, each (k, 3)."""
+    r = np.einsum("kij,kj->ki", R_GB[bodies], p_BS)
+    return r, p_GB[bodies] + r
+
+
+def _station_velocities(V_GB: np.ndarray, bodies: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """v_GS = v_GB + w_GB x r for k stations, (k, 3)."""
+    V = V_GB[bodies]
+    return V[:, 1] + np.cross(V[:, 0], r)
+
+
+def _add_station_forces(body_forces: np.ndarray, bodies: np.ndarray, r: np.ndarray, f: np.ndarray) -> None:
+    """Add force f (k, 3) applied at stations r (k, 3) from the origins of ``bodies``."""
+    np.add.at(body_forces[:, 0], bodies, np.cross(r, f))
+    np.add.at(body_forces[:, 1], bodies, f)
+
+
+def _body(x, what: str) -> MobilizedBody:
+    if not isinstance(x, MobilizedBody):
+        raise TypeError(f"{what}: expected a MobilizedBody, got {type(x).__name__}")
+    return x
+
+
+def _vec3(x, what: str) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape != (3,) or not np.isfinite(a).all():
+        raise ValueError(f"{what}: expected a finite 3-vector, got {x!r}")
+    return a.copy()
+
+
+def _real(x, what: str, nonnegative: bool = False) -> float:
+    v = float(x)
+    if not np.isfinite(v) or (nonnegative and v < 0):
+        raise ValueError(f"{what}: expected a finite{' non-negative' if nonnegative else ''} number, got {x!r}")
+    return v
+
+
+def _mobility(matter, state: State, element, mobod: MobilizedBody, which: int, need_q: bool):
+    """Indices (q index, u index) in the matter's q and u of coordinate/speed ``which`` of ``mobod``."""
+    q0, nq = matter._q_range(state, mobod._index)
+    u0, nu = matter._u_range(state, mobod._index)
+    if not 0 <= which < nu:
+        raise IndexError(f"{element!r}: {mobod!r} has {nu} mobilities; index {which} is out of range")
+    if need_q and nq != nu:
+        raise ValueError(f"{element!r}: {mobod!r} has nq={nq} != nu={nu} in this State (quaternions?); this "
+                         "element needs qdot = u")
+    return q0 + which, u0 + which
+
+
+def _element(name: str):
+    def register(cls):
+        cls.__name__ = name
+        cls.__qualname__ = f"Force.{name}"
+        setattr(Force, name, cls)
+        return cls
+    return register
+
+
+# ---------------------------------------------------------------------- gravity
+@_element("UniformGravity")
+class _UniformGravity(Force):
+    """Gravity g (3,) on every body's mass center; PE = sum_i m_i (-g . p_GCi) - |g| h0 sum_i m_i.
+
+    ``zero_height`` h0 is the height (along -g) at which the potential energy is zero.
+    """
+
+    _position_only = True
+
+    def __init__(self, forces, matter, g, zero_height: float = 0.0):
+        super().__init__(forces)
+        self._g = _vec3(g, "Force.UniformGravity: g")
+        self._zero_height = _real(zero_height, "Force.UniformGravity: zero_height")
+
+    def get_gravity(self) -> np.ndarray:
+        """The gravity vector g (3,), in Ground."""
+        return self._g.copy()
+
+    def get_zero_height(self) -> float:
+        """The height at which potential energy is zero."""
+        return self._zero_height
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        g = np.array([e._g for e in elements])
+        return SimpleNamespace(g=g.sum(axis=0), g_each=g, h0=np.array([e._zero_height for e in elements]))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        R, p = matter._pos_arrays(state)
+        mass, com = matter._mass_arrays(state)
+        r = np.einsum("bij,bj->bi", R[1:], com[1:])
+        F = mass[1:, None] * packed.g
+        body_forces[1:, 0] += np.cross(r, F)
+        body_forces[1:, 1] += F
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state):
+        R, p = matter._pos_arrays(state)
+        mass, com = matter._mass_arrays(state)
+        p_C = p[1:] + np.einsum("bij,bj->bi", R[1:], com[1:])
+        m = mass[1:]
+        total = 0.0
+        for g, h0 in zip(packed.g_each, packed.h0):
+            total += -float(m @ (p_C @ g)) - float(np.linalg.norm(g)) * h0 * float(m.sum())
+        return total
+
+
+@_element("Gravity")
+class _Gravity(_UniformGravity):
+    """Gravity of ``magnitude`` along unit ``direction`` on every body (see UniformGravity)."""
+
+    def __init__(self, forces, matter, direction, magnitude: float, zero_height: float = 0.0):
+        d = _vec3(direction, "Force.Gravity: direction")
+        n = np.linalg.norm(d)
+        if n == 0.0:
+            raise ValueError("Force.Gravity: direction must be a non-zero vector")
+        super().__init__(forces, matter, d / n * _real(magnitude, "Force.Gravity: magnitude"), zero_height)
+
+
+# ---------------------------------------------------------------------- two-point elements
+class _TwoPoint(Force):
+    """Shared parts of elements acting along the line between station s1 on b1 and s2 on b2."""
+
+    def __init__(self, forces, b1, s1, b2, s2):
+        super().__init__(forces)
+        name = type(self).__name__
+        self._b1, self._b2 = _body(b1, f"Force.{name}: b1"), _body(b2, f"Force.{name}: b2")
+        self._s1, self._s2 = _vec3(s1, f"Force.{name}: s1"), _vec3(s2, f"Force.{name}: s2")
+
+    @classmethod
+    def _pack_points(cls, elements):
+        return SimpleNamespace(
+            b1=np.array([e._b1._index for e in elements], dtype=np.intp),
+            b2=np.array([e._b2._index for e in elements], dtype=np.intp),
+            s1=np.array([e._s1 for e in elements]).reshape(-1, 3),
+            s2=np.array([e._s2 for e in elements]).reshape(-1, 3),
+        )
+
+    @staticmethod
+    def _geometry(packed, matter, state):
+        """r1, r2 (station offsets in G), d = p2 - p1 (k, 3) and its length (k,)."""
+        R, p = matter._pos_arrays(state)
+        r1, x1 = _stations(R, p, packed.b1, packed.s1)
+        r2, x2 = _stations(R, p, packed.b2, packed.s2)
+        d = x2 - x1
+        return r1, r2, d, np.linalg.norm(d, axis=1)
+
+    @staticmethod
+    def _unit(d: np.ndarray, length: np.ndarray) -> np.ndarray:
+        # Coincident points have no line of action: such an element applies no force (as Simbody).
+        safe = np.where(length > 0.0, length, 1.0)
+        return np.where((length > 0.0)[:, None], d / safe[:, None], 0.0)
+
+    @staticmethod
+    def _apply(packed, body_forces, r1, r2, f_on_2):
+        _add_station_forces(body_forces, packed.b1, r1, -f_on_2)
+        _add_station_forces(body_forces, packed.b2, r2, f_on_2)
+
+
+@_element("TwoPointLinearSpring")
+class _TwoPointLinearSpring(_TwoPoint):
+    """Spring of stiffness k and rest length x0 between two stations; PE = k/2 (|d| - x0)^2."""
+
+    _position_only = True
+
+    def __init__(self, forces, b1, s1, b2, s2, k: float, x0: float):
+        super().__init__(forces, b1, s1, b2, s2)
+        self._k = _real(k, "Force.TwoPointLinearSpring: k", nonnegative=True)
+        self._x0 = _real(x0, "Force.TwoPointLinearSpring: x0", nonnegative=True)
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_points(elements)
+        packed.k = np.array([e._k for e in elements])
+        packed.x0 = np.array([e._x0 for e in elements])
+        return packed
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        r1, r2, d, length = cls._geometry(packed, matter, state)
+        tension = packed.k * (length - packed.x0)
+        cls._apply(packed, body_forces, r1, r2, -tension[:, None] * cls._unit(d, length))
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state):
+        _, _, _, length = cls._geometry(packed, matter, state)
+        return float(0.5 * np.sum(packed.k * (length - packed.x0) ** 2))
+
+
+@_element("TwoPointLinearDamper")
+class _TwoPointLinearDamper(_TwoPoint):
+    """Damper c resisting the rate of change of the distance between two stations."""
+
+    def __init__(self, forces, b1, s1, b2, s2, c: float):
+        super().__init__(forces, b1, s1, b2, s2)
+        self._c = _real(c, "Force.TwoPointLinearDamper: c", nonnegative=True)
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_points(elements)
+        packed.c = np.array([e._c for e in elements])
+        return packed
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        r1, r2, d, length = cls._geometry(packed, matter, state)
+        V = matter._vel_arrays(state)
+        e = cls._unit(d, length)
+        rate = np.einsum("ki,ki->k", _station_velocities(V, packed.b2, r2) - _station_velocities(V, packed.b1, r1), e)
+        cls._apply(packed, body_forces, r1, r2, -(packed.c * rate)[:, None] * e)
+
+
+@_element("TwoPointConstantForce")
+class _TwoPointConstantForce(_TwoPoint):
+    """Force of constant magnitude f along the line of two stations, pushing apart when f > 0; PE = -f |d|."""
+
+    _position_only = True
+
+    def __init__(self, forces, b1, s1, b2, s2, f: float):
+        super().__init__(forces, b1, s1, b2, s2)
+        self._f = _real(f, "Force.TwoPointConstantForce: f")
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_points(elements)
+        packed.f = np.array([e._f for e in elements])
+        return packed
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        r1, r2, d, length = cls._geometry(packed, matter, state)
+        cls._apply(packed, body_forces, r1, r2, packed.f[:, None] * cls._unit(d, length))
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state):
+        _, _, _, length = cls._geometry(packed, matter, state)
+        return float(-np.sum(packed.f * length))
+
+
+# ---------------------------------------------------------------------- mobility elements
+class _MobilityElement(Force):
+    def __init__(self, forces, mobod, which: int):
+        super().__init__(forces)
+        self._mobod = _body(mobod, f"Force.{type(self).__name__}: mobod")
+        if isinstance(which, bool) or int(which) != which or which < 0:
+            raise ValueError(f"Force.{type(self).__name__}: the mobility index must be an integer >= 0, "
+                             f"got {which!r}")
+        self._which = int(which)
+
+    _needs_q = True
+
+    @classmethod
+    def _pack_indices(cls, elements, matter, state):
+        idx = [_mobility(matter, state, e, e._mobod, e._which, cls._needs_q) for e in elements]
+        return SimpleNamespace(qi=np.array([i for i, _ in idx], dtype=np.intp),
+                               ui=np.array([j for _, j in idx], dtype=np.intp))
+
+
+@_element("MobilityLinearSpring")
+class _MobilityLinearSpring(_MobilityElement):
+    """Generalized force -k (q - q0) on one coordinate (qdot = u); PE = k/2 (q - q0)^2."""
+
+    _position_only = True
+
+    def __init__(self, forces, mobod, which_u: int, k: float, q0: float):
+        super().__init__(forces, mobod, which_u)
+        self._k = _real(k, "Force.MobilityLinearSpring: k")
+        self._q0 = _real(q0, "Force.MobilityLinearSpring: q0")
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_indices(elements, matter, state)
+        packed.k = np.array([e._k for e in elements])
+        packed.q0 = np.array([e._q0 for e in elements])
+        return packed
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        q = matter.get_q(state)
+        np.add.at(mobility_forces, packed.ui, -packed.k * (q[packed.qi] - packed.q0))
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state):
+        q = matter.get_q(state)
+        return float(0.5 * np.sum(packed.k * (q[packed.qi] - packed.q0) ** 2))
+
+
+@_element("MobilityLinearDamper")
+class _MobilityLinearDamper(_MobilityElement):
+    """Generalized force -c u on one speed."""
+
+    _needs_q = False
+
+    def __init__(self, forces, mobod, which_u: int, c: float):
+        super().__init__(forces, mobod, which_u)
+        self._c = _real(c, "Force.MobilityLinearDamper: c", nonnegative=True)
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_indices(elements, matter, state)
+        packed.c = np.array([e._c for e in elements])
+        return packed
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        u = matter.get_u(state)
+        np.add.at(mobility_forces, packed.ui, -packed.c * u[packed.ui])
+
+
+@_element("MobilityConstantForce")
+class _MobilityConstantForce(_MobilityElement):
+    """Constant generalized force f on one speed."""
+
+    _position_only = True
+    _needs_q = False
+
+    def __init__(self, forces, mobod, which_u: int, f: float):
+        super().__init__(forces, mobod, which_u)
+        self._f = _real(f, "Force.MobilityConstantForce: f")
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_indices(elements, matter, state)
+        packed.f = np.array([e._f for e in elements])
+        return packed
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        np.add.at(mobility_forces, packed.ui, packed.f)
+
+
+@_element("MobilityLinearStop")
+class _MobilityLinearStop(_MobilityElement):
+    """Stops at q_low and q_high: stiffness k and Hunt-Crossley dissipation d beyond them.
+
+    With penetration x > 0 beyond a stop and its rate xdot, the stop pushes back with
+    k x (1 + d xdot), never pulling; PE = k x^2 / 2.
+    """
+
+    def __init__(self, forces, mobod, which_q: int, k: float, d: float, q_low: float, q_high: float):
+        super().__init__(forces, mobod, which_q)
+        self._k = _real(k, "Force.MobilityLinearStop: k", nonnegative=True)
+        self._d = _real(d, "Force.MobilityLinearStop: d", nonnegative=True)
+        self._q_low = _real(q_low, "Force.MobilityLinearStop: q_low")
+        self._q_high = _real(q_high, "Force.MobilityLinearStop: q_high")
+        if self._q_low > self._q_high:
+            raise ValueError(f"Force.MobilityLinearStop: q_low {q_low} is above q_high {q_high}")
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        packed = cls._pack_indices(elements, matter, state)
+        for name in ("k", "d", "q_low", "q_high"):
+            setattr(packed, name, np.array([getattr(e, "_" + name) for e in elements]))
+        return packed
+
+    @staticmethod
+    def _penetrations(packed, q):
+        x = q[packed.qi]
+        return np.maximum(packed.q_low - x, 0.0), np.maximum(x - packed.q_high, 0.0)
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        q, u = matter.get_q(state), matter.get_u(state)
+        below, above = cls._penetrations(packed, q)
+        v = u[packed.ui]
+        push_up = packed.k * below * np.maximum(1.0 - packed.d * v, 0.0)  # xdot = -v below the low stop
+        push_down = packed.k * above * np.maximum(1.0 + packed.d * v, 0.0)
+        np.add.at(mobility_forces, packed.ui, push_up - push_down)
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state):
+        below, above = cls._penetrations(packed, matter.get_q(state))
+        return float(0.5 * np.sum(packed.k * (below ** 2 + above ** 2)))
+
+
+@_element("GlobalDamper")
+class _GlobalDamper(Force):
+    """Generalized force -c u on every mobility of the matter subsystem."""
+
+    def __init__(self, forces, matter, c: float):
+        super().__init__(forces)
+        self._c = _real(c, "Force.GlobalDamper: c", nonnegative=True)
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return SimpleNamespace(c=float(sum(e._c for e in elements)))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        mobility_forces -= packed.c * matter.get_u(state)
+
+
+# ---------------------------------------------------------------------- body elements
+@_element("ConstantForce")
+class _ConstantForce(Force):
+    """A constant force f (3,), in Ground, applied at station p_BS of a body."""
+
+    _position_only = True
+
+    def __init__(self, forces, body, station, f):
+        super().__init__(forces)
+        self._body = _body(body, "Force.ConstantForce: body")
+        self._station = _vec3(station, "Force.ConstantForce: station")
+        self._f = _vec3(f, "Force.ConstantForce: f")
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return SimpleNamespace(b=np.array([e._body._index for e in elements], dtype=np.intp),
+                               s=np.array([e._station for e in elements]).reshape(-1, 3),
+                               f=np.array([e._f for e in elements]).reshape(-1, 3))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        R, p = matter._pos_arrays(state)
+        r, _ = _stations(R, p, packed.b, packed.s)
+        _add_station_forces(body_forces, packed.b, r, packed.f)
+
+
+@_element("ConstantTorque")
+class _ConstantTorque(Force):
+    """A constant torque t (3,), in Ground, on a body."""
+
+    _position_only = True
+
+    def __init__(self, forces, body, t):
+        super().__init__(forces)
+        self._body = _body(body, "Force.ConstantTorque: body")
+        self._t = _vec3(t, "Force.ConstantTorque: t")
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return SimpleNamespace(b=np.array([e._body._index for e in elements], dtype=np.intp),
+                               t=np.array([e._t for e in elements]).reshape(-1, 3))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        np.add.at(body_forces[:, 0], packed.b, packed.t)
+
+
+# ---------------------------------------------------------------------- bushing
+def _xyz_angles(R: np.ndarray) -> np.ndarray:
+    """Body-fixed X-Y-Z angles of rotation matrices R (k, 3, 3): R = Rx(a) Ry(b) Rz(c)."""
+    b = np.arcsin(np.clip(R[:, 0, 2], -1.0, 1.0))
+    a = np.arctan2(-R[:, 1, 2], R[:, 2, 2])
+    c = np.arctan2(-R[:, 0, 1], R[:, 0, 0])
+    return np.stack([a, b, c], axis=1)
+
+
+def _xyz_rates_to_w_matrix(q: np.ndarray) -> np.ndarray:
+    """Hw(q) (k, 3, 3) with w_FM (in F) = Hw(q) qdot for body-fixed X-Y-Z angles."""
+    c0, s0, c1, s1 = np.cos(q[:, 0]), np.sin(q[:, 0]), np.cos(q[:, 1]), np.sin(q[:, 1])
+    one, zero = np.ones_like(c0), np.zeros_like(c0)
+    return np.stack([np.stack([one, zero, s1], 1),
+                     np.stack([zero, c0, -s0 * c1], 1),
+                     np.stack([zero, s0, c0 * c1], 1)], 1)
+
+
+@_element("LinearBushing")
+class _LinearBushing(Force):
+    """Linear 6-dof spring-damper between frame F on b1 and frame M on b2.
+
+    Its coordinates are q = (body-fixed X-Y-Z angles of R_FM, p_FM in F) and their rates; the
+    generalized force f = -(k6 * q + c6 * qdot) is applied to b2 at M's origin as the spatial force
+    whose power is f . qdot, and its opposite to b1 at the same point. PE = 1/2 sum k6 q^2.
+    """
+
+    def __init__(self, forces, b1, X_B1F, b2, X_B2M, k6, c6):
+        super().__init__(forces)
+        self._b1, self._b2 = _body(b1, "Force.LinearBushing: b1"), _body(b2, "Force.LinearBushing: b2")
+        for X, what in ((X_B1F, "X_B1F"), (X_B2M, "X_B2M")):
+            if not isinstance(X, Transform):
+                raise TypeError(f"Force.LinearBushing: {what} must be a Transform, got {type(X).__name__}")
+        self._X_B1F, self._X_B2M = X_B1F, X_B2M
+        k6, c6 = np.asarray(k6, dtype=np.float64), np.asarray(c6, dtype=np.float64)
+        if k6.shape != (6,) or c6.shape != (6,) or not (np.isfinite(k6).all() and np.isfinite(c6).all()) \
+                or (k6 < 0).any() or (c6 < 0).any():
+            raise ValueError("Force.LinearBushing: k6 and c6 must be six finite non-negative numbers each")
+        self._k6, self._c6 = k6.copy(), c6.copy()
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return SimpleNamespace(
+            b1=np.array([e._b1._index for e in elements], dtype=np.intp),
+            b2=np.array([e._b2._index for e in elements], dtype=np.intp),
+            R_B1F=np.array([e._X_B1F.R.matrix for e in elements]), p_B1F=np.array([e._X_B1F.p for e in elements]),
+            R_B2M=np.array([e._X_B2M.R.matrix for e in elements]), p_B2M=np.array([e._X_B2M.p for e in elements]),
+            k=np.array([e._k6 for e in elements]), c=np.array([e._c6 for e in elements]))
+
+    @staticmethod
+    def _frames(packed, matter, state):
+        R, p = matter._pos_arrays(state)
+        R_GF = R[packed.b1] @ packed.R_B1F
+        R_GM = R[packed.b2] @ packed.R_B2M
+        rF, p_GF = _stations(R, p, packed.b1, packed.p_B1F)
+        rM, p_GM = _stations(R, p, packed.b2, packed.p_B2M)
+        R_FM = np.swapaxes(R_GF, 1, 2) @ R_GM
+        p_FM = np.einsum("kji,kj->ki", R_GF, p_GM - p_GF)
+        return R_GF, p_GF, p_GM, rM, np.concatenate([_xyz_angles(R_FM), p_FM], axis=1)
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        R, p = matter._pos_arrays(state)
+        V = matter._vel_arrays(state)
+        R_GF, p_GF, p_GM, rM, q = cls._frames(packed, matter, state)
+        w1, w2 = V[packed.b1, 0], V[packed.b2, 0]
+        v_GF = V[packed.b1, 1] + np.cross(w1, p_GF - p[packed.b1])
+        v_GM = V[packed.b2, 1] + np.cross(w2, rM)
+        w_FM = np.einsum("kji,kj->ki", R_GF, w2 - w1)
+        v_FM = np.einsum("kji,kj->ki", R_GF, v_GM - v_GF - np.cross(w1, p_GM - p_GF))
+        Hw = _xyz_rates_to_w_matrix(q[:, :3])
+        angle_rates = np.linalg.solve(Hw, w_FM[:, :, None])[:, :, 0]
+        qdot = np.concatenate([angle_rates, v_FM], axis=1)
+        f = -(packed.k * q + packed.c * qdot)
+        # Power f . qdot = (Hw^-T f_ang) . w_FM + f_lin . v_FM: torque Hw^-T f_ang and force f_lin, in F.
+        torque_F = np.linalg.solve(np.swapaxes(Hw, 1, 2), f[:, :3, None])[:, :, 0]
+        torque = np.einsum("kij,kj->ki", R_GF, torque_F)
+        force = np.einsum("kij,kj->ki", R_GF, f[:, 3:])
+        np.add.at(body_forces[:, 0], packed.b2, torque + np.cross(rM, force))
+        np.add.at(body_forces[:, 1], packed.b2, force)
+        np.add.at(body_forces[:, 0], packed.b1, -torque - np.cross(p_GM - p[packed.b1], force))
+        np.add.at(body_forces[:, 1], packed.b1, -force)
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state):
+        q = cls._frames(packed, matter, state)[4]
+        return float(0.5 * np.sum(packed.k * q * q))
+
+
+# ---------------------------------------------------------------------- discrete forces
+class _DiscreteForceValues:
+    """The forces a DiscreteForces element applies: held in a discrete variable of the State."""
+
+    __slots__ = ("body_forces", "mobility_forces")
+
+    def __init__(self, nb: int):
+        self.body_forces = np.zeros((nb, 2, 3))
+        self.mobility_forces = np.zeros(0)
+
+
+@_element("DiscreteForces")
+class _DiscreteForces(Force):
+    """Forces set from outside (a controller, an event handler) and held in the State.
+
+    Changing them invalidates Dynamics. Mobility forces are indexed like the matter's u.
+    """
+
+    def __init__(self, forces, matter):
+        super().__init__(forces)
+        self._matter_subsystem = matter
+        self._dv = None
+
+    def _realize_hook(self, state, stage):
+        if stage == "topology":
+            self._dv = self._forces.allocate_discrete_variable(
+                state, Stage.Dynamics, _DiscreteForceValues(self._matter_subsystem.get_num_bodies()))
+
+    def _values(self, state) -> _DiscreteForceValues:
+        return self._forces.get_discrete_variable(state, self._dv)
+
+    def _upd_values(self, state) -> _DiscreteForceValues:
+        values = self._forces.upd_discrete_variable(state, self._dv)
+        nu = self._matter_subsystem.get_num_mobilities(state)
+        if len(values.mobility_forces) != nu:
+            values.mobility_forces = np.zeros(nu)
+        return values
+
+    def _checked(self, x, shape, what):
+        a = np.asarray(x, dtype=np.float64)
+        if a.shape != shape or not np.isfinite(a).all():
+            raise ValueError(f"{self!r}.{what}: expected finite values of shape {shape}, got shape {a.shape}")
+        return a
+
+    def set_all_mobility_forces(self, state, f) -> None:
+        """Replace all mobility forces, (nu,); invalidates Dynamics."""
+        a = self._checked(f, (self._matter_subsystem.get_num_mobilities(state),), "set_all_mobility_forces()")
+        self._upd_values(state).mobility_forces[:] = a
+
+    def get_all_mobility_forces(self, state) -> np.ndarray:
+        """The mobility forces applied, (nu,), a copy."""
+        values = self._values(state)
+        nu = self._matter_subsystem.get_num_mobilities(state)
+        return values.mobility_forces.copy() if len(values.mobility_forces) == nu else np.zeros(nu)
+
+    def set_all_body_forces(self, state, F) -> None:
+        """Replace all body forces, (nb, 2, 3) in Ground; invalidates Dynamics."""
+        a = self._checked(F, (self._matter_subsystem.get_num_bodies(), 2, 3), "set_all_body_forces()")
+        self._upd_values(state).body_forces[:] = a
+
+    def get_all_body_forces(self, state) -> np.ndarray:
+        """The body forces applied, (nb, 2, 3), a copy."""
+        return self._values(state).body_forces.copy()
+
+    def set_one_mobility_force(self, state, mobod, which_u: int, f: float) -> None:
+        """Set the force on speed ``which_u`` of ``mobod``; invalidates Dynamics."""
+        _, ui = _mobility(self._matter_subsystem, state, self, _body(mobod, f"{self!r}: mobod"), which_u, False)
+        self._upd_values(state).mobility_forces[ui] = _real(f, f"{self!r}.set_one_mobility_force(): f")
+
+    def add_force_to_body_point(self, state, mobod, station, force) -> None:
+        """Add a force (in Ground) at a station of ``mobod`` (needs Position); invalidates Dynamics."""
+        b = _body(mobod, f"{self!r}: mobod")
+        f = _vec3(force, f"{self!r}.add_force_to_body_point(): force")
+        r = b.express_vector_in_ground(state, _vec3(station, f"{self!r}.add_force_to_body_point(): station"))
+        values = self._upd_values(state)
+        values.body_forces[b._index, 0] += np.cross(r, f)
+        values.body_forces[b._index, 1] += f
+
+    def clear_all_forces(self, state) -> None:
+        """Remove every force this element applies; invalidates Dynamics."""
+        values = self._upd_values(state)
+        values.body_forces[:] = 0.0
+        values.mobility_forces[:] = 0.0
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return SimpleNamespace(elements=list(elements))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        for e in packed.elements:
+            values = e._values(state)
+            body_forces += values.body_forces
+            if len(values.mobility_forces) == len(mobility_forces):
+                mobility_forces += values.mobility_forces

@@ -1,0 +1,248 @@
+"""Force elements held by a GeneralForceSubsystem: the ``Force`` base and ``Force.Custom``.
+
+Built-in elements live in ``builtin_forces.py``; each kind is evaluated for all its enabled
+elements in one vectorized call (``_pack`` at Instance, ``_calc_bulk`` at Dynamics), so the cost
+in Python is per kind, not per element.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..common.errors import StageTooLowError
+from ..common.stage import Stage
+from ..common.state import State
+
+if TYPE_CHECKING:
+    from .force_subsystem import GeneralForceSubsystem
+
+__all__ = ["Force"]
+
+
+class Force:
+    """Base of every force element; the element is added to ``forces`` on construction.
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+        The subsystem that holds the element.
+    """
+
+    #: Whether the element's value depends only on positions (and Instance/Time); such elements are
+    #: computed once per change of q and reused when only u changes.
+    _position_only = False
+    _is_custom = False
+
+    def __init__(self, forces: "GeneralForceSubsystem"):
+        from .force_subsystem import GeneralForceSubsystem
+
+        if not isinstance(forces, GeneralForceSubsystem):
+            raise TypeError(f"{type(self).__name__}: the first argument must be a GeneralForceSubsystem, "
+                            f"got {type(forces).__name__}")
+        self._forces = forces
+        self._disabled_by_default = False
+        self._index = forces._adopt_force(self)
+
+    def __repr__(self) -> str:
+        return f"<Force.{type(self).__name__} #{self._index}>"
+
+    def get_force_index(self) -> int:
+        """This element's index in its force subsystem."""
+        return self._index
+
+    def get_force_subsystem(self) -> "GeneralForceSubsystem":
+        """The subsystem holding this element."""
+        return self._forces
+
+    # ------------------------------------------------------------------ enabling
+    def set_disabled_by_default(self, flag: bool) -> None:
+        """Whether new States start with this element disabled (a topology change)."""
+        self._disabled_by_default = bool(flag)
+        self._forces.invalidate_subsystem_topology_cache()
+
+    def is_disabled_by_default(self) -> bool:
+        """Whether new States start with this element disabled."""
+        return self._disabled_by_default
+
+    def enable(self, state: State) -> None:
+        """Enable this element in ``state`` (an Instance-stage change)."""
+        self._forces._set_disabled(state, self._index, False)
+
+    def disable(self, state: State) -> None:
+        """Disable this element in ``state`` (an Instance-stage change)."""
+        self._forces._set_disabled(state, self._index, True)
+
+    def is_disabled(self, state: State) -> bool:
+        """Whether this element is disabled in ``state``."""
+        return self._forces._is_disabled(state, self._index)
+
+    # ------------------------------------------------------------------ evaluation
+    def calc_force_contribution(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """This element's forces alone: ``(body_forces (nb, 2, 3), mobility_forces (nu,))``.
+
+        Needs Velocity (Position for position-only elements); a disabled element gives zeros.
+        """
+        matter = self._forces._matter()
+        need = Stage.Position if self._position_only_here() else Stage.Velocity
+        if state.get_system_stage() < need:
+            raise StageTooLowError(f"{self!r}.calc_force_contribution()", need, state.get_system_stage())
+        nb, nu = matter.get_num_bodies(), matter.get_num_mobilities(state)
+        body_forces, mobility_forces = np.zeros((nb, 2, 3)), np.zeros(nu)
+        if not self.is_disabled(state):
+            self._add_own_forces(state, matter, body_forces, mobility_forces)
+        return body_forces, mobility_forces
+
+    def calc_potential_energy_contribution(self, state: State) -> float:
+        """This element's potential energy (needs Position); 0 when disabled or non-conservative."""
+        if self.is_disabled(state):
+            return 0.0
+        matter = self._forces._matter()
+        return float(type(self)._energy_bulk(type(self)._pack([self], matter, state), matter, state))
+
+    def _position_only_here(self) -> bool:
+        return self._position_only
+
+    def _add_own_forces(self, state, matter, body_forces, mobility_forces) -> None:
+        cls = type(self)
+        cls._calc_bulk(cls._pack([self], matter, state), matter, state, body_forces, mobility_forces)
+
+    def _realize_hook(self, state: State, stage: str) -> None:
+        """Per-stage hook for elements with state of their own (Force.Custom); nothing by default."""
+
+    # ------------------------------------------------------------------ bulk protocol (built-ins)
+    @classmethod
+    def _pack(cls, elements: list, matter, state: State):
+        """Gather the parameters of ``elements`` into arrays (at Instance)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state: State, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
+        """Add the forces of all packed elements."""
+        raise NotImplementedError
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state: State) -> float:
+        """Potential energy of all packed elements (0 for non-conservative kinds)."""
+        return 0.0
+
+
+class _CustomImplementation:
+    """Base for the implementation object of a ``Force.Custom`` (seed §3.1).
+
+    Override ``calc_force`` (required) and, for a conservative force, ``calc_potential_energy``.
+    Return True from ``depends_only_on_positions`` when the force depends on nothing above
+    Position (no u, z, or discrete variable invalidating Velocity or later): it is then reused
+    while only u changes. Optional hooks ``realize_topology(state)`` ... ``realize_report(state)``
+    may allocate and compute state and cache of the force's own, through the ``allocate_*`` /
+    ``get_*`` helpers of ``get_force_subsystem()``.
+    """
+
+    def __init__(self):
+        self._force: "Force.Custom | None" = None
+
+    def get_force_subsystem(self) -> "GeneralForceSubsystem":
+        """The force subsystem holding the Force.Custom that uses this implementation."""
+        if self._force is None:
+            raise RuntimeError(f"{type(self).__name__} is not attached to a Force.Custom yet")
+        return self._force._forces
+
+    def calc_force(self, state: State, body_forces: np.ndarray, particle_forces: np.ndarray,
+                   mobility_forces: np.ndarray) -> None:
+        """Add this force into ``body_forces`` (nb, 2, 3) and/or ``mobility_forces`` (nu,)."""
+        raise NotImplementedError(f"{type(self).__name__} must override calc_force()")
+
+    def calc_potential_energy(self, state: State) -> float:
+        """Potential energy of this force (0 for a non-conservative force)."""
+        return 0.0
+
+    def depends_only_on_positions(self) -> bool:
+        """Whether the force depends on nothing above Position (default False)."""
+        return False
+
+    def realize_topology(self, state: State) -> None:
+        """Allocate state variables and cache entries of this force."""
+
+    def realize_model(self, state: State) -> None:
+        """Model-stage work."""
+
+    def realize_instance(self, state: State) -> None:
+        """Instance-stage work."""
+
+    def realize_time(self, state: State) -> None:
+        """Time-stage work."""
+
+    def realize_position(self, state: State) -> None:
+        """Position-stage work."""
+
+    def realize_velocity(self, state: State) -> None:
+        """Velocity-stage work."""
+
+    def realize_dynamics(self, state: State) -> None:
+        """Dynamics-stage work (runs before the forces are added)."""
+
+    def realize_acceleration(self, state: State) -> None:
+        """Acceleration-stage work."""
+
+    def realize_report(self, state: State) -> None:
+        """Report-stage work."""
+
+
+_EMPTY_PARTICLE_FORCES = np.zeros((0, 3))
+_EMPTY_PARTICLE_FORCES.flags.writeable = False
+
+
+class _Custom(Force):
+    """A force written in Python: ``Force.Custom(forces, implementation)`` (seed §3.1)."""
+
+    _is_custom = True
+    Implementation = _CustomImplementation
+
+    def __init__(self, forces: "GeneralForceSubsystem", implementation: _CustomImplementation):
+        if not isinstance(implementation, _CustomImplementation):
+            raise TypeError("Force.Custom: the implementation must subclass Force.Custom.Implementation, got "
+                            f"{type(implementation).__name__}")
+        if getattr(implementation, "_force", None) is not None:
+            raise ValueError("Force.Custom: this implementation object already belongs to another Force.Custom")
+        super().__init__(forces)
+        implementation._force = self
+        self._impl = implementation
+        # Which hooks the user overrode, so unoverridden ones cost nothing per stage.
+        base = _CustomImplementation.__dict__
+        self._hooks = {s: getattr(implementation, f"realize_{s}") for s in
+                       ("topology", "model", "instance", "time", "position", "velocity", "dynamics",
+                        "acceleration", "report")
+                       if getattr(type(implementation), f"realize_{s}") is not base[f"realize_{s}"]}
+
+    def get_implementation(self) -> _CustomImplementation:
+        """The user's implementation object."""
+        return self._impl
+
+    def _depends_only_on_positions(self) -> bool:
+        return bool(self._impl.depends_only_on_positions())
+
+    def _position_only_here(self) -> bool:
+        return self._depends_only_on_positions()
+
+    def _realize_hook(self, state: State, stage: str) -> None:
+        hook = self._hooks.get(stage)
+        if hook is not None:
+            hook(state)
+
+    def _calc_custom(self, state: State, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
+        self._impl.calc_force(state, body_forces, _EMPTY_PARTICLE_FORCES, mobility_forces)
+        if not (np.isfinite(body_forces).all() and np.isfinite(mobility_forces).all()):
+            raise FloatingPointError(f"{self!r} ({type(self._impl).__name__}.calc_force) produced a non-finite force")
+
+    def _add_own_forces(self, state, matter, body_forces, mobility_forces) -> None:
+        self._calc_custom(state, body_forces, mobility_forces)
+
+    def calc_potential_energy_contribution(self, state: State) -> float:
+        if self.is_disabled(state):
+            return 0.0
+        return float(self._impl.calc_potential_energy(state))
+
+
+Force.Custom = _Custom
+_Custom.__qualname__ = "Force.Custom"
+_Custom.__name__ = "Custom"

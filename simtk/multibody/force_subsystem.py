@@ -1,0 +1,195 @@
+"""Force subsystems: ForceSubsystem (a base for user subsystems) and GeneralForceSubsystem."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..common.stage import Stage
+from ..common.state import State
+from ..common.subsystem import Subsystem
+
+if TYPE_CHECKING:
+    from .force import Force
+    from .multibody_system import MultibodySystem
+
+__all__ = ["ForceSubsystem", "GeneralForceSubsystem"]
+
+
+class ForceSubsystem(Subsystem):
+    """A Subsystem that applies forces (seed §2.2); its constructor calls ``system.add_force_subsystem``.
+
+    Add forces in ``realize_subsystem_dynamics_impl`` into
+    ``system.upd_rigid_body_forces(state, Stage.Dynamics)`` and
+    ``system.upd_mobility_forces(state, Stage.Dynamics)``, and override
+    ``calc_potential_energy(state)`` for a conservative force.
+    """
+
+    def __init__(self, system: "MultibodySystem", name: str = "", version: str = ""):
+        super().__init__(None, name, version)
+        system.add_force_subsystem(self)
+
+    def calc_potential_energy(self, state: State) -> float:
+        """This subsystem's potential energy (0 unless overridden)."""
+        return 0.0
+
+
+class _PositionForces:
+    """The part of the force total that depends only on positions, reused while only u changes."""
+
+    __slots__ = ("body_forces", "mobility_forces")
+
+    def __init__(self):
+        self.body_forces = np.zeros((0, 2, 3))
+        self.mobility_forces = np.zeros(0)
+
+
+class _ForceGroups:
+    """Per-instance plan: the enabled elements grouped by how they are evaluated."""
+
+    __slots__ = ("position_groups", "velocity_groups", "custom_position", "custom_velocity", "enabled")
+
+    def __init__(self):
+        self.position_groups: list = []  # (force class, packed parameters) evaluated in bulk
+        self.velocity_groups: list = []
+        self.custom_position: list = []  # Force.Custom elements, one Python call each
+        self.custom_velocity: list = []
+        self.enabled: list = []
+
+
+class GeneralForceSubsystem(ForceSubsystem):
+    """The subsystem that holds ``Force`` elements (gravity, springs, dampers, custom forces, ...).
+
+    Built-in elements of one kind are evaluated together in one vectorized call per stage; a
+    ``Force.Custom`` runs its Python code once per realization. Forces whose value depends only on
+    positions are cached and reused when only u (or z) changes.
+    """
+
+    def __init__(self, system: "MultibodySystem", name: str = "forces"):
+        super().__init__(system, name)
+        self._forces: list["Force"] = []
+
+    # ------------------------------------------------------------------ elements
+    def _adopt_force(self, force: "Force") -> int:
+        self._forces.append(force)
+        self.invalidate_subsystem_topology_cache()
+        return len(self._forces) - 1
+
+    def get_num_forces(self) -> int:
+        """How many force elements this subsystem holds."""
+        return len(self._forces)
+
+    def get_force(self, i: int) -> "Force":
+        """Force element ``i``."""
+        return self._forces[i]
+
+    def _matter(self):
+        return self.get_system().get_matter_subsystem()
+
+    # ------------------------------------------------------------------ realization
+    def realize_subsystem_topology_impl(self, state: State) -> None:
+        defaults = np.array([f._disabled_by_default for f in self._forces], dtype=bool)
+        self._disabled_index = self.allocate_discrete_variable(state, Stage.Instance, defaults)
+        self._groups_index = self.allocate_cache_entry(state, Stage.Instance, Stage.Instance, _ForceGroups())
+        self._position_index = self.allocate_lazy_cache_entry(state, Stage.Position, _PositionForces())
+        for f in self._forces:
+            f._realize_hook(state, "topology")
+
+    def realize_subsystem_model_impl(self, state: State) -> None:
+        for f in self._forces:
+            f._realize_hook(state, "model")
+
+    def realize_subsystem_instance_impl(self, state: State) -> None:
+        matter = self._matter()
+        disabled = self.get_discrete_variable(state, self._disabled_index)
+        groups = _ForceGroups()
+        by_class: dict = {}
+        for f, off in zip(self._forces, disabled):
+            if off:
+                continue
+            groups.enabled.append(f)
+            if f._is_custom:
+                (groups.custom_position if f._depends_only_on_positions() else groups.custom_velocity).append(f)
+            else:
+                by_class.setdefault(type(f), []).append(f)
+        for cls, elements in by_class.items():
+            packed = cls._pack(elements, matter, state)
+            (groups.position_groups if cls._position_only else groups.velocity_groups).append((cls, packed))
+        self.set_cache_entry(state, self._groups_index, groups)
+        cached = self.upd_cache_entry(state, self._position_index)
+        nb, nu = matter.get_num_bodies(), matter.get_num_mobilities(state)
+        cached.body_forces = np.zeros((nb, 2, 3))
+        cached.mobility_forces = np.zeros(nu)
+        for f in groups.enabled:
+            f._realize_hook(state, "instance")
+
+    def realize_subsystem_time_impl(self, state: State) -> None:
+        self._custom_hooks(state, "time")
+
+    def realize_subsystem_position_impl(self, state: State) -> None:
+        self._custom_hooks(state, "position")
+
+    def realize_subsystem_velocity_impl(self, state: State) -> None:
+        self._custom_hooks(state, "velocity")
+
+    def realize_subsystem_dynamics_impl(self, state: State) -> None:
+        groups = self.get_cache_entry(state, self._groups_index)
+        self._custom_hooks(state, "dynamics")
+        system = self.get_system()
+        matter = self._matter()
+        body_forces = system.upd_rigid_body_forces(state, Stage.Dynamics)
+        mobility_forces = system.upd_mobility_forces(state, Stage.Dynamics)
+        if groups.position_groups or groups.custom_position:
+            cached = self.upd_cache_entry(state, self._position_index)
+            if not self.is_cache_value_realized(state, self._position_index):
+                cached.body_forces[:] = 0.0
+                cached.mobility_forces[:] = 0.0
+                self._add_forces(state, matter, groups.position_groups, groups.custom_position,
+                                 cached.body_forces, cached.mobility_forces)
+                self.mark_cache_value_realized(state, self._position_index)
+            body_forces += cached.body_forces
+            mobility_forces += cached.mobility_forces
+        self._add_forces(state, matter, groups.velocity_groups, groups.custom_velocity, body_forces, mobility_forces)
+
+    def realize_subsystem_acceleration_impl(self, state: State) -> None:
+        self._custom_hooks(state, "acceleration")
+
+    def realize_subsystem_report_impl(self, state: State) -> None:
+        self._custom_hooks(state, "report")
+
+    def _custom_hooks(self, state: State, stage: str) -> None:
+        groups = self.get_cache_entry(state, self._groups_index)
+        for f in groups.custom_position:
+            f._realize_hook(state, stage)
+        for f in groups.custom_velocity:
+            f._realize_hook(state, stage)
+
+    @staticmethod
+    def _add_forces(state, matter, bulk_groups, customs, body_forces, mobility_forces) -> None:
+        for cls, packed in bulk_groups:
+            cls._calc_bulk(packed, matter, state, body_forces, mobility_forces)
+        for f in customs:
+            f._calc_custom(state, body_forces, mobility_forces)
+
+    # ------------------------------------------------------------------ energy
+    def calc_potential_energy(self, state: State) -> float:
+        """Total potential energy of the enabled elements (needs Position)."""
+        groups = self.get_cache_entry(state, self._groups_index)
+        matter = self._matter()
+        energy = 0.0
+        for cls, packed in groups.position_groups + groups.velocity_groups:
+            energy += cls._energy_bulk(packed, matter, state)
+        for f in groups.custom_position + groups.custom_velocity:
+            energy += f.calc_potential_energy_contribution(state)
+        return float(energy)
+
+    # ------------------------------------------------------------------ enabling
+    def _set_disabled(self, state: State, index: int, flag: bool) -> None:
+        disabled = self.get_discrete_variable(state, self._disabled_index)
+        if bool(disabled[index]) != flag:
+            new = disabled.copy()
+            new[index] = flag
+            self.set_discrete_variable(state, self._disabled_index, new)
+
+    def _is_disabled(self, state: State, index: int) -> bool:
+        return bool(self.get_discrete_variable(state, self._disabled_index)[index])

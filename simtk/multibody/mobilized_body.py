@@ -1,0 +1,418 @@
+"""MobilizedBody: a body together with the mobilizer (joint) that connects it to its parent.
+
+A MobilizedBody is a topology object: creating one adds a body to its parent's matter subsystem.
+Everything that varies lives in a State; the per-body methods here read the matter subsystem's
+cache for that State (they need the stage they say).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..spatial import Body, MassProperties, Rotation, Transform
+
+if TYPE_CHECKING:
+    from ..common.state import State
+    from .matter import SimbodyMatterSubsystem
+
+__all__ = ["MobilizedBody"]
+
+_IDENTITY = Transform()
+
+
+def _vec(x, n: int, where: str) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape != (n,):
+        raise ValueError(f"{where}: expected {n} values, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{where}: values must be finite, got {a}")
+    return a
+
+
+class MobilizedBody:
+    """A body and its mobilizer: ``X_GB = X_GP * X_PF * X_FM(q) * ~X_BM``.
+
+    Built-ins are nested classes (``MobilizedBody.Pin``, ``MobilizedBody.Ball``, ...), each made as
+    ``Cls(parent, X_PF, body, X_BM, direction=MobilizedBody.Forward)`` or ``Cls(parent, body)``
+    (identity frames); a few take parameters after ``X_BM`` (``Screw``: pitch, ``Ellipsoid``:
+    radii). Generalized coordinates and speeds have Simbody's meanings.
+    """
+
+    Forward = "Forward"
+    Reverse = "Reverse"
+
+    #: Name of the joint in the compiled core's table; None for Ground.
+    _joint: str | None = None
+    #: Joint name used instead of ``_joint`` when the matter subsystem uses Euler angles.
+    _euler_joint: str | None = None
+    _n_params = 0
+
+    def __init__(self, parent: "MobilizedBody", *args, direction: str = "Forward"):
+        if not isinstance(parent, MobilizedBody):
+            raise TypeError(f"{type(self).__name__}: the parent must be a MobilizedBody, got {type(parent).__name__}")
+        X_PF, body, X_BM, params = self._parse(args)
+        if direction not in (MobilizedBody.Forward, MobilizedBody.Reverse):
+            raise ValueError(f"{type(self).__name__}: direction must be MobilizedBody.Forward or Reverse, "
+                             f"got {direction!r}")
+        if direction == MobilizedBody.Reverse:
+            raise NotImplementedError(
+                f"{type(self).__name__}: reversed mobilizers are not implemented yet")
+        self._X_PF = X_PF
+        self._X_BM = X_BM
+        self._body = body
+        self._params = params
+        self._direction = direction
+        self._parent = parent
+        self._matter = parent._matter
+        self._index = self._matter._adopt_mobilized_body(self)
+
+    # ------------------------------------------------------------------ construction helpers
+    def _parse(self, args: tuple):
+        name = type(self).__name__
+        n = self._n_params
+        if len(args) >= 1 and isinstance(args[0], Body):
+            body, rest = args[0], args[1:]
+            X_PF = X_BM = _IDENTITY
+        elif len(args) >= 3:
+            X_PF, body, X_BM, rest = args[0], args[1], args[2], args[3:]
+            X_PF = self._transform(X_PF, "X_PF")
+            X_BM = self._transform(X_BM, "X_BM")
+            if not isinstance(body, Body):
+                raise TypeError(f"{name}: expected a Body after X_PF, got {type(body).__name__}")
+        else:
+            raise TypeError(f"{name}: call as {name}(parent, X_PF, body, X_BM) or {name}(parent, body)")
+        if len(rest) != n:
+            raise TypeError(f"{name}: expected {n} parameter(s) after the frames, got {len(rest)}")
+        return X_PF, body, X_BM, self._check_params(rest)
+
+    def _transform(self, X, what: str) -> Transform:
+        if isinstance(X, Transform):
+            return X
+        if isinstance(X, Rotation):
+            return Transform(X)
+        raise TypeError(f"{type(self).__name__}: {what} must be a Transform, got {type(X).__name__}")
+
+    def _check_params(self, rest: tuple) -> np.ndarray:
+        return np.zeros(3)
+
+    # ------------------------------------------------------------------ topology
+    def get_mobilized_body_index(self) -> int:
+        """This body's index in its matter subsystem (Ground is 0)."""
+        return self._index
+
+    def get_parent_mobilized_body(self) -> "MobilizedBody":
+        """The parent (inboard) mobilized body."""
+        if self._parent is None:
+            raise ValueError("Ground has no parent")
+        return self._parent
+
+    def get_matter_subsystem(self) -> "SimbodyMatterSubsystem":
+        """The matter subsystem this body belongs to."""
+        return self._matter
+
+    upd_matter_subsystem = get_matter_subsystem
+
+    def get_body(self) -> Body:
+        """The Body (mass properties) this mobilized body carries."""
+        return self._body
+
+    def get_default_inboard_frame(self) -> Transform:
+        """X_PF: the mobilizer's F frame on the parent."""
+        return self._X_PF
+
+    def get_default_outboard_frame(self) -> Transform:
+        """X_BM: the mobilizer's M frame on this body."""
+        return self._X_BM
+
+    def get_default_mass_properties(self) -> MassProperties:
+        """The body's mass properties (inertia about the body origin, in B)."""
+        return self._body.get_default_rigid_body_mass_properties()
+
+    def is_ground(self) -> bool:
+        """Whether this is Ground."""
+        return self._index == 0
+
+    def __repr__(self) -> str:
+        return f"<MobilizedBody.{type(self).__name__} #{self._index}>"
+
+    # ------------------------------------------------------------------ state: coordinates
+    def get_num_q(self, state: "State") -> int:
+        """Number of generalized coordinates of this mobilizer (depends on Euler/quaternion mode)."""
+        return self._matter._q_range(state, self._index)[1]
+
+    def get_num_u(self, state: "State") -> int:
+        """Number of generalized speeds of this mobilizer."""
+        return self._matter._u_range(state, self._index)[1]
+
+    def get_q(self, state: "State") -> np.ndarray:
+        """This mobilizer's q, read-only."""
+        q0, n = self._matter._q_range(state, self._index)
+        return self._matter.get_q(state)[q0:q0 + n]
+
+    def get_u(self, state: "State") -> np.ndarray:
+        """This mobilizer's u, read-only."""
+        u0, n = self._matter._u_range(state, self._index)
+        return self._matter.get_u(state)[u0:u0 + n]
+
+    def get_qdot(self, state: "State") -> np.ndarray:
+        """This mobilizer's qdot, read-only (Velocity)."""
+        q0, n = self._matter._q_range(state, self._index)
+        return self._matter.get_qdot(state)[q0:q0 + n]
+
+    def get_udot(self, state: "State") -> np.ndarray:
+        """This mobilizer's udot, read-only (Acceleration)."""
+        u0, n = self._matter._u_range(state, self._index)
+        return self._matter.get_udot(state)[u0:u0 + n]
+
+    def get_qdotdot(self, state: "State") -> np.ndarray:
+        """This mobilizer's qdotdot, read-only (Acceleration)."""
+        q0, n = self._matter._q_range(state, self._index)
+        return self._matter.get_qdotdot(state)[q0:q0 + n]
+
+    def set_q(self, state: "State", q) -> None:
+        """Set this mobilizer's q (checked for length and finiteness); invalidates Position."""
+        q0, n = self._matter._q_range(state, self._index)
+        a = _vec(np.atleast_1d(q), n, f"{self!r}.set_q()")
+        self._matter.upd_q(state)[q0:q0 + n] = a
+
+    def set_u(self, state: "State", u) -> None:
+        """Set this mobilizer's u (checked); invalidates Velocity."""
+        u0, n = self._matter._u_range(state, self._index)
+        a = _vec(np.atleast_1d(u), n, f"{self!r}.set_u()")
+        self._matter.upd_u(state)[u0:u0 + n] = a
+
+    def get_one_q(self, state: "State", i: int) -> float:
+        """Coordinate ``i`` of this mobilizer."""
+        q = self.get_q(state)
+        if not 0 <= i < len(q):
+            raise IndexError(f"{self!r}: no q[{i}] (it has {len(q)})")
+        return float(q[i])
+
+    def get_one_u(self, state: "State", i: int) -> float:
+        """Speed ``i`` of this mobilizer."""
+        u = self.get_u(state)
+        if not 0 <= i < len(u):
+            raise IndexError(f"{self!r}: no u[{i}] (it has {len(u)})")
+        return float(u[i])
+
+    def set_one_q(self, state: "State", i: int, value: float) -> None:
+        """Set coordinate ``i``; invalidates Position."""
+        q0, n = self._matter._q_range(state, self._index)
+        if not 0 <= i < n:
+            raise IndexError(f"{self!r}: no q[{i}] (it has {n})")
+        v = float(value)
+        if not np.isfinite(v):
+            raise ValueError(f"{self!r}.set_one_q({i}): value must be finite, got {v}")
+        self._matter.upd_q(state)[q0 + i] = v
+
+    def set_one_u(self, state: "State", i: int, value: float) -> None:
+        """Set speed ``i``; invalidates Velocity."""
+        u0, n = self._matter._u_range(state, self._index)
+        if not 0 <= i < n:
+            raise IndexError(f"{self!r}: no u[{i}] (it has {n})")
+        v = float(value)
+        if not np.isfinite(v):
+            raise ValueError(f"{self!r}.set_one_u({i}): value must be finite, got {v}")
+        self._matter.upd_u(state)[u0 + i] = v
+
+    # ------------------------------------------------------------------ state: kinematics
+    def get_body_transform(self, state: "State") -> Transform:
+        """X_GB, the pose of this body in Ground (Position)."""
+        R, p = self._matter._body_pose(state, self._index)
+        return Transform(Rotation._trusted(R.copy()), p)
+
+    def get_body_rotation(self, state: "State") -> Rotation:
+        """R_GB (Position)."""
+        return Rotation._trusted(self._matter._body_pose(state, self._index)[0].copy())
+
+    def get_body_origin_location(self, state: "State") -> np.ndarray:
+        """p_GB, the body origin in Ground, (3,) read-only (Position)."""
+        return self._matter._body_pose(state, self._index)[1]
+
+    def get_mobilizer_transform(self, state: "State") -> Transform:
+        """X_FM, the mobilizer's pose (Position)."""
+        R, p = self._matter._mobilizer_pose(state, self._index)
+        return Transform(Rotation._trusted(R.copy()), p)
+
+    def get_body_velocity(self, state: "State") -> np.ndarray:
+        """V_GB = (w_GB, v_GB), (2, 3) read-only, in Ground (Velocity)."""
+        return self._matter._body_velocity(state, self._index)
+
+    def get_body_angular_velocity(self, state: "State") -> np.ndarray:
+        """w_GB, (3,) (Velocity)."""
+        return self._matter._body_velocity(state, self._index)[0]
+
+    def get_body_origin_velocity(self, state: "State") -> np.ndarray:
+        """v_GB, velocity of the body origin in Ground, (3,) (Velocity)."""
+        return self._matter._body_velocity(state, self._index)[1]
+
+    def get_mobilizer_velocity(self, state: "State") -> np.ndarray:
+        """V_FM = (w_FM, v_FM) in F, (2, 3) (Velocity)."""
+        return self._matter._mobilizer_velocity(state, self._index)
+
+    def get_body_acceleration(self, state: "State") -> np.ndarray:
+        """A_GB = (b_GB, a_GB), (2, 3) read-only, in Ground (Acceleration)."""
+        return self._matter._body_acceleration(state, self._index)
+
+    def get_body_angular_acceleration(self, state: "State") -> np.ndarray:
+        """b_GB, (3,) (Acceleration)."""
+        return self._matter._body_acceleration(state, self._index)[0]
+
+    def get_body_origin_acceleration(self, state: "State") -> np.ndarray:
+        """a_GB, (3,) (Acceleration)."""
+        return self._matter._body_acceleration(state, self._index)[1]
+
+    def find_station_location_in_ground(self, state: "State", station) -> np.ndarray:
+        """p_GS for a station S fixed on this body, given p_BS (3,) (Position)."""
+        R, p = self._matter._body_pose(state, self._index)
+        return p + R @ _vec(station, 3, f"{self!r}.find_station_location_in_ground()")
+
+    def find_station_velocity_in_ground(self, state: "State", station) -> np.ndarray:
+        """v_GS for a station fixed on this body (Velocity)."""
+        R, _ = self._matter._body_pose(state, self._index)
+        w, v = self._matter._body_velocity(state, self._index)
+        return v + np.cross(w, R @ _vec(station, 3, f"{self!r}.find_station_velocity_in_ground()"))
+
+    def find_station_acceleration_in_ground(self, state: "State", station) -> np.ndarray:
+        """a_GS for a station fixed on this body (Acceleration)."""
+        R, _ = self._matter._body_pose(state, self._index)
+        w, _ = self._matter._body_velocity(state, self._index)
+        b, a = self._matter._body_acceleration(state, self._index)
+        r = R @ _vec(station, 3, f"{self!r}.find_station_acceleration_in_ground()")
+        return a + np.cross(b, r) + np.cross(w, np.cross(w, r))
+
+    def find_body_transform_in_another_body(self, state: "State", in_body: "MobilizedBody") -> Transform:
+        """X_AB: this body's pose measured and expressed in body A (Position)."""
+        return ~in_body.get_body_transform(state) * self.get_body_transform(state)
+
+    def express_vector_in_ground(self, state: "State", v_B) -> np.ndarray:
+        """R_GB v_B (Position)."""
+        R, _ = self._matter._body_pose(state, self._index)
+        return R @ _vec(v_B, 3, f"{self!r}.express_vector_in_ground()")
+
+    def express_ground_vector_in_body(self, state: "State", v_G) -> np.ndarray:
+        """R_BG v_G (Position)."""
+        R, _ = self._matter._body_pose(state, self._index)
+        return R.T @ _vec(v_G, 3, f"{self!r}.express_ground_vector_in_body()")
+
+    # ------------------------------------------------------------------ forces
+    def apply_body_force(self, state: "State", F, body_forces: np.ndarray) -> None:
+        """Add spatial force F = (torque, force) (2, 3), in Ground, at this body's origin."""
+        F = np.asarray(F, dtype=np.float64)
+        if F.shape != (2, 3) or not np.isfinite(F).all():
+            raise ValueError(f"{self!r}.apply_body_force(): F must be a finite (2, 3) array, got {F!r}")
+        body_forces[self._index] += F
+
+    def apply_one_mobility_force(self, state: "State", which_u: int, f: float, mobility_forces: np.ndarray) -> None:
+        """Add scalar generalized force ``f`` to this mobilizer's speed ``which_u``."""
+        u0, n = self._matter._u_range(state, self._index)
+        if not 0 <= which_u < n:
+            raise IndexError(f"{self!r}: no u[{which_u}] (it has {n})")
+        mobility_forces[u0 + which_u] += float(f)
+
+    # ------------------------------------------------------------------ fitting
+    def set_q_to_fit_transform(self, state: "State", X_FM: Transform) -> None:
+        """Set q so that X_FM(q) is as close as this mobilizer allows to ``X_FM``."""
+        q0, n = self._matter._q_range(state, self._index)
+        q = self._matter._fit_q(state, self._index, self._transform(X_FM, "X_FM"))
+        self._matter.upd_q(state)[q0:q0 + n] = q
+
+    def set_u_to_fit_velocity(self, state: "State", V_FM) -> None:
+        """Set u so that H_FM u is as close as this mobilizer allows to ``V_FM`` (2, 3), in F."""
+        u0, n = self._matter._u_range(state, self._index)
+        V = np.asarray(V_FM, dtype=np.float64)
+        if V.shape != (2, 3) or not np.isfinite(V).all():
+            raise ValueError(f"{self!r}.set_u_to_fit_velocity(): V_FM must be a finite (2, 3) array")
+        u = self._matter._fit_u(state, self._index, V)
+        self._matter.upd_u(state)[u0:u0 + n] = u
+
+
+class _Ground(MobilizedBody):
+    """Ground: body 0, immobile, the root of the tree."""
+
+    def __init__(self, matter: "SimbodyMatterSubsystem"):
+        self._X_PF = _IDENTITY
+        self._X_BM = _IDENTITY
+        self._body = Body.Massless()
+        self._params = np.zeros(3)
+        self._direction = MobilizedBody.Forward
+        self._parent = None
+        self._matter = matter
+        self._index = 0
+
+    def __repr__(self) -> str:
+        return "<MobilizedBody.Ground #0>"
+
+
+def _builtin(name: str, joint: str, doc: str, euler: str | None = None, n_params: int = 0, params=None):
+    attrs = {"_joint": joint, "_euler_joint": euler, "_n_params": n_params, "__doc__": doc}
+    if params is not None:
+        attrs["_check_params"] = params
+    cls = type(name, (MobilizedBody,), attrs)
+    cls.__qualname__ = f"MobilizedBody.{name}"
+    setattr(MobilizedBody, name, cls)
+    return cls
+
+
+def _screw_params(self, rest) -> np.ndarray:
+    pitch = float(rest[0])
+    if not np.isfinite(pitch):
+        raise ValueError(f"Screw: pitch must be finite, got {pitch}")
+    return np.array([pitch, 0.0, 0.0])
+
+
+def _ellipsoid_params(self, rest) -> np.ndarray:
+    radii = np.asarray(rest[0], dtype=np.float64)
+    if radii.shape != (3,) or not np.isfinite(radii).all() or (radii <= 0).any():
+        raise ValueError(f"Ellipsoid: radii must be three positive finite lengths, got {rest[0]!r}")
+    return radii.copy()
+
+
+_builtin("Weld", "Weld", "No mobility: B is welded to P (X_FM = identity).")
+_Pin = _builtin("Pin", "Pin", "One rotation about the common z axis of F and M; q = angle, u = rate.")
+_Slider = _builtin("Slider", "Slider", "One translation along the common x axis of F and M; q = distance, u = rate.")
+
+
+def _one_q_accessors(cls, q_name: str, u_name: str) -> None:
+    def get_q(self, state):
+        return self.get_one_q(state, 0)
+
+    def set_q(self, state, value):
+        self.set_one_q(state, 0, value)
+
+    def get_u(self, state):
+        return self.get_one_u(state, 0)
+
+    def set_u(self, state, value):
+        self.set_one_u(state, 0, value)
+
+    for name, fn, doc in ((f"get_{q_name}", get_q, f"The {q_name} q (Model)."),
+                          (f"set_{q_name}", set_q, f"Set the {q_name} q; invalidates Position."),
+                          (f"get_{u_name}", get_u, f"The {u_name} u (Model)."),
+                          (f"set_{u_name}", set_u, f"Set the {u_name} u; invalidates Velocity.")):
+        fn.__name__, fn.__doc__ = name, doc
+        setattr(cls, name, fn)
+
+
+_one_q_accessors(_Pin, "angle", "rate")
+_one_q_accessors(_Slider, "length", "rate")
+_builtin("Screw", "Screw", "Rotation about z with translation pitch*angle along z; q = angle.", n_params=1,
+         params=_screw_params)
+_builtin("Universal", "Universal", "Rotation about x, then about the new y; u = qdot.")
+_builtin("Cylinder", "Cylinder", "Rotation about z and translation along z; q = (angle, distance).")
+_builtin("BendStretch", "BendStretch", "Rotation about z, then translation along the new x; q = (angle, length).")
+_builtin("Planar", "Planar", "Rotation about z and translation along F's x and y; q = (angle, x, y).")
+_builtin("Gimbal", "Gimbal", "Body-fixed X-Y-Z rotation; q = angles, u = qdot.")
+_builtin("SphericalCoords", "SphericalCoords", "Azimuth, zenith and radial translation (Simbody's SphericalCoords).")
+_builtin("Translation", "Translation", "Three translations; q = p_FM in F, u = v_FM in F.")
+_builtin("Ball", "Ball", "Three rotations; q = quaternion of R_FM (or X-Y-Z angles), u = w_FM in F.",
+         euler="BallEuler")
+_builtin("Free", "Free", "Six mobilities; q = quaternion (or angles) then p_FM; u = w_FM then v_FM, in F.",
+         euler="FreeEuler")
+_builtin("Ellipsoid", "Ellipsoid", "Orientation as Ball, with M's origin on an ellipsoid of given radii.",
+         euler="EllipsoidEuler", n_params=1, params=_ellipsoid_params)
+_builtin("LineOrientation", "LineOrientation", "Two rotations orienting M's z axis; the spin about it is not a mobility.",
+         euler="LineOrientationEuler")
+_builtin("FreeLine", "FreeLine", "LineOrientation plus three translations.", euler="FreeLineEuler")
+_builtin("Bushing", "Bushing", "Six mobilities: X-Y-Z angles then p_FM; u = qdot.")

@@ -1,0 +1,105 @@
+"""MultibodySystem: a System of one matter subsystem and any number of force subsystems."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..common.stage import Stage
+from ..common.state import State
+from ..common.subsystem import Subsystem
+from ..common.system import System
+
+__all__ = ["MultibodySystem"]
+
+
+class MultibodySystem(System):
+    """A System with a ``SimbodyMatterSubsystem`` and force subsystems (Simbody's MultibodySystem).
+
+    At every stage the matter subsystem is realized first and the others after it, in the order
+    they joined; so at Dynamics the force accumulators are zeroed before any force is added, and at
+    Acceleration the matter sees the complete forces.
+    """
+
+    def __init__(self, name: str = ""):
+        super().__init__(name)
+        self._matter = None
+        self._force_subsystems: list[Subsystem] = []
+
+    def _set_matter_subsystem(self, matter) -> None:
+        if self._matter is not None:
+            raise ValueError(f"{self!r} already has a matter subsystem")
+        self.adopt_subsystem(matter)
+        self._matter = matter
+
+    def get_matter_subsystem(self):
+        """The SimbodyMatterSubsystem."""
+        if self._matter is None:
+            raise RuntimeError(f"{self!r} has no SimbodyMatterSubsystem yet")
+        return self._matter
+
+    upd_matter_subsystem = get_matter_subsystem
+
+    def set_matter_subsystem(self, matter) -> None:
+        """Adopt ``matter`` as this system's matter subsystem (its constructor does this)."""
+        self._set_matter_subsystem(matter)
+
+    def add_force_subsystem(self, sub: Subsystem) -> int:
+        """Adopt a force subsystem; returns its subsystem index."""
+        index = self.adopt_subsystem(sub)
+        self._force_subsystems.append(sub)
+        return index
+
+    def get_force_subsystems(self) -> tuple:
+        """The force subsystems, in the order they joined."""
+        return tuple(self._force_subsystems)
+
+    def _realization_order(self, stage: int) -> Sequence[Subsystem]:
+        if self._matter is None:
+            return self._subsystems
+        return [self._matter] + [s for s in self._subsystems if s is not self._matter]
+
+    def realize_topology(self) -> State:
+        if self._matter is None:
+            raise RuntimeError(f"{self!r}: a MultibodySystem needs a SimbodyMatterSubsystem")
+        return super().realize_topology()
+
+    # ------------------------------------------------------------------ force accumulators
+    def upd_rigid_body_forces(self, state: State, stage=Stage.Dynamics) -> np.ndarray:
+        """The body-force accumulator (nb, 2, 3), writable, to add into while realizing Dynamics."""
+        self._check_force_stage(stage)
+        return self.get_matter_subsystem()._upd_forces(state)[0]
+
+    def upd_mobility_forces(self, state: State, stage=Stage.Dynamics) -> np.ndarray:
+        """The mobility-force accumulator (nu,), writable, to add into while realizing Dynamics."""
+        self._check_force_stage(stage)
+        return self.get_matter_subsystem()._upd_forces(state)[1]
+
+    def get_rigid_body_forces(self, state: State, stage=Stage.Dynamics) -> np.ndarray:
+        """All applied body forces (nb, 2, 3), read-only (Dynamics)."""
+        self._check_force_stage(stage)
+        return self.get_matter_subsystem()._get_forces(state)[0]
+
+    def get_mobility_forces(self, state: State, stage=Stage.Dynamics) -> np.ndarray:
+        """All applied mobility forces (nu,), read-only (Dynamics)."""
+        self._check_force_stage(stage)
+        return self.get_matter_subsystem()._get_forces(state)[1]
+
+    @staticmethod
+    def _check_force_stage(stage) -> None:
+        if not Stage.Position <= int(stage) <= Stage.Dynamics:
+            raise ValueError(f"forces are accumulated for Position to Dynamics, not {Stage(stage).name}")
+
+    # ------------------------------------------------------------------ energy
+    def calc_kinetic_energy(self, state: State) -> float:
+        """Kinetic energy of the matter (Velocity)."""
+        return self.get_matter_subsystem().calc_kinetic_energy(state)
+
+    def calc_potential_energy(self, state: State) -> float:
+        """Sum of every force subsystem's potential energy (Position)."""
+        return float(sum(s.calc_potential_energy(state) for s in self._force_subsystems
+                         if hasattr(s, "calc_potential_energy")))
+
+    def calc_energy(self, state: State) -> float:
+        """Kinetic plus potential energy (Velocity)."""
+        return self.calc_kinetic_energy(state) + self.calc_potential_energy(state)

@@ -1,0 +1,231 @@
+"""State.copy() (Simbody's semantics) and the topology version stamp that refuses stale States."""
+import copy as pycopy
+
+import numpy as np
+import pytest
+
+from simtk import Stage, StageTooLowError, State, Subsystem, System, TopologyVersionError
+
+
+class Kept(Subsystem):
+    """Variables of every kind and one cache entry per construction and runtime stage.
+
+    Hooks count their calls; each entry holds a closed form of the variables of its stage and below.
+    """
+
+    def __init__(self, system, name="kept"):
+        self.calls = {g: 0 for g in Stage}
+        super().__init__(system, name=name)
+
+    def _count(self, g):
+        self.calls[g] += 1
+
+    def realize_subsystem_topology_impl(self, state):
+        self._count(Stage.Topology)
+        self.allocate_q(state, [1.0, 2.0])
+        self.allocate_u(state, [3.0])
+        self.allocate_z(state, [4.0])
+        self.k = self.allocate_discrete_variable(state, Stage.Instance, 2.0)
+        self.arr = self.allocate_discrete_variable(state, Stage.Position, np.array([1.0, 1.0]))
+        self.items = self.allocate_discrete_variable(state, Stage.Report, ["a"])
+        self.topo = self.allocate_cache_entry(state, Stage.Topology, Stage.Topology, {"owner": self})
+        self.inst = self.allocate_cache_entry(state, Stage.Instance, Stage.Instance, None)
+        self.pos = self.allocate_cache_entry(state, Stage.Position, Stage.Position, None)
+        self.lazy_inst = self.allocate_lazy_cache_entry(state, Stage.Instance, None)
+
+    def realize_subsystem_model_impl(self, state):
+        self._count(Stage.Model)
+
+    def realize_subsystem_instance_impl(self, state):
+        self._count(Stage.Instance)
+        self.allocate_q_err(state, 1)
+        self.set_cache_entry(state, self.inst, 10.0 * self.get_discrete_variable(state, self.k))
+
+    def realize_subsystem_time_impl(self, state):
+        self._count(Stage.Time)
+
+    def realize_subsystem_position_impl(self, state):
+        self._count(Stage.Position)
+        q = self.get_q(state)
+        self.set_cache_entry(state, self.pos, float(q @ self.get_discrete_variable(state, self.arr)))
+        self.upd_q_err(state)[0] = q[0] - q[1]
+
+    def realize_subsystem_velocity_impl(self, state):
+        self._count(Stage.Velocity)
+        self.upd_qdot(state)[:] = self.get_u(state)[0]
+
+    def realize_subsystem_dynamics_impl(self, state):
+        self._count(Stage.Dynamics)
+
+    def realize_subsystem_acceleration_impl(self, state):
+        self._count(Stage.Acceleration)
+        self.upd_udot(state)[:] = -self.get_q(state)[0]
+        self.upd_zdot(state)[:] = self.get_u(state)[0]
+
+    def realize_subsystem_report_impl(self, state):
+        self._count(Stage.Report)
+
+
+def make():
+    system = System("copy")
+    sub = Kept(system)
+    return system, sub, system.realize_topology()
+
+
+# ---------------------------------------------------------------------- copy
+@pytest.mark.parametrize("realized, expected", [
+    (Stage.Model, Stage.Model), (Stage.Instance, Stage.Instance), (Stage.Time, Stage.Instance),
+    (Stage.Position, Stage.Instance), (Stage.Report, Stage.Instance),
+])
+def test_copy_is_realized_at_most_to_instance(realized, expected):
+    system, sub, state = make()
+    system.realize(state, realized)
+    c = state.copy()
+    assert c.get_system_stage() == expected
+    assert state.get_system_stage() == realized
+
+
+def test_copy_keeps_variables_and_instance_cache_but_not_runtime_cache():
+    system, sub, state = make()
+    state.set_time(1.5)
+    state.set_q([5.0, 6.0])
+    sub.set_discrete_variable(state, sub.k, 3.0)
+    system.realize(state, Stage.Report)
+    system_inst = system.get_num_realizations_of_this_stage(Stage.Instance)
+    sub.set_cache_entry(state, sub.lazy_inst, "lazy")
+    sub.mark_cache_value_realized(state, sub.lazy_inst)
+    c = state.copy()
+    assert c.get_time() == 1.5
+    np.testing.assert_array_equal(c.get_y(), state.get_y())
+    assert sub.get_discrete_variable(c, sub.k) == 3.0
+    assert sub.get_cache_entry(c, sub.inst) == 30.0
+    assert sub.get_cache_entry(c, sub.lazy_inst) == "lazy"
+    assert not sub.is_cache_value_realized(c, sub.pos)
+    with pytest.raises(StageTooLowError):
+        sub.get_cache_entry(c, sub.pos)
+    # realizing the copy recomputes only Time and above, with the same results as the original
+    before = dict(sub.calls)
+    system.realize(c, Stage.Report)
+    assert system.get_num_realizations_of_this_stage(Stage.Instance) == system_inst
+    assert sub.calls[Stage.Instance] == before[Stage.Instance]
+    assert all(sub.calls[g] == before[g] + 1 for g in Stage if Stage.Time <= g <= Stage.Report)
+    assert sub.get_cache_entry(c, sub.pos) == sub.get_cache_entry(state, sub.pos) == 11.0
+    np.testing.assert_array_equal(c.get_ydot(), state.get_ydot())
+    np.testing.assert_array_equal(c.get_q_err(), state.get_q_err())
+
+
+def test_copies_are_independent():
+    """Law: after c = s.copy(), changing either State leaves the other exactly as it was."""
+    system, sub, state = make()
+    system.realize(state, Stage.Report)
+    y0, t0 = state.get_y().copy(), state.get_time()
+    c = state.copy()
+    c.set_time(9.0)
+    c.upd_q()[0] = -1.0
+    c.set_u([-3.0])
+    sub.upd_discrete_variable(c, sub.arr)[0] = 100.0
+    sub.upd_discrete_variable(c, sub.items).append("b")
+    sub.set_discrete_variable(c, sub.k, 7.0)
+    system.realize(c, Stage.Report)
+    assert state.get_system_stage() == Stage.Report
+    np.testing.assert_array_equal(state.get_y(), y0)
+    assert state.get_time() == t0
+    np.testing.assert_array_equal(sub.get_discrete_variable(state, sub.arr), [1.0, 1.0])
+    assert sub.get_discrete_variable(state, sub.items) == ["a"]
+    assert sub.get_discrete_variable(state, sub.k) == 2.0
+    assert sub.get_cache_entry(state, sub.inst) == 20.0
+    assert sub.get_cache_entry(state, sub.pos) == 3.0
+    np.testing.assert_array_equal(state.get_qdot(), [3.0, 3.0])
+    assert not np.shares_memory(c.get_y(), state.get_y())
+    assert not np.shares_memory(c.get_ydot(), state.get_ydot())
+    # and the other way round
+    cy = c.get_y().copy()
+    state.set_q([0.0, 0.0])
+    sub.upd_cache_entry(state, sub.topo)["extra"] = 1
+    np.testing.assert_array_equal(c.get_y(), cy)
+    assert "extra" not in sub.get_cache_entry(c, sub.topo)
+
+
+def test_copy_shares_subsystems_referenced_from_the_cache():
+    system, sub, state = make()
+    c = state.copy()
+    assert sub.get_cache_entry(c, sub.topo)["owner"] is sub
+    assert sub.get_cache_entry(c, sub.topo) is not sub.get_cache_entry(state, sub.topo)
+
+
+@pytest.mark.parametrize("how", [pycopy.copy, pycopy.deepcopy, State.copy])
+def test_python_copy_protocols_give_independent_states(how):
+    system, sub, state = make()
+    c = how(state)
+    assert isinstance(c, State) and c is not state
+    c.set_q([8.0, 9.0])
+    np.testing.assert_array_equal(state.get_q(), [1.0, 2.0])
+
+
+def test_realize_topology_returns_independent_copies_of_the_default_state():
+    system, sub, _ = make()
+    a, b = system.realize_topology(), system.get_default_state()
+    a.set_q([7.0, 7.0])
+    np.testing.assert_array_equal(b.get_q(), [1.0, 2.0])
+    np.testing.assert_array_equal(system.realize_topology().get_q(), [1.0, 2.0])
+    assert sub.calls[Stage.Topology] == 1
+
+
+# ---------------------------------------------------------------------- topology version
+def test_invalidate_subsystem_topology_cache_refuses_old_states():
+    system, sub, state = make()
+    system.realize(state, Stage.Position)
+    v = system.get_system_topology_cache_version()
+    old_copy = state.copy()
+    sub.invalidate_subsystem_topology_cache()
+    assert system.get_system_topology_cache_version() != v
+    assert not system.is_topology_realized()
+    for s in (state, old_copy):
+        y = s.get_y().copy()
+        with pytest.raises(TopologyVersionError, match="realize_topology"):
+            system.realize(s, Stage.Report)
+        with pytest.raises(TopologyVersionError):
+            sub.get_q(s)
+        with pytest.raises(TopologyVersionError):
+            sub.set_discrete_variable(s, sub.k, 5.0)
+        with pytest.raises(TopologyVersionError):
+            sub.get_cache_entry(s, sub.inst)
+        np.testing.assert_array_equal(s.get_y(), y)
+    assert state.get_system_stage() == Stage.Position
+    with pytest.raises(RuntimeError):
+        system.get_default_state()
+    fresh = system.realize_topology()
+    assert sub.calls[Stage.Topology] == 2
+    system.realize(fresh, Stage.Report)
+    assert fresh.get_system_stage() == Stage.Report
+    with pytest.raises(TopologyVersionError):
+        system.realize(state, Stage.Report)
+
+
+@pytest.mark.parametrize("change", ["adopt", "handler", "reporter", "system"])
+def test_every_topology_change_refuses_old_states(change):
+    system, sub, state = make()
+    if change == "adopt":
+        Kept(system, name="second")
+    elif change == "handler":
+        system.add_event_handler(object())
+    elif change == "reporter":
+        system.add_event_reporter(object())
+    else:
+        system.invalidate_system_topology_cache()
+    with pytest.raises(TopologyVersionError):
+        system.realize(state, Stage.Instance)
+    state = system.realize_topology()
+    system.realize(state, Stage.Instance)
+
+
+def test_a_state_of_another_system_is_refused():
+    system, sub, state = make()
+    other_system, other_sub, other = make()
+    with pytest.raises(ValueError, match="belongs to"):
+        system.realize(other, Stage.Report)
+    with pytest.raises(ValueError):
+        sub.get_q(other)
+    with pytest.raises(ValueError):
+        system.realize(State(), Stage.Report)
+    assert other.get_system_stage() == Stage.Model

@@ -1,0 +1,354 @@
+"""Self-consistency of the compiled sweeps on random trees of every built-in joint.
+
+Each algorithm is checked by another one or by finite differences, never by
+values taken from the code under test.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simtk import _core
+from core_tree_helpers import (QUATERNION_JOINTS, gravity_forces, quat_to_matrix, random_state,
+                               random_tree)
+
+ALL_JOINTS = [name for name in _core.JOINT_TYPES if name != "Custom"]
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+FAST = settings(max_examples=20, deadline=None)
+
+
+def setup_tree(seed, joints=ALL_JOINTS, nb=None):
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, joints, nb=nb)
+    ws = tree.kernels()
+    q, u = random_state(rng, ws, tree.joints)
+    ws.realize_position(q)
+    ws.realize_velocity(u)
+    return rng, tree, ws, q, u
+
+
+def rel_err(a, b):
+    return np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, np.abs(b).max())
+
+
+@given(seed=SEEDS)
+@FAST
+def test_mass_matrix_is_spd_and_equals_rnea_differences(seed):
+    """M is symmetric positive definite and M e_j = ID(e_j) - ID(0) (RNEA, any velocity)."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    M = _core.mass_matrix(ws)
+    assert rel_err(M, M.T) < 1e-13
+    assert np.linalg.eigvalsh(M).min() > 0
+    zero_tau, zero_F = np.zeros(ws.nu), np.zeros((ws.nb, 2, 3))
+    bias = _core.inverse_dynamics(ws, np.zeros(ws.nu), zero_tau, zero_F)
+    cols = np.column_stack([_core.inverse_dynamics(ws, e, zero_tau, zero_F) - bias
+                            for e in np.eye(ws.nu)])
+    assert rel_err(cols, M) < 1e-12
+
+
+@given(seed=SEEDS)
+@FAST
+def test_aba_equals_m_inverse_of_forces_minus_bias(seed):
+    """ABA: udot = M^-1 (tau + J^T F - bias), and the RNEA residual of that udot is zero."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    tau = rng.uniform(-3, 3, ws.nu)
+    F = gravity_forces(ws) + rng.uniform(-1, 1, (ws.nb, 2, 3))
+    M = _core.mass_matrix(ws)
+    bias = _core.inverse_dynamics(ws, np.zeros(ws.nu), np.zeros(ws.nu), np.zeros((ws.nb, 2, 3)))
+    expected = np.linalg.solve(M, tau + _core.jacobian_transpose(ws, F) - bias)
+    udot, _ = _core.forward_dynamics(ws, tau, F)
+    assert rel_err(udot, expected) < 1e-9
+    assert np.abs(_core.inverse_dynamics(ws, udot, tau, F)).max() < 1e-9 * max(1, np.abs(tau).max())
+
+
+@given(seed=SEEDS)
+@FAST
+def test_m_and_m_inverse_products(seed):
+    """multiply_by_m equals M x and multiply_by_m_inv undoes it, both in O(n) sweeps."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    x = rng.normal(size=ws.nu)
+    M = _core.mass_matrix(ws)
+    Mx = _core.multiply_by_m(ws, x)
+    assert rel_err(Mx, M @ x) < 1e-12
+    assert rel_err(_core.multiply_by_m_inv(ws, Mx), x) < 1e-9
+
+
+def _angular_velocity_fd(R_minus, R_plus, R, h):
+    Rdot = (R_plus - R_minus) / (2 * h)
+    W = Rdot @ R.T
+    return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]]) / 2
+
+
+def _kinematics_at(ws, q, u=None):
+    ws.realize_position(q)
+    if u is not None:
+        ws.realize_velocity(u)
+    return ws.R_GB.copy(), ws.p_GB.copy(), ws.R_FM.copy(), ws.p_FM.copy()
+
+
+@given(seed=SEEDS)
+@FAST
+def test_velocities_are_derivatives_of_positions(seed):
+    """V_GB and V_FM equal central differences of X_GB(q), X_FM(q) along qdot = N u.
+
+    This checks H_FM, the assembly into Ground and N for every joint type."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    qdot, V_GB, V_FM = ws.qdot.copy(), ws.V_GB.copy(), ws.V_FM.copy()
+    other = ws.copy()
+    h = 1e-6
+    Rm, pm, RFm, pFm = _kinematics_at(other, q - h * qdot)
+    Rp, pp, RFp, pFp = _kinematics_at(other, q + h * qdot)
+    for i in range(1, ws.nb):
+        w = _angular_velocity_fd(Rm[i], Rp[i], ws.R_GB[i], h)
+        assert np.allclose(V_GB[i, 0], w, atol=1e-7), (tree.joints[i], V_GB[i, 0], w)
+        assert np.allclose(V_GB[i, 1], (pp[i] - pm[i]) / (2 * h), atol=1e-7), tree.joints[i]
+        w_FM = _angular_velocity_fd(RFm[i], RFp[i], ws.R_FM[i], h)
+        assert np.allclose(V_FM[i, 0], w_FM, atol=1e-7), tree.joints[i]
+        assert np.allclose(V_FM[i, 1], (pFp[i] - pFm[i]) / (2 * h), atol=1e-7), tree.joints[i]
+
+
+@given(seed=SEEDS)
+@FAST
+def test_accelerations_are_derivatives_of_velocities(seed):
+    """A_GB (from ABA) equals central differences of V_GB along the trajectory
+    q(t) = q + t qdot + t^2/2 qdotdot, u(t) = u + t udot; this checks HDot, the
+    bias terms c and qdotdot = N udot + NDot u for every joint type."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    tau = rng.uniform(-2, 2, ws.nu)
+    udot, A_GB = _core.forward_dynamics(ws, tau, gravity_forces(ws))
+    udot, A_GB = udot.copy(), A_GB.copy()
+    qdot, qdotdot = ws.qdot.copy(), ws.qdotdot.copy()
+    other = ws.copy()
+    h = 1e-5
+    V = []
+    for t in (-h, h):
+        other.realize_position(q + t * qdot + 0.5 * t * t * qdotdot)
+        other.realize_velocity(u + t * udot)
+        V.append(other.V_GB.copy())
+    A_fd = (V[1] - V[0]) / (2 * h)
+    assert np.abs(A_GB[1:] - A_fd[1:]).max() < 1e-6 * max(1, np.abs(A_fd).max())
+    # the velocity-only part: A_bias is the acceleration when udot = 0
+    ws.forward_dynamics  # noqa: B018 (A_bias was filled by realize_velocity)
+    A_from_bias = ws.A_bias + _core.jacobian(ws, udot)
+    # J udot gives the udot part at the body origin; the rest is JDot u = A_bias
+    assert rel_err(A_from_bias[1:], A_GB[1:]) < 1e-10
+
+
+def _body_xyz_from_matrix(R):
+    b = np.arcsin(np.clip(R[0, 2], -1, 1))
+    a = np.arctan2(-R[1, 2], R[2, 2])
+    c = np.arctan2(-R[0, 1], R[0, 0])
+    return np.array([a, b, c])
+
+
+@given(seed=SEEDS)
+@FAST
+def test_euler_and_quaternion_modes_agree(seed):
+    """Ball/Free with Euler angles give the same udot as with quaternions for the
+    same physical state (u = w_FM in F in both modes), and the same kinematics."""
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, ["Ball", "Free", "Pin"], nb=int(rng.integers(3, 9)))
+    ws_quat = tree.kernels()
+    euler = [{"Ball": "BallEuler", "Free": "FreeEuler"}.get(j, j) for j in tree.joints]
+    ws_eul = tree.kernels(euler)
+    q_quat, u = random_state(rng, ws_quat, tree.joints)
+    q_eul = np.zeros(ws_eul.nq)
+    for i in range(1, tree.nb):
+        a, e = ws_quat.qoff[i], ws_eul.qoff[i]
+        if tree.joints[i] in QUATERNION_JOINTS:
+            angles = _body_xyz_from_matrix(quat_to_matrix(q_quat[a:a + 4]))
+            if abs(angles[1]) > 1.3:
+                return  # too close to the Euler singularity for a clean comparison
+            q_eul[e:e + 3] = angles
+            n_rest = ws_quat.qoff[i + 1] - a - 4
+            q_eul[e + 3:e + 3 + n_rest] = q_quat[a + 4:a + 4 + n_rest]
+        else:
+            q_eul[e] = q_quat[a]
+    tau = rng.uniform(-2, 2, ws_quat.nu)
+    results = []
+    for ws, q in ((ws_quat, q_quat), (ws_eul, q_eul)):
+        ws.realize_position(q)
+        ws.realize_velocity(u)
+        F = gravity_forces(ws)
+        udot, A = _core.forward_dynamics(ws, tau, F)
+        results.append((ws.R_GB.copy(), ws.V_GB.copy(), udot.copy(), A.copy()))
+    for x, y in zip(*results):
+        assert rel_err(x, y) < 1e-10
+
+
+@given(seed=SEEDS)
+@FAST
+def test_jacobian_products_are_transposes(seed):
+    """F . (J u) == u . (J^T F) for body, frame and station Jacobians; J u at the
+    state's u reproduces V_GB."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    x = rng.normal(size=ws.nu)
+    F = rng.normal(size=(ws.nb, 2, 3))
+    F[0] = 0
+    assert np.isclose(np.sum(F * _core.jacobian(ws, x)), x @ _core.jacobian_transpose(ws, F),
+                      rtol=1e-12, atol=1e-12)
+    assert rel_err(_core.jacobian(ws, u), ws.V_GB) < 1e-13
+    k = 4
+    bodies = rng.integers(0, ws.nb, size=k)
+    stations = rng.normal(size=(k, 3))
+    Ff = rng.normal(size=(k, 2, 3))
+    Vf = _core.frame_jacobian(ws, bodies, stations, x)
+    assert np.isclose(np.sum(Ff * Vf), x @ _core.frame_jacobian_transpose(ws, bodies, stations, Ff))
+    fs = rng.normal(size=(k, 3))
+    vs = _core.station_jacobian(ws, bodies, stations, x)
+    assert np.isclose(np.sum(fs * vs), x @ _core.station_jacobian_transpose(ws, bodies, stations, fs))
+    # a station's velocity is the body's origin velocity plus w x r
+    V = _core.jacobian(ws, x)
+    for j, (bi, s) in enumerate(zip(bodies, stations)):
+        r = ws.R_GB[bi] @ s
+        assert np.allclose(vs[j], V[bi, 1] + np.cross(V[bi, 0], r), atol=1e-12)
+
+
+@given(seed=SEEDS)
+@FAST
+def test_station_bias_is_acceleration_at_zero_udot(seed):
+    """station_bias = d/dt (station velocity) along a trajectory with udot = 0."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    k = 3
+    bodies = rng.integers(1, ws.nb, size=k)
+    stations = rng.normal(size=(k, 3))
+    bias = _core.frame_bias(ws, bodies, stations)
+    qdot = ws.qdot.copy()
+    other = ws.copy()
+    h = 1e-5
+    # with udot = 0, qdotdot = NDot u, obtained from forward kinematics of N:
+    zero = np.zeros(ws.nu)
+    ws.realize_articulated()
+    ws.inverse_dynamics  # noqa: B018
+    qdd = np.zeros(ws.nq)
+    # qdotdot for udot = 0 by differencing N(q) u along qdot
+    Np = _core.multiply_by_n(other_at(other, q + h * qdot), False, u)
+    Nm = _core.multiply_by_n(other_at(other, q - h * qdot), False, u)
+    qdd = (Np - Nm) / (2 * h)
+    V = []
+    for t in (-h, h):
+        other.realize_position(q + t * qdot + 0.5 * t * t * qdd)
+        other.realize_velocity(u + t * zero)
+        V.append(_core.frame_jacobian(other, bodies, stations, u))
+    fd = (V[1] - V[0]) / (2 * h)
+    assert np.abs(bias - fd).max() < 1e-6 * max(1, np.abs(fd).max())
+
+
+def other_at(ws, q):
+    ws.realize_position(q)
+    return ws
+
+
+@given(seed=SEEDS)
+@FAST
+def test_n_products(seed):
+    """qdot = N u; N^-1 N = 1 (unit quaternions); N^T and N^-T are the transposes."""
+    rng, tree, ws, q, u = setup_tree(seed)
+    assert rel_err(_core.multiply_by_n(ws, False, u), ws.qdot) < 1e-14
+    assert rel_err(_core.multiply_by_n_inv(ws, False, ws.qdot), u) < 1e-12
+    x, y = rng.normal(size=ws.nq), rng.normal(size=ws.nu)
+    assert np.isclose(x @ _core.multiply_by_n(ws, False, y), y @ _core.multiply_by_n(ws, True, x))
+    assert np.isclose(y @ _core.multiply_by_n_inv(ws, False, x),
+                      x @ _core.multiply_by_n_inv(ws, True, y))
+
+
+@given(seed=SEEDS)
+@FAST
+def test_quaternion_error_slot(seed):
+    """qerr = |quaternion| - 1 for quaternion joints, 0 for the others; R_FM uses
+    the normalized quaternion."""
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, ALL_JOINTS)
+    ws = tree.kernels()
+    q, _ = random_state(rng, ws, tree.joints)
+    scale = rng.uniform(0.5, 2.0)
+    for i in range(1, ws.nb):
+        if tree.joints[i] in QUATERNION_JOINTS:
+            q[ws.qoff[i]:ws.qoff[i] + 4] *= scale
+    ws.realize_position(q)
+    for i in range(1, ws.nb):
+        if tree.joints[i] in QUATERNION_JOINTS:
+            quat = q[ws.qoff[i]:ws.qoff[i] + 4]
+            assert np.isclose(ws.qerr[i], np.linalg.norm(quat) - 1)
+            assert np.allclose(ws.R_FM[i], quat_to_matrix(quat), atol=1e-14)
+        else:
+            assert ws.qerr[i] == 0
+
+
+def test_single_pendulum_closed_form():
+    """Pin pendulum under gravity: udot = -m g l sin(q) / I_O."""
+    m, l, g, I_c = 2.0, 1.5, 9.81, 0.3
+    com = np.array([0.0, -l, 0.0])
+    I_B = np.diag([0.2, 0.25, I_c]) + m * (com @ com * np.eye(3) - np.outer(com, com))
+    ws = _core.make_tree_kernels([-1, 0], ["Weld", "Pin"], R_PF=np.tile(np.eye(3), (2, 1, 1)),
+                                 p_PF=np.zeros((2, 3)), R_BM=np.tile(np.eye(3), (2, 1, 1)),
+                                 p_BM=np.zeros((2, 3)), mass=[0, m], p_BC=[np.zeros(3), com],
+                                 I_B=[np.zeros((3, 3)), I_B])
+    for q in (0.0, 0.7, -2.0, 3.0):
+        _core.realize_position(ws, [q])
+        _core.realize_velocity(ws, [0.9])
+        udot, _ = _core.forward_dynamics(ws, np.zeros(1), gravity_forces(ws, (0, -g, 0)))
+        assert np.isclose(udot[0], -m * g * l * np.sin(q) / (I_c + m * l * l), rtol=1e-13)
+
+
+def test_custom_mobilizer_rows_written_by_python_match_builtin():
+    """A Custom body whose X_FM, H_FM, HDot_FM u and N rows are written from Python
+    as a Pin gives the same results as the built-in Pin."""
+    rng = np.random.default_rng(3)
+    tree = random_tree(rng, ["Pin", "Ball", "Slider"], nb=6)
+    tree.joints[2] = "Pin"
+    ws_pin = tree.kernels()
+    joints = list(tree.joints)
+    joints[2] = _core.CUSTOM
+    ws_c = _core.make_tree_kernels(tree.parent, joints, R_PF=tree.R_PF, p_PF=tree.p_PF,
+                                   R_BM=tree.R_BM, p_BM=tree.p_BM, mass=tree.mass,
+                                   p_BC=tree.p_BC, I_B=tree.I_B, custom_sizes={2: (1, 1)})
+    q, u = random_state(rng, ws_pin, tree.joints)
+    tau = rng.normal(size=ws_pin.nu)
+    F = rng.normal(size=(ws_pin.nb, 2, 3))
+    out = []
+    for ws in (ws_pin, ws_c):
+        if ws is ws_c:
+            a, k = ws.qoff[2], ws.uoff[2]
+            c, s = np.cos(q[a]), np.sin(q[a])
+            ws.R_FM[2] = [[c, -s, 0], [s, c, 0], [0, 0, 1]]
+            ws.p_FM[2] = 0
+            ws.H_FM[k] = [[0, 0, 1], [0, 0, 0]]
+        ws.realize_position(q)
+        if ws is ws_c:
+            ws.HDotu_FM[2] = 0
+            ws.qdot[ws.qoff[2]] = u[ws.uoff[2]]
+        ws.realize_velocity(u)
+        udot, A = _core.forward_dynamics(ws, tau, F)
+        out.append((ws.V_GB.copy(), udot.copy(), A.copy(), _core.mass_matrix(ws), ws.qdot.copy()))
+    for x, y in zip(*out):
+        assert rel_err(x, y) < 1e-14
+
+
+def test_copy_is_independent():
+    """A copied workspace keeps its own caches when the original is re-realized."""
+    rng, tree, ws, q, u = setup_tree(5)
+    twin = ws.copy()
+    V = twin.V_GB.copy()
+    ws.realize_position(q + 0.1)
+    ws.realize_velocity(u + 0.1)
+    assert np.array_equal(twin.V_GB, V)
+    twin.realize_velocity(u)
+    assert np.array_equal(twin.V_GB, V)
+
+
+def test_factory_rejects_bad_trees():
+    """make_tree_kernels names the offending body or array."""
+    eye = np.tile(np.eye(3), (2, 1, 1))
+    kw = dict(R_PF=eye, p_PF=np.zeros((2, 3)), R_BM=eye, p_BM=np.zeros((2, 3)),
+              mass=[0, 1], p_BC=np.zeros((2, 3)), I_B=eye)
+    with pytest.raises(ValueError, match="body 1: parent"):
+        _core.make_tree_kernels([-1, 1], ["Weld", "Pin"], **kw)
+    with pytest.raises(ValueError, match="unknown joint type"):
+        _core.make_tree_kernels([-1, 0], ["Weld", "Hinge"], **kw)
+    with pytest.raises(ValueError, match=r"p_PF: entry \(1, 2\) is not finite"):
+        _core.make_tree_kernels([-1, 0], ["Weld", "Pin"], **{**kw, "p_PF": [[0, 0, 0], [0, 0, np.nan]]})
+    with pytest.raises(ValueError, match="R_BM"):
+        _core.make_tree_kernels([-1, 0], ["Weld", "Pin"], **{**kw, "R_BM": 2 * eye})
+    ws = _core.make_tree_kernels([-1, 0], ["Weld", "Pin"], **kw)
+    with pytest.raises(ValueError, match=r"q: expected shape \(1,\)"):
+        _core.realize_position(ws, [0.0, 1.0])
