@@ -440,6 +440,8 @@ class Subsystem:
 
     def _dv(self, state: State, i: int, what: str):
         ss = self._ss(state)
+        if type(i) is int and 0 <= i < len(ss.discrete):
+            return ss, ss.discrete[i]
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(ss.discrete):
             raise IndexError(f"{self._where()}: {what}: no discrete variable {i!r} (it has {len(ss.discrete)})")
         return ss, ss.discrete[i]
@@ -536,6 +538,8 @@ class Subsystem:
 
     def _ce(self, state: State, i: int, what: str):
         ss = self._ss(state)
+        if type(i) is int and 0 <= i < len(ss.cache):
+            return ss, ss.cache[i]
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(ss.cache):
             raise IndexError(f"{self._where()}: {what}: no cache entry {i!r} (it has {len(ss.cache)})")
         return ss, ss.cache[i]

@@ -47,7 +47,8 @@ class _PositionForces:
 class _ForceGroups:
     """Per-instance plan: the enabled elements grouped by how they are evaluated."""
 
-    __slots__ = ("position_groups", "velocity_groups", "custom_position", "custom_velocity", "enabled")
+    __slots__ = ("position_groups", "velocity_groups", "custom_position", "custom_velocity", "enabled",
+                 "has_customs")
 
     def __init__(self):
         self.position_groups: list = []  # (force class, packed parameters) evaluated in bulk
@@ -55,6 +56,7 @@ class _ForceGroups:
         self.custom_position: list = []  # Force.Custom elements, one Python call each
         self.custom_velocity: list = []
         self.enabled: list = []
+        self.has_customs = False
 
 
 class GeneralForceSubsystem(ForceSubsystem):
@@ -115,6 +117,7 @@ class GeneralForceSubsystem(ForceSubsystem):
         for cls, elements in by_class.items():
             packed = cls._pack(elements, matter, state)
             (groups.position_groups if cls._position_only else groups.velocity_groups).append((cls, packed))
+        groups.has_customs = bool(groups.custom_position or groups.custom_velocity)
         self.set_cache_entry(state, self._groups_index, groups)
         cached = self.upd_cache_entry(state, self._position_index)
         nb, nu = matter.get_num_bodies(), matter.get_num_mobilities(state)
@@ -122,6 +125,11 @@ class GeneralForceSubsystem(ForceSubsystem):
         cached.mobility_forces = np.zeros(nu)
         for f in groups.enabled:
             f._realize_hook(state, "instance")
+
+    # Stage hooks from Time on run only from System.realize (State already checked), so they read
+    # their cache entries directly; with no custom elements they return at once.
+    def _groups(self, state: State) -> _ForceGroups:
+        return state._subs[self._index].cache[self._groups_index].value
 
     def realize_subsystem_time_impl(self, state: State) -> None:
         self._custom_hooks(state, "time")
@@ -133,20 +141,20 @@ class GeneralForceSubsystem(ForceSubsystem):
         self._custom_hooks(state, "velocity")
 
     def realize_subsystem_dynamics_impl(self, state: State) -> None:
-        groups = self.get_cache_entry(state, self._groups_index)
-        self._custom_hooks(state, "dynamics")
-        system = self.get_system()
+        groups = self._groups(state)
+        if groups.has_customs:
+            self._custom_hooks(state, "dynamics")
         matter = self._matter()
-        body_forces = system.upd_rigid_body_forces(state, Stage.Dynamics)
-        mobility_forces = system.upd_mobility_forces(state, Stage.Dynamics)
+        body_forces, mobility_forces = matter._accumulators(state)
         if groups.position_groups or groups.custom_position:
-            cached = self.upd_cache_entry(state, self._position_index)
-            if not self.is_cache_value_realized(state, self._position_index):
-                cached.body_forces[:] = 0.0
-                cached.mobility_forces[:] = 0.0
+            entry = state._subs[self._index].cache[self._position_index]
+            cached = entry.value
+            if not state._cache_is_current(state._subs[self._index], entry):
+                cached.body_forces.fill(0.0)
+                cached.mobility_forces.fill(0.0)
                 self._add_forces(state, matter, groups.position_groups, groups.custom_position,
                                  cached.body_forces, cached.mobility_forces)
-                self.mark_cache_value_realized(state, self._position_index)
+                entry.marked_at = state._epoch
             body_forces += cached.body_forces
             mobility_forces += cached.mobility_forces
         self._add_forces(state, matter, groups.velocity_groups, groups.custom_velocity, body_forces, mobility_forces)
@@ -158,7 +166,9 @@ class GeneralForceSubsystem(ForceSubsystem):
         self._custom_hooks(state, "report")
 
     def _custom_hooks(self, state: State, stage: str) -> None:
-        groups = self.get_cache_entry(state, self._groups_index)
+        groups = self._groups(state)
+        if not groups.has_customs:
+            return
         for f in groups.custom_position:
             f._realize_hook(state, stage)
         for f in groups.custom_velocity:

@@ -180,31 +180,36 @@ class SimbodyMatterSubsystem(Subsystem):
         self._quaternion_err_start = self.allocate_q_err(state, len(layout.quaternion_bodies))
         self.set_cache_entry(state, self._cache_index, _MatterCache(ws, layout))
 
+    # The hooks below run only from System.realize, which has checked the State: they reach their
+    # arrays directly (the public accessors' checks would cost more than the kernels for small trees).
     def realize_subsystem_position_impl(self, state: State) -> None:
-        cache = self._cache(state)
+        ss = state._subs[self._index]
+        cache = ss.cache[self._cache_index].value
         ws = cache.ws
-        ws.realize_position(self.get_q(state))
+        ws.realize_position(ss.q)
         qb = cache.layout.quaternion_bodies
         if len(qb):
-            self.upd_q_err(state)[:len(qb)] = ws.qerr[qb]
+            ss.qerr[self._quaternion_err_start:self._quaternion_err_start + len(qb)] = ws.qerr[qb]
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
-        ws = self._cache(state).ws
-        ws.realize_velocity(self.get_u(state))
-        self.upd_qdot(state)[:] = ws.qdot
+        ss = state._subs[self._index]
+        ws = ss.cache[self._cache_index].value.ws
+        ws.realize_velocity(ss.u)
+        np.copyto(ss.qdot, ws.qdot)
 
     def realize_subsystem_dynamics_impl(self, state: State) -> None:
-        cache = self._cache(state)
-        cache.body_forces[:] = 0.0
-        cache.mobility_forces[:] = 0.0
+        cache = state._subs[self._index].cache[self._cache_index].value
+        cache.body_forces.fill(0.0)
+        cache.mobility_forces.fill(0.0)
 
     def realize_subsystem_acceleration_impl(self, state: State) -> None:
-        cache = self._cache(state)
+        ss = state._subs[self._index]
+        cache = ss.cache[self._cache_index].value
         ws = cache.ws
         ws.forward_dynamics(cache.mobility_forces, cache.body_forces)
-        self.upd_udot(state)[:] = ws.udot
-        self.upd_qdotdot(state)[:] = ws.qdotdot
-        cache.A_GB[:] = ws.A_GB
+        np.copyto(ss.udot, ws.udot)
+        np.copyto(ss.qdotdot, ws.qdotdot)
+        np.copyto(cache.A_GB, ws.A_GB)
 
     def project_q_impl(self, state: State, accuracy: float) -> bool:
         """Normalize quaternions (the only position constraint until constraints exist)."""
@@ -301,6 +306,11 @@ class SimbodyMatterSubsystem(Subsystem):
     # ------------------------------------------------------------------ force accumulators
     def _upd_forces(self, state: State):
         cache = self._at(state, DYNAMICS, "upd_rigid_body_forces() (the accumulators are zeroed at Dynamics)")
+        return cache.body_forces, cache.mobility_forces
+
+    def _accumulators(self, state: State):
+        """The force accumulators, unchecked: for force subsystems' Dynamics hooks only."""
+        cache = state._subs[self._index].cache[self._cache_index].value
         return cache.body_forces, cache.mobility_forces
 
     def _get_forces(self, state: State):
