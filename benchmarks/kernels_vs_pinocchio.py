@@ -3,9 +3,11 @@
 Run: ``python benchmarks/kernels_vs_pinocchio.py`` (needs ``pinocchio``).
 
 Our forward dynamics is reported two ways: the full evaluation from (q, u)
-(realize_position + realize_velocity + forward_dynamics, which is what
-``pinocchio.aba`` does) and the acceleration sweep alone (the q-only and
-u-only parts cached, as when only the forces change). CRBA and RNEA are
+(realize_position + realize_velocity + forward_dynamics, the latter rebuilding
+the q-only articulated inertias, which is what ``pinocchio.aba`` does) and the
+acceleration sweep alone (q-only and u-only parts cached, as when only the
+forces change). The columns in parentheses split the full time into position
+kinematics, articulated inertias (abi), velocity stage and acceleration sweep. CRBA and RNEA are
 likewise timed from q (and u) to the result, and kernel-only. All numbers are
 the best of several timeit repeats, in microseconds per call, in one process.
 The workspace methods are called directly (the matter subsystem's hot path);
@@ -99,6 +101,7 @@ def main() -> None:
             "fd_acc": best(lambda: ws.forward_dynamics(tau, F), number),
             "pos": best(lambda: ws.realize_position(q), number),
             "vel": best(lambda: ws.realize_velocity(v), number),
+            "abi": best(ws.realize_articulated, number),
             "aba": best(lambda: pin.aba(model, data, q, v, tau), number),
             "crba": best(ours_crba, number),
             "crba_k": best(lambda: ws.mass_matrix(M), number),
@@ -110,11 +113,11 @@ def main() -> None:
         rows.append((n, t))
 
     print("times in microseconds per call (best of 7); ratio = ours / pinocchio")
-    print(f"{'n':>4} | {'FD full':>8} {'(pos':>7} {'vel':>6} {'acc)':>6} {'pin.aba':>8} {'ratio':>6} "
+    print(f"{'n':>4} | {'FD full':>8} {'(pos':>7} {'abi':>6} {'vel':>6} {'acc)':>6} {'pin.aba':>8} {'ratio':>6} "
           f"{'acc/aba':>7} | {'CRBA':>7} {'(M only)':>8} {'pin.crba':>8} {'ratio':>6} | "
           f"{'RNEA':>7} {'(kernel)':>8} {'pin.rnea':>8} {'ratio':>6}")
     for n, t in rows:
-        print(f"{n:>4} | {t['fd']:8.2f} {t['pos']:7.2f} {t['vel']:6.2f} {t['fd_acc']:6.2f} "
+        print(f"{n:>4} | {t['fd']:8.2f} {t['pos']:7.2f} {t['abi']:6.2f} {t['vel']:6.2f} {t['fd_acc']:6.2f} "
               f"{t['aba']:8.2f} {t['fd'] / t['aba']:6.2f} {t['fd_acc'] / t['aba']:7.2f} | "
               f"{t['crba']:7.2f} {t['crba_k']:8.2f} {t['pcrba']:8.2f} {t['crba'] / t['pcrba']:6.2f} | "
               f"{t['rnea']:7.2f} {t['rnea_k']:8.2f} {t['prnea']:8.2f} {t['rnea'] / t['prnea']:6.2f}")

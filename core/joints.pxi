@@ -24,9 +24,27 @@
 # | 12   | Screw        | 1  | 1  | angle about z; p_FM = pitch*q z     | angular rate (= qdot)                 |
 # | 13   | BendStretch  | 2  | 2  | angle about z, then length along Mx | their time derivatives (= qdot)       |
 # | 14   | Bushing      | 6  | 6  | X-Y-Z angles, then p_FM in F        | their time derivatives (= qdot)       |
+# | 15   | SphericalCoords | 3 | 3 | az, ze angles, translation t      | their time derivatives (= qdot)       |
+# | 16   | LineOrientation (quat)  | 4 | 2 | quaternion of R_FM       | (x, y) of w_FM expressed in M         |
+# | 17   | LineOrientation (Euler) | 3 | 2 | X-Y-Z angles of R_FM     | (x, y) of w_FM expressed in M         |
+# | 18   | FreeLine (quat)  | 7 | 5 | quaternion, then p_FM in F       | (x, y) of w_FM in M, then v_FM in F   |
+# | 19   | FreeLine (Euler) | 6 | 5 | X-Y-Z angles, then p_FM in F     | (x, y) of w_FM in M, then v_FM in F   |
+# | 20   | Ellipsoid (quat)  | 4 | 3 | quaternion of R_FM              | w_FM expressed in F                   |
+# | 21   | Ellipsoid (Euler) | 3 | 3 | X-Y-Z angles of R_FM            | w_FM expressed in F                   |
 # | 99   | Custom       | any| any| written by Python (see tree.pxi)    |                                       |
 #
 # Parameters (jparam (nb,3)): Screw uses jparam[i,0] = pitch (m/rad).
+# SphericalCoords uses jparam[i] = (az0, ze0, flags), flags a bit mask
+# 1 = negate azimuth, 2 = negate zenith, 4 = translate along Mx (else Mz),
+# 8 = negate translation (Simbody's constructor options); with
+# az = +-q0 + az0, ze = +-q1 + ze0: R_FM = Rz(az) Ry(ze) (body-fixed Z-Y),
+# p_FM = +-q2 * (Mz or Mx expressed in F).
+# Ellipsoid uses jparam[i] = radii (a, b, c): like a Ball, but M's origin rides
+# on the ellipsoid surface where Mz is the normal n = R_FM z:
+# p_FM = diag(a,b,c) n, so v_FM = diag(a,b,c) (w_FM x n).
+# LineOrientation and FreeLine (Simbody's rotation-about-own-z-free joints)
+# have H_FM angular columns Mx, My expressed in F; since w_FM lies in their
+# span, HDot_FM u = w_FM x w_FM = 0.
 #
 # Quaternion joints (Ball and Free in quaternion mode) keep one position error
 # slot each: qerr[i] = |q_quat| - 1 (Simbody's choice; R_FM is built from the
@@ -58,6 +76,13 @@ cdef enum:
     J_SCREW = 12
     J_BENDSTRETCH = 13
     J_BUSHING = 14
+    J_SPHERICAL_COORDS = 15
+    J_LINE_ORIENTATION = 16
+    J_LINE_ORIENTATION_EULER = 17
+    J_FREE_LINE = 18
+    J_FREE_LINE_EULER = 19
+    J_ELLIPSOID = 20
+    J_ELLIPSOID_EULER = 21
     J_CUSTOM = 99
 
 
@@ -78,6 +103,13 @@ JOINT_TYPES = {
     "Screw": (J_SCREW, 1, 1, False),
     "BendStretch": (J_BENDSTRETCH, 2, 2, False),
     "Bushing": (J_BUSHING, 6, 6, False),
+    "SphericalCoords": (J_SPHERICAL_COORDS, 3, 3, False),
+    "LineOrientation": (J_LINE_ORIENTATION, 4, 2, True),
+    "LineOrientationEuler": (J_LINE_ORIENTATION_EULER, 3, 2, False),
+    "FreeLine": (J_FREE_LINE, 7, 5, True),
+    "FreeLineEuler": (J_FREE_LINE_EULER, 6, 5, False),
+    "Ellipsoid": (J_ELLIPSOID, 4, 3, True),
+    "EllipsoidEuler": (J_ELLIPSOID_EULER, 3, 3, False),
     "Custom": (J_CUSTOM, -1, -1, False),
 }
 
@@ -248,9 +280,68 @@ cdef void joint_position(int jt, const double* q, const double* prm, double* R, 
         p[0] = c * q[1]; p[1] = s * q[1]; p[2] = 0.0
         _col(H, 0, 0, 0, 1, -p[1], p[0], 0)     # (z, z x p_FM)
         _col(H, 1, 0, 0, 0, c, s, 0)            # (0, Mx in F)
+    elif jt == J_SPHERICAL_COORDS:
+        _spherical_coords_position(q, prm, R, p, H)
+    elif jt == J_ELLIPSOID or jt == J_ELLIPSOID_EULER:
+        if jt == J_ELLIPSOID:
+            quat_to_rot(q, R)
+            qerr[0] = quat_err(q)
+        else:
+            body_xyz_to_rot(q, R)
+        # n = R z; p = diag(r) n;  column k = (e_k, diag(r) (e_k x n))
+        p[0] = prm[0] * R[2]; p[1] = prm[1] * R[5]; p[2] = prm[2] * R[8]
+        _col(H, 0, 1, 0, 0, 0, -prm[1] * R[8], prm[2] * R[5])
+        _col(H, 1, 0, 1, 0, prm[0] * R[8], 0, -prm[2] * R[2])
+        _col(H, 2, 0, 0, 1, -prm[0] * R[5], prm[1] * R[2], 0)
+    elif (jt == J_LINE_ORIENTATION or jt == J_LINE_ORIENTATION_EULER
+          or jt == J_FREE_LINE or jt == J_FREE_LINE_EULER):
+        if jt == J_LINE_ORIENTATION or jt == J_FREE_LINE:
+            quat_to_rot(q, R)
+            qerr[0] = quat_err(q)
+        else:
+            body_xyz_to_rot(q, R)
+        _col(H, 0, R[0], R[3], R[6], 0, 0, 0)     # Mx in F
+        _col(H, 1, R[1], R[4], R[7], 0, 0, 0)     # My in F
+        p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+        if jt == J_FREE_LINE or jt == J_FREE_LINE_EULER:
+            k = 4 if jt == J_FREE_LINE else 3
+            p[0] = q[k]; p[1] = q[k + 1]; p[2] = q[k + 2]
+            _col(H, 2, 0, 0, 0, 1, 0, 0)
+            _col(H, 3, 0, 0, 0, 0, 1, 0)
+            _col(H, 4, 0, 0, 0, 0, 0, 1)
     else:  # Weld (and anything unknown): M = F
         set_identity33(R)
         p[0] = 0.0; p[1] = 0.0; p[2] = 0.0
+
+
+cdef inline void _spherical_coords_signs(const double* prm, double* sAz, double* sZe,
+                                         double* sT, int* axis) noexcept nogil:
+    cdef int flags = <int>prm[2]
+    sAz[0] = -1.0 if flags & 1 else 1.0
+    sZe[0] = -1.0 if flags & 2 else 1.0
+    axis[0] = 0 if flags & 4 else 2
+    sT[0] = -1.0 if flags & 8 else 1.0
+
+
+cdef void _spherical_coords_position(const double* q, const double* prm, double* R, double* p,
+                                     double* H) noexcept nogil:
+    cdef double sAz, sZe, sT
+    cdef int ax
+    _spherical_coords_signs(prm, &sAz, &sZe, &sT, &ax)
+    cdef double az = sAz * q[0] + prm[0], ze = sZe * q[1] + prm[1]
+    cdef double ca = cos(az), sa = sin(az), cz = cos(ze), sz = sin(ze)
+    # R = Rz(az) Ry(ze)
+    R[0] = ca * cz; R[1] = -sa; R[2] = ca * sz
+    R[3] = sa * cz; R[4] = ca;  R[5] = sa * sz
+    R[6] = -sz;     R[7] = 0.0; R[8] = cz
+    cdef double t = sT * q[2]
+    p[0] = t * R[ax]; p[1] = t * R[3 + ax]; p[2] = t * R[6 + ax]
+    cdef double sMy[3]
+    sMy[0] = sZe * R[1]; sMy[1] = sZe * R[4]; sMy[2] = sZe * R[7]
+    _col(H, 0, 0, 0, sAz, -sAz * p[1], sAz * p[0], 0)     # (sFz, sFz x p)
+    H[6] = sMy[0]; H[7] = sMy[1]; H[8] = sMy[2]
+    cross3(sMy, p, H + 9)                                  # (sMy, sMy x p)
+    _col(H, 2, 0, 0, 0, sT * R[ax], sT * R[3 + ax], sT * R[6 + ax])
 
 
 cdef void joint_hdot_u(int jt, const double* q, const double* u, const double* prm,
@@ -258,14 +349,25 @@ cdef void joint_hdot_u(int jt, const double* q, const double* u, const double* p
                        double* out) noexcept nogil:
     # out (6) = HDot_FM u, the derivative in F of H_FM times u; V = V_FM = H_FM u.
     cdef double c, s
+    cdef double nvec[3]
+    cdef double nd[3]
+    cdef double nn[3]
     _zero(out, 6)
     if jt == J_UNIVERSAL:
         # d/dt (R_FM y) = w_FM x R_FM y, and w_FM x (R_FM y) = u0 (x x R_FM y)
         c = cos(q[0]); s = sin(q[0])
-        out[1] = s * u[0] * u[1]
+        out[1] = -s * u[0] * u[1]
         out[2] = c * u[0] * u[1]
     elif jt == J_GIMBAL or jt == J_BUSHING:
         euler_hwdot_mul(q, u, u, out)      # u = qdot for these joints
+    elif jt == J_SPHERICAL_COORDS:
+        _spherical_coords_hdot_u(u, prm, R, p, V, out)
+    elif jt == J_ELLIPSOID or jt == J_ELLIPSOID_EULER:
+        # HDot u = (0, diag(r) (w x ndot)), ndot = w x n
+        nvec[0] = R[2]; nvec[1] = R[5]; nvec[2] = R[8]
+        cross3(V, nvec, nd)
+        cross3(V, nd, nn)
+        out[3] = prm[0] * nn[0]; out[4] = prm[1] * nn[1]; out[5] = prm[2] * nn[2]
     elif jt == J_BENDSTRETCH:
         # col 0: d/dt (z x p) = z x v_FM ; col 1: d/dt Mx = w_FM x Mx = u0 z x Mx
         c = cos(q[0]); s = sin(q[0])
@@ -273,14 +375,107 @@ cdef void joint_hdot_u(int jt, const double* q, const double* u, const double* p
         out[4] = V[3] * u[0] + c * u[0] * u[1]
 
 
+cdef void _spherical_coords_hdot_u(const double* u, const double* prm, const double* R,
+                                   const double* p, const double* V, double* out) noexcept nogil:
+    # d/dt H0 = (0, sFz x v);  d/dt H1 = (w x sMy, (w x sMy) x p + sMy x v);
+    # d/dt H2 = (0, w x sMt), with w = w_FM, v = v_FM (vectors fixed in M turn with w)
+    cdef double sAz, sZe, sT
+    cdef int ax
+    _spherical_coords_signs(prm, &sAz, &sZe, &sT, &ax)
+    cdef double sMy[3]
+    cdef double sMt[3]
+    cdef double wxy[3]
+    cdef double sFz[3]
+    sFz[0] = 0.0; sFz[1] = 0.0; sFz[2] = sAz
+    sMy[0] = sZe * R[1]; sMy[1] = sZe * R[4]; sMy[2] = sZe * R[7]
+    sMt[0] = sT * R[ax]; sMt[1] = sT * R[3 + ax]; sMt[2] = sT * R[6 + ax]
+    cross3(V, sMy, wxy)
+    out[0] = u[1] * wxy[0]; out[1] = u[1] * wxy[1]; out[2] = u[1] * wxy[2]
+    out[3] = 0.0; out[4] = 0.0; out[5] = 0.0
+    cdef double tmp[3]
+    cross3(sFz, V + 3, tmp)
+    out[3] += u[0] * tmp[0]; out[4] += u[0] * tmp[1]; out[5] += u[0] * tmp[2]
+    cross3(wxy, p, tmp)
+    out[3] += u[1] * tmp[0]; out[4] += u[1] * tmp[1]; out[5] += u[1] * tmp[2]
+    cross3(sMy, V + 3, tmp)
+    out[3] += u[1] * tmp[0]; out[4] += u[1] * tmp[1]; out[5] += u[1] * tmp[2]
+    cross3(V, sMt, tmp)
+    out[3] += u[2] * tmp[0]; out[4] += u[2] * tmp[1]; out[5] += u[2] * tmp[2]
+
+
+cdef inline bint _is_line(int jt) noexcept nogil:
+    return (jt == J_LINE_ORIENTATION or jt == J_LINE_ORIENTATION_EULER
+            or jt == J_FREE_LINE or jt == J_FREE_LINE_EULER)
+
+
+cdef inline void _line_rot(int jt, const double* q, double* R) noexcept nogil:
+    if jt == J_LINE_ORIENTATION or jt == J_FREE_LINE:
+        quat_to_rot(q, R)
+    else:
+        body_xyz_to_rot(q, R)
+
+
+cdef void _line_n(int jt, const double* q, const double* x, double* out, bint transpose,
+                  bint inverse) noexcept nogil:
+    # LineOrientation / FreeLine: u_rot = (x, y) of w_FM in M, so the rotational
+    # block is N_rot(q) R_FM[:, :2] (N_rot the Ball's N in the same q mode).
+    cdef double R[9]
+    cdef double w[3]
+    cdef double y[4]
+    cdef bint quat = jt == J_LINE_ORIENTATION or jt == J_FREE_LINE
+    cdef bint free = jt == J_FREE_LINE or jt == J_FREE_LINE_EULER
+    cdef int nqr = 4 if quat else 3
+    _line_rot(jt, q, R)
+    if not transpose and not inverse:     # N x: x (nu) -> (nq)
+        w[0] = R[0] * x[0] + R[1] * x[1]
+        w[1] = R[3] * x[0] + R[4] * x[1]
+        w[2] = R[6] * x[0] + R[7] * x[1]
+        if quat:
+            quat_e_mul(q, w, 0.5, out)
+        else:
+            euler_n_mul(q, w, out)
+        if free:
+            out[nqr] = x[2]; out[nqr + 1] = x[3]; out[nqr + 2] = x[4]
+    elif transpose and not inverse:       # N^T x: (nq) -> (nu)
+        if quat:
+            quat_eT_mul(q, x, 0.5, w)
+        else:
+            euler_nT_mul(q, x, w)
+        out[0] = R[0] * w[0] + R[3] * w[1] + R[6] * w[2]
+        out[1] = R[1] * w[0] + R[4] * w[1] + R[7] * w[2]
+        if free:
+            out[2] = x[nqr]; out[3] = x[nqr + 1]; out[4] = x[nqr + 2]
+    elif not transpose:                   # N^-1 x: (nq) -> (nu)
+        if quat:
+            quat_eT_mul(q, x, 2.0, w)
+        else:
+            euler_hw_mul(q, x, w)
+        out[0] = R[0] * w[0] + R[3] * w[1] + R[6] * w[2]
+        out[1] = R[1] * w[0] + R[4] * w[1] + R[7] * w[2]
+        if free:
+            out[2] = x[nqr]; out[3] = x[nqr + 1]; out[4] = x[nqr + 2]
+    else:                                 # N^-T x: (nu) -> (nq)
+        w[0] = R[0] * x[0] + R[1] * x[1]
+        w[1] = R[3] * x[0] + R[4] * x[1]
+        w[2] = R[6] * x[0] + R[7] * x[1]
+        if quat:
+            quat_e_mul(q, w, 2.0, out)
+        else:
+            euler_hwT_mul(q, w, out)
+        if free:
+            out[nqr] = x[2]; out[nqr + 1] = x[3]; out[nqr + 2] = x[4]
+
+
 cdef void joint_n_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
     # out (nq) = N(q) x, x of length nu
     cdef int k
-    if jt == J_BALL or jt == J_FREE:
+    if _is_line(jt):
+        _line_n(jt, q, x, out, False, False)
+    elif jt == J_BALL or jt == J_FREE or jt == J_ELLIPSOID:
         quat_e_mul(q, x, 0.5, out)
         if jt == J_FREE:
             out[4] = x[3]; out[5] = x[4]; out[6] = x[5]
-    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER or jt == J_ELLIPSOID_EULER:
         euler_n_mul(q, x, out)
         if jt == J_FREE_EULER:
             out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
@@ -292,11 +487,13 @@ cdef void joint_n_mul(int jt, const double* q, const double* x, double* out) noe
 cdef void joint_nT_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
     # out (nu) = N(q)^T x, x of length nq
     cdef int k
-    if jt == J_BALL or jt == J_FREE:
+    if _is_line(jt):
+        _line_n(jt, q, x, out, True, False)
+    elif jt == J_BALL or jt == J_FREE or jt == J_ELLIPSOID:
         quat_eT_mul(q, x, 0.5, out)
         if jt == J_FREE:
             out[3] = x[4]; out[4] = x[5]; out[5] = x[6]
-    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER or jt == J_ELLIPSOID_EULER:
         euler_nT_mul(q, x, out)
         if jt == J_FREE_EULER:
             out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
@@ -308,11 +505,13 @@ cdef void joint_nT_mul(int jt, const double* q, const double* x, double* out) no
 cdef void joint_ninv_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
     # out (nu) = N(q)^-1 x, x of length nq
     cdef int k
-    if jt == J_BALL or jt == J_FREE:
+    if _is_line(jt):
+        _line_n(jt, q, x, out, False, True)
+    elif jt == J_BALL or jt == J_FREE or jt == J_ELLIPSOID:
         quat_eT_mul(q, x, 2.0, out)
         if jt == J_FREE:
             out[3] = x[4]; out[4] = x[5]; out[5] = x[6]
-    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER or jt == J_ELLIPSOID_EULER:
         euler_hw_mul(q, x, out)
         if jt == J_FREE_EULER:
             out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
@@ -324,11 +523,13 @@ cdef void joint_ninv_mul(int jt, const double* q, const double* x, double* out) 
 cdef void joint_ninvT_mul(int jt, const double* q, const double* x, double* out) noexcept nogil:
     # out (nq) = N(q)^-T x, x of length nu
     cdef int k
-    if jt == J_BALL or jt == J_FREE:
+    if _is_line(jt):
+        _line_n(jt, q, x, out, True, True)
+    elif jt == J_BALL or jt == J_FREE or jt == J_ELLIPSOID:
         quat_e_mul(q, x, 2.0, out)
         if jt == J_FREE:
             out[4] = x[3]; out[5] = x[4]; out[6] = x[5]
-    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER or jt == J_ELLIPSOID_EULER:
         euler_hwT_mul(q, x, out)
         if jt == J_FREE_EULER:
             out[3] = x[3]; out[4] = x[4]; out[5] = x[5]
@@ -342,15 +543,40 @@ cdef void joint_qdotdot(int jt, const double* q, const double* u, const double* 
     # out (nq) = N udot + NDot u
     cdef double tmp[4]
     cdef double wd[3]
-    cdef int k
-    if jt == J_BALL or jt == J_FREE:
+    cdef double w[3]
+    cdef double R[9]
+    cdef int k, nqr
+    if _is_line(jt):
+        # w_F = R_FM (u0, u1, 0), wdot_F = R_FM (udot0, udot1, 0) (w_F x w_F = 0)
+        _line_rot(jt, q, R)
+        wd[0] = R[0] * udot[0] + R[1] * udot[1]
+        wd[1] = R[3] * udot[0] + R[4] * udot[1]
+        wd[2] = R[6] * udot[0] + R[7] * udot[1]
+        if jt == J_LINE_ORIENTATION or jt == J_FREE_LINE:
+            w[0] = R[0] * u[0] + R[1] * u[1]
+            w[1] = R[3] * u[0] + R[4] * u[1]
+            w[2] = R[6] * u[0] + R[7] * u[1]
+            quat_e_mul(q, wd, 0.5, out)
+            quat_e_mul(qdot, w, 0.5, tmp)
+            for k in range(4):
+                out[k] += tmp[k]
+            nqr = 4
+        else:
+            euler_hwdot_mul(q, qdot, qdot, tmp)
+            for k in range(3):
+                wd[k] -= tmp[k]
+            euler_n_mul(q, wd, out)
+            nqr = 3
+        if jt == J_FREE_LINE or jt == J_FREE_LINE_EULER:
+            out[nqr] = udot[2]; out[nqr + 1] = udot[3]; out[nqr + 2] = udot[4]
+    elif jt == J_BALL or jt == J_FREE or jt == J_ELLIPSOID:
         quat_e_mul(q, udot, 0.5, out)
         quat_e_mul(qdot, u, 0.5, tmp)
         for k in range(4):
             out[k] += tmp[k]
         if jt == J_FREE:
             out[4] = udot[3]; out[5] = udot[4]; out[6] = udot[5]
-    elif jt == J_BALL_EULER or jt == J_FREE_EULER:
+    elif jt == J_BALL_EULER or jt == J_FREE_EULER or jt == J_ELLIPSOID_EULER:
         # w = Hw qdot  =>  qdotdot = N (wdot - HwDot qdot)
         euler_hwdot_mul(q, qdot, qdot, tmp)
         for k in range(3):
@@ -368,8 +594,11 @@ cdef inline int joint_nu(int jt) noexcept nogil:
         return 0
     if jt == J_PIN or jt == J_SLIDER or jt == J_SCREW:
         return 1
-    if jt == J_UNIVERSAL or jt == J_CYLINDER or jt == J_BENDSTRETCH:
+    if (jt == J_UNIVERSAL or jt == J_CYLINDER or jt == J_BENDSTRETCH
+            or jt == J_LINE_ORIENTATION or jt == J_LINE_ORIENTATION_EULER):
         return 2
+    if jt == J_FREE_LINE or jt == J_FREE_LINE_EULER:
+        return 5
     if jt == J_FREE or jt == J_FREE_EULER or jt == J_BUSHING:
         return 6
     return 3

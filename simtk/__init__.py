@@ -4,6 +4,14 @@ Everything a user needs is importable from here: ``from simtk import MultibodySy
 """
 from .common import (
     CacheEntryOutOfDateError,
+    EventTriggerInfo,
+    PeriodicEventHandler,
+    PeriodicEventReporter,
+    ReporterChangedStateError,
+    ScheduledEventHandler,
+    ScheduledEventReporter,
+    TriggeredEventHandler,
+    TriggeredEventReporter,
     Function,
     Stage,
     StageError,
@@ -13,6 +21,23 @@ from .common import (
     Subsystem,
     System,
     TopologyVersionError,
+)
+from .math import (
+    ExplicitEulerIntegrator,
+    Integrator,
+    IntegratorError,
+    NonFiniteDerivativeError,
+    RungeKutta2Integrator,
+    RungeKutta3Integrator,
+    RungeKuttaFeldbergIntegrator,
+    RungeKuttaMersonIntegrator,
+    ScipyIntegrator,
+    SemiExplicitEuler2Integrator,
+    SemiExplicitEulerIntegrator,
+    SimulationOverError,
+    StepSizeTooSmallError,
+    TimeStepper,
+    VerletIntegrator,
 )
 from .multibody import (
     Force,
@@ -30,6 +55,13 @@ __all__ = [
     # staged framework
     "Stage", "State", "System", "Subsystem", "Function",
     "StageError", "StageTooLowError", "StageOutOfRangeError", "CacheEntryOutOfDateError", "TopologyVersionError",
+    "EventTriggerInfo", "TriggeredEventHandler", "ScheduledEventHandler", "PeriodicEventHandler",
+    "TriggeredEventReporter", "ScheduledEventReporter", "PeriodicEventReporter", "ReporterChangedStateError",
+    # numerics
+    "Integrator", "IntegratorError", "StepSizeTooSmallError", "NonFiniteDerivativeError", "SimulationOverError",
+    "ExplicitEulerIntegrator", "RungeKutta2Integrator", "RungeKutta3Integrator", "RungeKuttaMersonIntegrator",
+    "RungeKuttaFeldbergIntegrator", "VerletIntegrator", "SemiExplicitEulerIntegrator",
+    "SemiExplicitEuler2Integrator", "ScipyIntegrator", "TimeStepper",
     # spatial types
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody

@@ -146,11 +146,12 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
     nb = parent.shape[0]
     if nb < 1:
         raise ValueError("a tree needs at least Ground (body 0)")
+    jtype = list(jtype)
+    if len(jtype) != nb:
+        raise ValueError(f"jtype: expected {nb} entries, got {len(jtype)}")
     codes = np.zeros(nb, dtype=np.int64)
     for i, j in enumerate(jtype):
         codes[i] = joint_code(j) if isinstance(j, str) else int(j)
-    if len(jtype) != nb:
-        raise ValueError(f"jtype: expected {nb} entries, got {len(jtype)}")
     custom_sizes = dict(custom_sizes or {})
     qoff = np.zeros(nb + 1, dtype=np.int64)
     uoff = np.zeros(nb + 1, dtype=np.int64)
@@ -193,8 +194,6 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
                          (1 + np.abs(I).max(axis=(1, 2))))
     if bad.size:
         raise ValueError(f"body {bad[0]}: inertia I_B is not symmetric")
-    if codes[0] != 0:
-        codes[0] = 0
     return _k.TreeKernels(parent, codes, qoff, uoff, **args)
 
 

@@ -6,6 +6,16 @@ from .errors import (
     StageTooLowError,
     TopologyVersionError,
 )
+from .events import (
+    EventTriggerInfo,
+    PeriodicEventHandler,
+    PeriodicEventReporter,
+    ReporterChangedStateError,
+    ScheduledEventHandler,
+    ScheduledEventReporter,
+    TriggeredEventHandler,
+    TriggeredEventReporter,
+)
 from .function import Function
 from .stage import Stage
 from .state import State
@@ -13,6 +23,14 @@ from .subsystem import Subsystem
 from .system import System
 
 __all__ = [
+    "EventTriggerInfo",
+    "TriggeredEventHandler",
+    "ScheduledEventHandler",
+    "PeriodicEventHandler",
+    "TriggeredEventReporter",
+    "ScheduledEventReporter",
+    "PeriodicEventReporter",
+    "ReporterChangedStateError",
     "Function",
     "Stage",
     "State",

@@ -250,7 +250,7 @@ class PeriodicEventReporter(ScheduledEventReporter):
 # ---------------------------------------------------------------------------------------------- change tracking
 def change_mark(state: State) -> int:
     """A mark to pass to ``lowest_stage_changed_since`` later (the State's invalidation epoch)."""
-    return state._epoch
+    return state.get_invalidation_mark()
 
 
 def lowest_stage_changed_since(state: State, mark: int) -> Stage:
@@ -259,11 +259,7 @@ def lowest_stage_changed_since(state: State, mark: int) -> Stage:
     Any ``upd_*``/``set_*`` of a variable invalidates its stage, so this is the stage an
     integrator must be reinitialized from after an event handler ran.
     """
-    epochs = state._inval_epoch
-    for s in range(len(epochs)):
-        if epochs[s] > mark:
-            return Stage(s)
-    return Stage.Infinity
+    return state.get_lowest_stage_invalidated_since(mark)
 
 
 def report_without_change(reporter, state: State) -> None:
@@ -272,17 +268,16 @@ def report_without_change(reporter, state: State) -> None:
     A change is any invalidation (every ``upd_*``/``set_*`` of a variable, discrete ones included)
     or any difference in t or y afterwards.
     """
-    mark = state._epoch
-    t = state._t
-    y = state._y
-    y_before = None if y is None else y.copy()
+    mark = state.get_invalidation_mark()
+    t = state.get_time()
+    y_before = state.get_y().copy() if state.get_system_stage() >= Stage.Model else None
     reporter.handle_event(state)
     lowest = lowest_stage_changed_since(state, mark)
     if lowest != Stage.Infinity:
         raise ReporterChangedStateError(
             f"event reporter {reporter!r} changed the State (it invalidated stage {STAGE_NAMES[lowest]}); "
             "reporters may only look at the State: use an event handler to change it")
-    if state._t != t or (y_before is not None and not np.array_equal(state._y, y_before)):
+    if state.get_time() != t or (y_before is not None and not np.array_equal(state.get_y(), y_before)):
         raise ReporterChangedStateError(
             f"event reporter {reporter!r} changed the State's time or continuous variables; reporters may "
             "only look at the State: use an event handler to change it")

@@ -613,6 +613,44 @@ class State:
             e.marked_at = -1
         self._invalidate(min(v.invalidates for v, _ in due))
 
+    # ------------------------------------------------------------------ change tracking
+    def get_invalidation_mark(self) -> int:
+        """A mark that ``get_lowest_stage_invalidated_since`` compares against later."""
+        return self._epoch
+
+    def get_lowest_stage_invalidated_since(self, mark: int) -> Stage:
+        """The lowest stage invalidated since ``mark`` was taken (``Stage.Infinity`` if none).
+
+        Every ``set_*``/``upd_*`` of a variable invalidates its stage, so this is the stage an
+        integrator must restart from after an event handler ran.
+        """
+        for stage, epoch in enumerate(self._inval_epoch):
+            if epoch > mark:
+                return Stage(stage)
+        return Stage.Infinity
+
+    def copy_variables_from(self, other: "State") -> None:
+        """Make t, y and every discrete variable equal to ``other``'s (a State of the same layout).
+
+        The cheap way to reuse a State: no cache is copied, and each change invalidates what it
+        must (t: Time, y: Position, a discrete variable: its own stage).
+        """
+        if other._system is not self._system or other._topology_version != self._topology_version:
+            raise ValueError("copy_variables_from: the States belong to different Systems or topologies")
+        if self._stage < MODEL or other._stage < MODEL or len(self._y) != len(other._y) or \
+                any(len(a.discrete) != len(b.discrete) for a, b in zip(self._subs, other._subs)):
+            raise ValueError("copy_variables_from: both States must be realized to Model with the same layout")
+        if self._t != other._t:
+            self._invalidate(TIME)
+            self._t = other._t
+        self._invalidate(POSITION)
+        self._y[:] = other._y
+        for mine, theirs in zip(self._subs, other._subs):
+            for v, w in zip(mine.discrete, theirs.discrete):
+                if v.value is not w.value:
+                    self._invalidate(v.invalidates)
+                    v.value = _copy.deepcopy(w.value)
+
     # ------------------------------------------------------------------ copying
     def copy(self) -> "State":
         """An independent State with the same variables, realized at most to Instance.

@@ -222,6 +222,20 @@ class System:
         """How many times this System has realized ``stage`` (in any State)."""
         return self._num_realizations[int(stage)]
 
+    # ------------------------------------------------------------------ time scale
+    _default_time_scale = 0.1
+
+    def get_default_time_scale(self) -> float:
+        """The time over which the System's state changes noticeably (s); sizes event windows."""
+        return self._default_time_scale
+
+    def set_default_time_scale(self, t_scale: float) -> None:
+        """Set the default time scale (a positive finite time)."""
+        v = float(t_scale)
+        if not (v > 0.0 and np.isfinite(v)):
+            raise ValueError(f"{self!r}: the time scale must be positive and finite, got {t_scale!r}")
+        self._default_time_scale = v
+
     # ------------------------------------------------------------------ projection and weights
     def project(self, state: State, accuracy: float) -> bool:
         """Move q and then u onto the constraint manifold to within ``accuracy``.

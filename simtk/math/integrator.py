@@ -351,6 +351,7 @@ class Integrator:
         self._compute_weights()
         self._save_start()
         self._w0[:] = self._witness_values(self._w0)
+        self._sampler = s.copy() if self._witnesses else None
         if stage <= INSTANCE or not math.isfinite(self._h_pred):
             self._h_pred = self._estimate_initial_step()
         self._start_of_interval = True
@@ -527,7 +528,7 @@ class Integrator:
         t0 = self._t0
         fixed = self._fixed_step
         controlled = fixed is None and self._has_error_control
-        h = fixed if fixed is not None else min(self._h_pred, self._max_step)
+        h = fixed if fixed is not None else max(min(self._h_pred, self._max_step), self._min_step)
         acc = self._accuracy
         p1 = 1.0 / (self._error_order + 1)
         last_nonfinite = False
@@ -564,7 +565,9 @@ class Integrator:
                         f"during a fixed step of size {h_try!r} from t = {t0!r}; the State is left at t = {t0!r}")
                 h = h_try * factor
                 h_min = self._min_step_at(t0)
-                if h < h_min:
+                if h < h_min and h_try > h_min and h_try < remaining:
+                    h = h_min  # one last try at the minimum
+                elif h < h_min:
                     if last_nonfinite:
                         raise NonFiniteDerivativeError(
                             f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not finite "
@@ -592,7 +595,6 @@ class Integrator:
             if t1 == t_max and h_try < h:
                 h_next = max(h_next, h)  # a step cut short for a report keeps the natural size
             self._h_pred = min(h_next, self._max_step)
-        self._t1_natural = t1
 
     def _finish_step(self) -> None:
         """After an accepted step (or localized event): project, auto-update, save as the new start."""
@@ -600,7 +602,10 @@ class Integrator:
         if self._has_constraints or self._project_every_step:
             if self._project(s):
                 self._realize_derivatives_or_raise(f"after projection at t = {s.get_time()!r}")
+        mark = s.get_invalidation_mark()
         s.auto_update_discrete_variables()
+        if s.get_invalidation_mark() != mark and self._witnesses:
+            self._sampler = s.copy()  # keep its discrete variables equal to the advanced State's
         if s._stage < ACCELERATION:
             self._realize_derivatives_or_raise(f"after updating discrete variables at t = {s.get_time()!r}")
         if self._weights_vary:
@@ -628,6 +633,43 @@ class Integrator:
                 hits.append(i)
         return hits
 
+    _SAMPLES = (0.25, 0.5, 0.75)
+
+    def _sample_interior(self, t1: float):
+        """Look for a sign change inside the step that the end values hide (e.g. a witness going up
+        and down again): evaluate the witnesses on cubic Hermite interpolants of the step at a few
+        interior times. Returns ``(t_a, w_a, t_b, w_b, hits)`` bracketing the first change, or None.
+
+        Each sample realizes a scratch State only to the highest witness stage.
+        """
+        t0, h = self._t0, t1 - self._t0
+        sampler, system = self._sampler, self._system
+        y0, f0, y1, f1 = self._y0, self._f0, self._adv.get_y(), self._adv.get_ydot()
+        top = max(self._w_stage)
+        t_a, w_a = t0, self._w0
+        for th in self._SAMPLES:
+            h00, h10 = 2 * th ** 3 - 3 * th ** 2 + 1, th ** 3 - 2 * th ** 2 + th
+            h01, h11 = -2 * th ** 3 + 3 * th ** 2, th ** 3 - th ** 2
+            ts = t0 + th * h
+            sampler.set_time(ts)
+            y = sampler.upd_y()
+            np.multiply(y0, h00, out=y)
+            y += (h10 * h) * f0
+            y += h01 * y1
+            y += (h11 * h) * f1
+            system.realize(sampler, top)
+            self._n_realize += 1
+            adv, self._adv = self._adv, sampler
+            try:
+                w_s = self._witness_values(np.empty(len(self._witnesses)))
+            finally:
+                self._adv = adv
+            hits = self._crossings(w_a, w_s)
+            if hits:
+                return t_a, w_a, ts, w_s, hits
+            t_a, w_a = ts, w_s
+        return None
+
     def _localization_window(self, hits: list[int]) -> float:
         rel = min(self._witnesses[i].get_trigger_info().get_required_localization_time_window() for i in hits)
         scale = 1.0
@@ -653,7 +695,7 @@ class Integrator:
         """
         window = max(self._localization_window(hits), 4 * _EPS * max(1.0, abs(t_high)))
         wl, wh = w_low.copy(), w_high.copy()
-        state_at = t_high
+        state_at = self._adv.get_time()
         side = 0
         fl_scale = fh_scale = 1.0  # Illinois damping of a retained end
         for _ in range(200):
@@ -732,8 +774,9 @@ class Integrator:
             if self._witnesses:
                 self._witness_values(self._w1)
                 hits = self._crossings(self._w0, self._w1)
-                if hits:
-                    t_low, t_high, hits = self._localize(self._t0, self._w0, t1, self._w1, hits)
+                bracket = (self._t0, self._w0, t1, self._w1, hits) if hits else self._sample_interior(t1)
+                if bracket is not None:
+                    t_low, t_high, hits = self._localize(*bracket)
                     self._finish_step()
                     self._w0[:] = self._w1
                     self._triggered_events = [self._witnesses[i] for i in hits]

@@ -17,9 +17,12 @@ class VerletIntegrator(Integrator):
         u1* = u0 + h udot0,  z1* = z0 + h zdot0           (predictor)
         u1  = u0 + h/2 (udot0 + udot(q1, u1*))            (trapezoid corrector; same for z)
 
-    The error estimate compares q1 with the trapezoid rule on qdot, and the corrected u1 with the
-    one the corrector would give from the corrected end derivative: both are O(h^3). Two
-    realizations per step (predicted and corrected end). The System must compute qdotdot while
+    The error estimate (all terms O(h^3)): for q, q1 minus the trapezoid rule on qdot; for u and z,
+    the corrector's change between the predicted and corrected end derivatives plus the trapezoid
+    rule's own error ``h^3/12 |udot''|``, with ``udot''`` from the second difference of the
+    accelerations at the previous, current and next step boundaries (on the first step of a
+    continuous interval, where there is no previous one, the first-order bound ``h/2 |udot1 - udot0|``
+    is used instead). Two realizations per step (predicted and corrected end). The System must compute qdotdot while
     realizing Acceleration (the multibody layer does; a custom Subsystem writes it with
     ``upd_qdotdot``), since q is advanced with it.
     """
@@ -33,10 +36,21 @@ class VerletIntegrator(Integrator):
         s = self._adv
         self._nq, self._nu = s.get_nq(), s.get_nu()
         self._qdd0 = np.zeros(self._nq)
+        self._a_prev = np.zeros(ny - self._nq)
+        self._hp = 0.0
+        self._have_history = False
+
+    def _setup_interval(self, stage) -> None:
+        super()._setup_interval(stage)
+        self._have_history = False
 
     def _save_start(self) -> None:
+        t_old = self._t0
+        self._a_prev[:] = self._f0[self._nq:]
         super()._save_start()
         self._qdd0[:] = self._adv.get_qdotdot()
+        self._hp = self._t0 - t_old
+        self._have_history = self._hp > 0
 
     def _attempt_step(self, t1: float) -> bool:
         t0, nq = self._t0, self._nq
@@ -68,5 +82,13 @@ class VerletIntegrator(Integrator):
         eq -= y0[:nq]
         et = err[nq:]
         np.subtract(K1[nq:], Kp[nq:], out=et)
+        np.abs(et, out=et)
         et *= 0.5 * h
+        a0, a1 = f0[nq:], K1[nq:]
+        if self._have_history:
+            hp = self._hp
+            a2 = ((a1 - a0) / h - (a0 - self._a_prev) / hp) * (2.0 / (h + hp))
+            et += np.abs(a2) * (h ** 3 / 12.0)
+        else:
+            et += np.abs(a1 - a0) * (0.5 * h)
         return True

@@ -7,7 +7,7 @@ import numpy as np
 
 from simtk import _core
 
-QUATERNION_JOINTS = {"Ball", "Free"}
+QUATERNION_JOINTS = {"Ball", "Free", "LineOrientation", "FreeLine", "Ellipsoid"}
 
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:
@@ -90,7 +90,12 @@ def random_tree(rng: np.random.Generator, joint_names, nb: int | None = None,
     for i in range(1, nb):
         mass[i], p_BC[i], I_B[i] = random_inertia(rng)
     jparam = np.zeros((nb, 3))
-    jparam[:, 0] = rng.uniform(-0.5, 0.5, size=nb)   # Screw pitch
+    jparam[:, 0] = rng.uniform(-0.5, 0.5, size=nb)   # Screw pitch; SphericalCoords az0
+    jparam[:, 1] = rng.uniform(-0.5, 0.5, size=nb)   # SphericalCoords ze0
+    jparam[:, 2] = rng.integers(0, 16, size=nb)      # SphericalCoords sign/axis flags
+    for i in range(1, nb):
+        if joints[i] in ("Ellipsoid", "EllipsoidEuler"):
+            jparam[i] = rng.uniform(0.2, 1.5, size=3)     # radii
     return RandomTree(parent, joints, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B, jparam)
 
 

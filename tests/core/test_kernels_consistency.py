@@ -13,7 +13,7 @@ from core_tree_helpers import (QUATERNION_JOINTS, gravity_forces, quat_to_matrix
 
 ALL_JOINTS = [name for name in _core.JOINT_TYPES if name != "Custom"]
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
-FAST = settings(max_examples=20, deadline=None)
+FAST = settings(max_examples=40, deadline=None)
 
 
 def setup_tree(seed, joints=ALL_JOINTS, nb=None):
@@ -126,10 +126,8 @@ def test_accelerations_are_derivatives_of_velocities(seed):
         V.append(other.V_GB.copy())
     A_fd = (V[1] - V[0]) / (2 * h)
     assert np.abs(A_GB[1:] - A_fd[1:]).max() < 1e-6 * max(1, np.abs(A_fd).max())
-    # the velocity-only part: A_bias is the acceleration when udot = 0
-    ws.forward_dynamics  # noqa: B018 (A_bias was filled by realize_velocity)
+    # A_GB = J udot + JDot u, with JDot u = A_bias filled by realize_velocity
     A_from_bias = ws.A_bias + _core.jacobian(ws, udot)
-    # J udot gives the udot part at the body origin; the rest is JDot u = A_bias
     assert rel_err(A_from_bias[1:], A_GB[1:]) < 1e-10
 
 
@@ -143,12 +141,18 @@ def _body_xyz_from_matrix(R):
 @given(seed=SEEDS)
 @FAST
 def test_euler_and_quaternion_modes_agree(seed):
-    """Ball/Free with Euler angles give the same udot as with quaternions for the
-    same physical state (u = w_FM in F in both modes), and the same kinematics."""
+    """Ball/Free/LineOrientation/FreeLine with Euler angles give the same udot as
+    with quaternions for the same physical state (u has the same meaning in both
+    modes), and the same kinematics."""
     rng = np.random.default_rng(seed)
-    tree = random_tree(rng, ["Ball", "Free", "Pin"], nb=int(rng.integers(3, 9)))
+    tree = random_tree(rng, ["Ball", "Free", "LineOrientation", "FreeLine", "Ellipsoid", "Pin"],
+                       nb=int(rng.integers(3, 9)))
+    for i in range(1, tree.nb):   # both modes need the radii
+        if tree.joints[i] == "Ellipsoid":
+            tree.jparam[i] = rng.uniform(0.2, 1.5, size=3)
     ws_quat = tree.kernels()
-    euler = [{"Ball": "BallEuler", "Free": "FreeEuler"}.get(j, j) for j in tree.joints]
+    euler = [{"Ball": "BallEuler", "Free": "FreeEuler", "LineOrientation": "LineOrientationEuler",
+              "FreeLine": "FreeLineEuler", "Ellipsoid": "EllipsoidEuler"}.get(j, j) for j in tree.joints]
     ws_eul = tree.kernels(euler)
     q_quat, u = random_state(rng, ws_quat, tree.joints)
     q_eul = np.zeros(ws_eul.nq)
@@ -203,6 +207,11 @@ def test_jacobian_products_are_transposes(seed):
         assert np.allclose(vs[j], V[bi, 1] + np.cross(V[bi, 0], r), atol=1e-12)
 
 
+def other_at(ws, q):
+    ws.realize_position(q)
+    return ws
+
+
 @given(seed=SEEDS)
 @FAST
 def test_station_bias_is_acceleration_at_zero_udot(seed):
@@ -215,12 +224,8 @@ def test_station_bias_is_acceleration_at_zero_udot(seed):
     qdot = ws.qdot.copy()
     other = ws.copy()
     h = 1e-5
-    # with udot = 0, qdotdot = NDot u, obtained from forward kinematics of N:
     zero = np.zeros(ws.nu)
-    ws.realize_articulated()
-    ws.inverse_dynamics  # noqa: B018
-    qdd = np.zeros(ws.nq)
-    # qdotdot for udot = 0 by differencing N(q) u along qdot
+    # with udot = 0, qdotdot = NDot u: difference N(q) u along qdot
     Np = _core.multiply_by_n(other_at(other, q + h * qdot), False, u)
     Nm = _core.multiply_by_n(other_at(other, q - h * qdot), False, u)
     qdd = (Np - Nm) / (2 * h)
@@ -231,11 +236,6 @@ def test_station_bias_is_acceleration_at_zero_udot(seed):
         V.append(_core.frame_jacobian(other, bodies, stations, u))
     fd = (V[1] - V[0]) / (2 * h)
     assert np.abs(bias - fd).max() < 1e-6 * max(1, np.abs(fd).max())
-
-
-def other_at(ws, q):
-    ws.realize_position(q)
-    return ws
 
 
 @given(seed=SEEDS)

@@ -1,0 +1,37 @@
+"""Numerics (SimTKmath in Simbody): integrators, the TimeStepper, and event handling in time."""
+from .explicit import (
+    ExplicitEulerIntegrator,
+    RungeKutta2Integrator,
+    RungeKutta3Integrator,
+    RungeKuttaFeldbergIntegrator,
+    RungeKuttaMersonIntegrator,
+)
+from .integrator import (
+    Integrator,
+    IntegratorError,
+    NonFiniteDerivativeError,
+    SimulationOverError,
+    StepSizeTooSmallError,
+)
+from .scipy_integrator import ScipyIntegrator
+from .semi_explicit_euler import SemiExplicitEuler2Integrator, SemiExplicitEulerIntegrator
+from .time_stepper import TimeStepper
+from .verlet import VerletIntegrator
+
+__all__ = [
+    "Integrator",
+    "IntegratorError",
+    "StepSizeTooSmallError",
+    "NonFiniteDerivativeError",
+    "SimulationOverError",
+    "ExplicitEulerIntegrator",
+    "RungeKutta2Integrator",
+    "RungeKutta3Integrator",
+    "RungeKuttaMersonIntegrator",
+    "RungeKuttaFeldbergIntegrator",
+    "VerletIntegrator",
+    "SemiExplicitEulerIntegrator",
+    "SemiExplicitEuler2Integrator",
+    "ScipyIntegrator",
+    "TimeStepper",
+]
