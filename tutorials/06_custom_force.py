@@ -124,8 +124,7 @@ def main():
     end = stepper.get_state()
     system.realize(end, Stage.Velocity)
     print(f"  after 2 s: KE {system.calc_kinetic_energy(end):.6f} + PE {system.calc_potential_energy(end):.6f}"
-          f" = {system.calc_energy(end):.6f} (start {e0:.6f}); {integrator.get_num_steps_taken()} steps, "
-          f"{implementation.calls} calc_force calls in all")
+          f" = {system.calc_energy(end):.6f} (start {e0:.6f}); {integrator.get_num_steps_taken()} steps")
 
 
 if __name__ == "__main__":

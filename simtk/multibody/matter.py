@@ -34,13 +34,14 @@ __all__ = ["SimbodyMatterSubsystem"]
 class _Layout:
     """Model-stage layout: joint codes and q/u offsets per body (depends on the Euler-angle switch)."""
 
-    __slots__ = ("codes", "qoff", "uoff", "nq", "nu", "quaternion_bodies", "euler")
+    __slots__ = ("codes", "qoff", "uoff", "nq", "nu", "quaternion_bodies", "euler", "custom")
 
     def __init__(self, codes, qoff, uoff, quaternion_bodies, euler):
         self.codes, self.qoff, self.uoff = codes, qoff, uoff
         self.nq, self.nu = int(qoff[-1]), int(uoff[-1])
         self.quaternion_bodies = quaternion_bodies
         self.euler = euler
+        self.custom: list = []  # Custom mobilized bodies: Python fills their kernel rows each stage
 
 
 class _MatterCache:
@@ -148,14 +149,20 @@ class SimbodyMatterSubsystem(Subsystem):
         for i, mb in enumerate(self._bodies[1:], start=1):
             joint = mb._euler_joint if (euler and mb._euler_joint) else mb._joint
             code, nq, nu, uses_quaternion = _core.JOINT_TYPES[joint]
+            if code == _core.CUSTOM:
+                nq, nu = mb._custom_sizes(state)
+                q_init = mb._custom_default_q(state)
+            else:
+                q_init = _default_q(joint, nq, uses_quaternion)
             codes[i] = code
             qoff[i + 1], uoff[i + 1] = qoff[i] + nq, uoff[i] + nu
-            q_default.append(_default_q(joint, nq, uses_quaternion))
+            q_default.append(q_init)
             if uses_quaternion:
                 quaternion_bodies.append(i)
         self.allocate_q(state, np.concatenate(q_default) if q_default else np.zeros(0))
         self.allocate_u(state, np.zeros(int(uoff[-1])))
         layout = _Layout(codes, qoff, uoff, np.array(quaternion_bodies, dtype=np.intp), euler)
+        layout.custom = [mb for mb, c in zip(self._bodies, codes) if c == _core.CUSTOM and mb._index > 0]
         self.set_cache_entry(state, self._layout_index, layout)
 
     def realize_subsystem_instance_impl(self, state: State) -> None:
@@ -175,8 +182,12 @@ class SimbodyMatterSubsystem(Subsystem):
             jparam[i] = mb._params
             parent[i] = mb._parent._index if mb._parent is not None else 0
         mass[0], p_BC[0], I_B[0] = 0.0, 0.0, 0.0  # Ground is immobile; its mass never enters
+        custom_sizes = {mb._index: (int(layout.qoff[mb._index + 1] - layout.qoff[mb._index]),
+                                    int(layout.uoff[mb._index + 1] - layout.uoff[mb._index])) for mb in layout.custom}
         ws = _core.make_tree_kernels(parent, layout.codes, R_PF=R_PF, p_PF=p_PF, R_BM=R_BM, p_BM=p_BM,
-                                     mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam)
+                                     mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam, custom_sizes=custom_sizes)
+        for mb in layout.custom:
+            mb._realize_custom_instance(state)
         self._quaternion_err_start = self.allocate_q_err(state, len(layout.quaternion_bodies))
         self.set_cache_entry(state, self._cache_index, _MatterCache(ws, layout))
 
@@ -186,6 +197,8 @@ class SimbodyMatterSubsystem(Subsystem):
         ss = state._subs[self._index]
         cache = ss.cache[self._cache_index].value
         ws = cache.ws
+        for mb in cache.layout.custom:  # their rows of X_FM and H_FM, before the sweep reads them
+            mb._realize_custom_position(state, ws)
         ws.realize_position(ss.q)
         qb = cache.layout.quaternion_bodies
         if len(qb):
@@ -193,7 +206,10 @@ class SimbodyMatterSubsystem(Subsystem):
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
         ss = state._subs[self._index]
-        ws = ss.cache[self._cache_index].value.ws
+        cache = ss.cache[self._cache_index].value
+        ws = cache.ws
+        for mb in cache.layout.custom:  # their rows of HDot_FM u and qdot, before the sweep
+            mb._realize_custom_velocity(state, ws)
         ws.realize_velocity(ss.u)
         np.copyto(ss.qdot, ws.qdot)
 
@@ -207,9 +223,25 @@ class SimbodyMatterSubsystem(Subsystem):
         cache = ss.cache[self._cache_index].value
         ws = cache.ws
         ws.forward_dynamics(cache.mobility_forces, cache.body_forces)
+        if not _core._k.all_finite(ws.udot):
+            self._explain_non_finite_udot(state, cache)
+        for mb in cache.layout.custom:  # their rows of qdotdot = N udot + NDot u
+            mb._realize_custom_acceleration(state, ws)
         np.copyto(ss.udot, ws.udot)
         np.copyto(ss.qdotdot, ws.qdotdot)
         np.copyto(cache.A_GB, ws.A_GB)
+
+    def _explain_non_finite_udot(self, state: State, cache: _MatterCache) -> None:
+        """Raise a clear error for a forward-dynamics result that is not finite."""
+        ws = cache.ws
+        if not (np.isfinite(cache.body_forces).all() and np.isfinite(cache.mobility_forces).all()):
+            raise FloatingPointError(f"{self._where()}: the applied forces are not finite at t = {state.get_time()}")
+        bad = int(np.flatnonzero(~np.isfinite(ws.udot))[0])
+        body = int(np.searchsorted(ws.uoff, bad, side="right") - 1)
+        raise FloatingPointError(
+            f"{self._where()}: forward dynamics gave a non-finite udot for {self._bodies[body]!r} at t = "
+            f"{state.get_time()}: its articulated inertia is singular (a massless body, or a subtree without "
+            "inertia about one of its mobilities)")
 
     def project_q_impl(self, state: State, accuracy: float) -> bool:
         """Normalize quaternions (the only position constraint until constraints exist)."""

@@ -96,6 +96,32 @@ class MobilizedBody:
     def _check_params(self, rest: tuple) -> np.ndarray:
         return np.zeros(3)
 
+    # ------------------------------------------------------------------ Custom mobilizers (joint "Custom")
+    # A mobilizer whose kinematics are written in Python overrides these; the matter subsystem calls
+    # them once per realization of each stage, before the compiled sweep that reads the rows they fill.
+    def _custom_sizes(self, state: "State") -> tuple[int, int]:
+        """(nq, nu) of a Custom mobilizer in ``state`` (at Model)."""
+        raise NotImplementedError
+
+    def _custom_default_q(self, state: "State") -> np.ndarray:
+        """Default q of a Custom mobilizer (at Model)."""
+        return np.zeros(self._custom_sizes(state)[0])
+
+    def _realize_custom_instance(self, state: "State") -> None:
+        """Instance-stage work of a Custom mobilizer (after the workspace exists)."""
+
+    def _realize_custom_position(self, state: "State", ws) -> None:
+        """Fill ws.R_FM[i], ws.p_FM[i] and this body's columns of ws.H_FM from ws' q rows."""
+        raise NotImplementedError
+
+    def _realize_custom_velocity(self, state: "State", ws) -> None:
+        """Fill ws.HDotu_FM[i] and this body's rows of ws.qdot."""
+        raise NotImplementedError
+
+    def _realize_custom_acceleration(self, state: "State", ws) -> None:
+        """Fill this body's rows of ws.qdotdot after forward dynamics."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ topology
     def get_mobilized_body_index(self) -> int:
         """This body's index in its matter subsystem (Ground is 0)."""

@@ -225,6 +225,26 @@ def test_two_point_linear_spring_is_minus_gradient_of_its_energy(seed):
     assert_conservative(tree, state, force)
 
 
+@settings(max_examples=8)
+@given(seed=SEEDS)
+def test_conservative_forces_with_euler_angles_are_minus_gradients(seed):
+    """With Ball and Free on X-Y-Z Euler angles instead of quaternions (nq = nu, but qdot != u),
+    gravity and a two-point spring still satisfy f_j = -dPE/ds along N e_j."""
+    rng = np.random.default_rng(seed)
+    tree = build_tree(rng, int(rng.integers(2, 5)), ("Ball", "Free", "Pin", "Gimbal"))
+    b1, b2 = two_distinct_bodies(rng, tree)
+    gravity = Force.UniformGravity(tree.forces, tree.matter, rng.normal(size=3) * 5.0)
+    spring = Force.TwoPointLinearSpring(tree.forces, b1, rng.uniform(-0.5, 0.5, 3), b2, rng.uniform(-0.5, 0.5, 3),
+                                        rng.uniform(1.0, 100.0), rng.uniform(0.0, 1.0))
+    state = tree.system.realize_topology()
+    tree.matter.set_use_euler_angles(state, True)
+    tree.system.realize_model(state)
+    assert state.get_nq() == state.get_nu()
+    randomize_state(tree, state, rng, speeds=False)
+    for force in (gravity, spring):
+        assert_conservative(tree, state, force)
+
+
 @settings(max_examples=12)
 @given(seed=SEEDS)
 def test_two_point_constant_force_is_minus_gradient_of_its_energy(seed):
