@@ -65,7 +65,10 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 def _checked_vector(values, n: int, where: str) -> np.ndarray:
     """``values`` as a contiguous float64 vector of length ``n``, all finite, or a ValueError."""
-    raw = np.asarray(values)
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: expected {n} real numbers, got {values!r}") from exc
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{where}: expected {n} real numbers, got values of dtype {raw.dtype}")
     a = np.ascontiguousarray(raw, dtype=np.float64)
@@ -113,6 +116,19 @@ def _checked_discrete_value(old, new, where: str):
     if old is not None and not isinstance(new, type(old)):
         raise TypeError(f"{where}: expected a {type(old).__name__}, got {type(new).__name__}")
     return new
+
+
+def _same_value(a, b) -> bool:
+    """Whether two discrete-variable values are equal (so copying one over the other changes nothing)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
+            a.dtype == b.dtype and bool(np.array_equal(a, b))
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # values whose == is not a plain bool: treat as different
+        return False
 
 
 class _DiscreteVariable:
@@ -630,24 +646,33 @@ class State:
         return Stage.Infinity
 
     def copy_variables_from(self, other: "State") -> None:
-        """Make t, y and every discrete variable equal to ``other``'s (a State of the same layout).
+        """Make t, y and every discrete variable equal to ``other``'s (a State of the same System).
 
-        The cheap way to reuse a State: no cache is copied, and each change invalidates what it
-        must (t: Time, y: Position, a discrete variable: its own stage).
+        The cheap way to reuse a State: no cache is copied, and each change invalidates only what
+        it must (a discrete variable: its own stage; t: Time; y: Position). Discrete variables go
+        first, so a Model-stage variable that differs re-lays out this State before y is copied.
         """
         if other._system is not self._system or other._topology_version != self._topology_version:
             raise ValueError("copy_variables_from: the States belong to different Systems or topologies")
-        if self._stage < MODEL or other._stage < MODEL or len(self._y) != len(other._y) or \
+        if other._stage < MODEL:
+            raise StageTooLowError("State.copy_variables_from(other)", MODEL, other._stage)
+        self._copy_discrete_values_from(other)
+        if self._stage < MODEL:
+            self._system.realize(self, Stage.Model)
+            self._copy_discrete_values_from(other)  # those allocated at Model exist only now
+        if len(self._y) != len(other._y) or \
                 any(len(a.discrete) != len(b.discrete) for a, b in zip(self._subs, other._subs)):
-            raise ValueError("copy_variables_from: both States must be realized to Model with the same layout")
+            raise ValueError("copy_variables_from: the States have different layouts")
         if self._t != other._t:
             self._invalidate(TIME)
             self._t = other._t
         self._invalidate(POSITION)
         self._y[:] = other._y
+
+    def _copy_discrete_values_from(self, other: "State") -> None:
         for mine, theirs in zip(self._subs, other._subs):
             for v, w in zip(mine.discrete, theirs.discrete):
-                if v.value is not w.value:
+                if not _same_value(v.value, w.value):
                     self._invalidate(v.invalidates)
                     v.value = _copy.deepcopy(w.value)
 

@@ -163,6 +163,9 @@ class Subsystem:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self._name}' #{self._index}>"
 
+    def __deepcopy__(self, memo):
+        return self  # a topology object: copies of a State share it, never clone it
+
     # ------------------------------------------------------------------ State access
     def _ss(self, state: State) -> _SubsystemState:
         system = self._system

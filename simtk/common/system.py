@@ -54,6 +54,9 @@ class System:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self._name}' with {len(self._subsystems)} subsystems>"
 
+    def __deepcopy__(self, memo):
+        return self  # a topology object: copies of a State share it, never clone it
+
     # ------------------------------------------------------------------ topology
     def adopt_subsystem(self, sub: Subsystem) -> int:
         """Take ``sub`` into this System; returns its subsystem index. Changes the topology."""
@@ -158,7 +161,7 @@ class System:
         """Realize ``state`` up to ``stage``, one stage at a time; a no-op if it is there already.
 
         Each stage runs every subsystem's hook once, in realization order. If a hook raises, the
-        subsystems realized before it keep the new stage and the System stays at the stage below.
+        whole State is left below that stage, so realizing again redoes the stage from its start.
         """
         if state._system is not self or state._topology_version != self._topology_version:
             state._check_system(self)
@@ -184,6 +187,9 @@ class System:
                     try:
                         hook(state)
                     except Exception as exc:
+                        # Subsystems realized before this one may have written into shared results (force
+                        # accumulators): drop them all below g so that a retry redoes the whole stage.
+                        state._invalidate(g)
                         exc.add_note(f"while realizing {STAGE_NAMES[g]} of subsystem '{ss.name}' (#{idx})")
                         raise
                 ss.stage = g

@@ -38,9 +38,19 @@ def _add_station_forces(body_forces: np.ndarray, bodies: np.ndarray, r: np.ndarr
     np.add.at(body_forces[:, 1], bodies, f)
 
 
-def _body(x, what: str) -> MobilizedBody:
+def _body(x, what: str, forces=None) -> MobilizedBody:
     if not isinstance(x, MobilizedBody):
         raise TypeError(f"{what}: expected a MobilizedBody, got {type(x).__name__}")
+    if forces is not None and x._matter._system is not None and x._matter._system is not forces._system:
+        raise ValueError(f"{what}: {x!r} belongs to another System than the force subsystem")
+    return x
+
+
+def _matter_arg(x, what: str):
+    from .matter import SimbodyMatterSubsystem
+
+    if not isinstance(x, SimbodyMatterSubsystem):
+        raise TypeError(f"{what}: expected a SimbodyMatterSubsystem, got {type(x).__name__}")
     return x
 
 
@@ -90,9 +100,11 @@ class _UniformGravity(Force):
     _position_only = True
 
     def __init__(self, forces, matter, g, zero_height: float = 0.0):
+        _matter_arg(matter, f"Force.{type(self).__name__}: matter")
+        g = _vec3(g, f"Force.{type(self).__name__}: g")
+        zero_height = _real(zero_height, f"Force.{type(self).__name__}: zero_height")
         super().__init__(forces)
-        self._g = _vec3(g, "Force.UniformGravity: g")
-        self._zero_height = _real(zero_height, "Force.UniformGravity: zero_height")
+        self._g, self._zero_height = g, zero_height
 
     def get_gravity(self) -> np.ndarray:
         """The gravity vector g (3,), in Ground."""
@@ -145,10 +157,11 @@ class _TwoPoint(Force):
     """Shared parts of elements acting along the line between station s1 on b1 and s2 on b2."""
 
     def __init__(self, forces, b1, s1, b2, s2):
-        super().__init__(forces)
         name = type(self).__name__
-        self._b1, self._b2 = _body(b1, f"Force.{name}: b1"), _body(b2, f"Force.{name}: b2")
-        self._s1, self._s2 = _vec3(s1, f"Force.{name}: s1"), _vec3(s2, f"Force.{name}: s2")
+        b1, b2 = _body(b1, f"Force.{name}: b1", forces), _body(b2, f"Force.{name}: b2", forces)
+        s1, s2 = _vec3(s1, f"Force.{name}: s1"), _vec3(s2, f"Force.{name}: s2")
+        super().__init__(forces)
+        self._b1, self._b2, self._s1, self._s2 = b1, b2, s1, s2
 
     @classmethod
     def _pack_points(cls, elements):
@@ -187,9 +200,9 @@ class _TwoPointLinearSpring(_TwoPoint):
     _position_only = True
 
     def __init__(self, forces, b1, s1, b2, s2, k: float, x0: float):
-        super().__init__(forces, b1, s1, b2, s2)
         self._k = _real(k, "Force.TwoPointLinearSpring: k", nonnegative=True)
         self._x0 = _real(x0, "Force.TwoPointLinearSpring: x0", nonnegative=True)
+        super().__init__(forces, b1, s1, b2, s2)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -215,8 +228,8 @@ class _TwoPointLinearDamper(_TwoPoint):
     """Damper c resisting the rate of change of the distance between two stations."""
 
     def __init__(self, forces, b1, s1, b2, s2, c: float):
-        super().__init__(forces, b1, s1, b2, s2)
         self._c = _real(c, "Force.TwoPointLinearDamper: c", nonnegative=True)
+        super().__init__(forces, b1, s1, b2, s2)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -240,8 +253,8 @@ class _TwoPointConstantForce(_TwoPoint):
     _position_only = True
 
     def __init__(self, forces, b1, s1, b2, s2, f: float):
-        super().__init__(forces, b1, s1, b2, s2)
         self._f = _real(f, "Force.TwoPointConstantForce: f")
+        super().__init__(forces, b1, s1, b2, s2)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -263,12 +276,12 @@ class _TwoPointConstantForce(_TwoPoint):
 # ---------------------------------------------------------------------- mobility elements
 class _MobilityElement(Force):
     def __init__(self, forces, mobod, which: int):
-        super().__init__(forces)
-        self._mobod = _body(mobod, f"Force.{type(self).__name__}: mobod")
+        mobod = _body(mobod, f"Force.{type(self).__name__}: mobod", forces)
         if isinstance(which, bool) or int(which) != which or which < 0:
             raise ValueError(f"Force.{type(self).__name__}: the mobility index must be an integer >= 0, "
                              f"got {which!r}")
-        self._which = int(which)
+        super().__init__(forces)
+        self._mobod, self._which = mobod, int(which)
 
     _needs_q = True
 
@@ -286,9 +299,9 @@ class _MobilityLinearSpring(_MobilityElement):
     _position_only = True
 
     def __init__(self, forces, mobod, which_u: int, k: float, q0: float):
-        super().__init__(forces, mobod, which_u)
-        self._k = _real(k, "Force.MobilityLinearSpring: k")
+        self._k = _real(k, "Force.MobilityLinearSpring: k", nonnegative=True)
         self._q0 = _real(q0, "Force.MobilityLinearSpring: q0")
+        super().__init__(forces, mobod, which_u)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -315,8 +328,8 @@ class _MobilityLinearDamper(_MobilityElement):
     _needs_q = False
 
     def __init__(self, forces, mobod, which_u: int, c: float):
-        super().__init__(forces, mobod, which_u)
         self._c = _real(c, "Force.MobilityLinearDamper: c", nonnegative=True)
+        super().__init__(forces, mobod, which_u)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -338,8 +351,8 @@ class _MobilityConstantForce(_MobilityElement):
     _needs_q = False
 
     def __init__(self, forces, mobod, which_u: int, f: float):
-        super().__init__(forces, mobod, which_u)
         self._f = _real(f, "Force.MobilityConstantForce: f")
+        super().__init__(forces, mobod, which_u)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -361,13 +374,13 @@ class _MobilityLinearStop(_MobilityElement):
     """
 
     def __init__(self, forces, mobod, which_q: int, k: float, d: float, q_low: float, q_high: float):
-        super().__init__(forces, mobod, which_q)
         self._k = _real(k, "Force.MobilityLinearStop: k", nonnegative=True)
         self._d = _real(d, "Force.MobilityLinearStop: d", nonnegative=True)
         self._q_low = _real(q_low, "Force.MobilityLinearStop: q_low")
         self._q_high = _real(q_high, "Force.MobilityLinearStop: q_high")
         if self._q_low > self._q_high:
             raise ValueError(f"Force.MobilityLinearStop: q_low {q_low} is above q_high {q_high}")
+        super().__init__(forces, mobod, which_q)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -401,8 +414,9 @@ class _GlobalDamper(Force):
     """Generalized force -c u on every mobility of the matter subsystem."""
 
     def __init__(self, forces, matter, c: float):
-        super().__init__(forces)
+        _matter_arg(matter, "Force.GlobalDamper: matter")
         self._c = _real(c, "Force.GlobalDamper: c", nonnegative=True)
+        super().__init__(forces)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -421,10 +435,10 @@ class _ConstantForce(Force):
     _position_only = True
 
     def __init__(self, forces, body, station, f):
-        super().__init__(forces)
-        self._body = _body(body, "Force.ConstantForce: body")
+        self._body = _body(body, "Force.ConstantForce: body", forces)
         self._station = _vec3(station, "Force.ConstantForce: station")
         self._f = _vec3(f, "Force.ConstantForce: f")
+        super().__init__(forces)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -446,9 +460,9 @@ class _ConstantTorque(Force):
     _position_only = True
 
     def __init__(self, forces, body, t):
-        super().__init__(forces)
-        self._body = _body(body, "Force.ConstantTorque: body")
+        self._body = _body(body, "Force.ConstantTorque: body", forces)
         self._t = _vec3(t, "Force.ConstantTorque: t")
+        super().__init__(forces)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -488,8 +502,8 @@ class _LinearBushing(Force):
     """
 
     def __init__(self, forces, b1, X_B1F, b2, X_B2M, k6, c6):
-        super().__init__(forces)
-        self._b1, self._b2 = _body(b1, "Force.LinearBushing: b1"), _body(b2, "Force.LinearBushing: b2")
+        self._b1 = _body(b1, "Force.LinearBushing: b1", forces)
+        self._b2 = _body(b2, "Force.LinearBushing: b2", forces)
         for X, what in ((X_B1F, "X_B1F"), (X_B2M, "X_B2M")):
             if not isinstance(X, Transform):
                 raise TypeError(f"Force.LinearBushing: {what} must be a Transform, got {type(X).__name__}")
@@ -499,6 +513,7 @@ class _LinearBushing(Force):
                 or (k6 < 0).any() or (c6 < 0).any():
             raise ValueError("Force.LinearBushing: k6 and c6 must be six finite non-negative numbers each")
         self._k6, self._c6 = k6.copy(), c6.copy()
+        super().__init__(forces)
 
     @classmethod
     def _pack(cls, elements, matter, state):
@@ -568,9 +583,9 @@ class _DiscreteForces(Force):
     """
 
     def __init__(self, forces, matter):
-        super().__init__(forces)
-        self._matter_subsystem = matter
+        self._matter_subsystem = _matter_arg(matter, "Force.DiscreteForces: matter")
         self._dv = None
+        super().__init__(forces)
 
     def _realize_hook(self, state, stage):
         if stage == "topology":

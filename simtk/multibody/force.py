@@ -45,7 +45,10 @@ class Force:
         self._index = forces._adopt_force(self)
 
     def __repr__(self) -> str:
-        return f"<Force.{type(self).__name__} #{self._index}>"
+        return f"<Force.{type(self).__name__} #{getattr(self, '_index', '?')}>"
+
+    def __deepcopy__(self, memo):
+        return self  # a topology object: States that refer to it share it
 
     def get_force_index(self) -> int:
         """This element's index in its force subsystem."""
@@ -140,6 +143,9 @@ class _CustomImplementation:
 
     def __init__(self):
         self._force: "Force.Custom | None" = None
+
+    def __deepcopy__(self, memo):
+        return self  # the user's object belongs to the topology: copies of a State share it
 
     def get_force_subsystem(self) -> "GeneralForceSubsystem":
         """The force subsystem holding the Force.Custom that uses this implementation."""

@@ -162,6 +162,9 @@ class MobilizedBody:
     def __repr__(self) -> str:
         return f"<MobilizedBody.{type(self).__name__} #{self._index}>"
 
+    def __deepcopy__(self, memo):
+        return self  # a topology object: copies of a State share it, never clone it
+
     # ------------------------------------------------------------------ state: coordinates
     def get_num_q(self, state: "State") -> int:
         """Number of generalized coordinates of this mobilizer (depends on Euler/quaternion mode)."""

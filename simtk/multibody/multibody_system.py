@@ -103,3 +103,28 @@ class MultibodySystem(System):
     def calc_energy(self, state: State) -> float:
         """Kinetic plus potential energy (Velocity)."""
         return self.calc_kinetic_energy(state) + self.calc_potential_energy(state)
+
+    # ------------------------------------------------------------------ error control
+    def calc_q_weights(self, state: State) -> np.ndarray:
+        """Unit weights of q derived through N: w_qi = max_j |(N^-1)_ji| (at least 1).
+
+        A change dq moves the speeds by du = N^-1 dq, so weighting q_i by the largest u it moves makes
+        a q error count like the u error it stands for. That is 1 for every coordinate with qdot = u
+        and for Euler angles (N^-1 has unit-bounded entries with a 1 in each column); a quaternion
+        component's weight is about 2 (N^-1 = 2 E(q)^T).
+        """
+        w = np.ones(state.get_nq())
+        matter = self.get_matter_subsystem()
+        layout = matter._layout(state)
+        qb = layout.quaternion_bodies
+        if len(qb):
+            idx = matter.get_q_start(state) + layout.qoff[qb][:, None] + np.arange(4)
+            a = np.abs(state.get_q()[idx])  # (k, 4): |q0|, |x|, |y|, |z| of each quaternion
+            # Column 0 of 2 E^T is -2 v; column k >= 1 holds 2 q0 and the two vector parts other than k.
+            wq = np.empty_like(a)
+            wq[:, 0] = 2.0 * a[:, 1:].max(axis=1)
+            wq[:, 1] = 2.0 * np.maximum(a[:, 0], np.maximum(a[:, 2], a[:, 3]))
+            wq[:, 2] = 2.0 * np.maximum(a[:, 0], np.maximum(a[:, 1], a[:, 3]))
+            wq[:, 3] = 2.0 * np.maximum(a[:, 0], np.maximum(a[:, 1], a[:, 2]))
+            w[idx] = np.maximum(wq, 1.0)
+        return w

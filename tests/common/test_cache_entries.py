@@ -328,13 +328,9 @@ def test_update_value_keeps_the_variables_kind():
         sub.set_discrete_var_update_value(state, sub.counts[0], 1.5)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: state.py State.auto_update_discrete_variables invalidates inside the loop, so the first swap makes "
-    "every later update value that depends on the invalidated stage stale and it is skipped (order-dependent). "
-    "Fix: first collect the variables whose update value is current, then swap them all, then invalidate the "
-    "lowest of their stages."))
 def test_auto_update_swaps_every_current_update_value():
-    """Law: every auto-update variable whose update value is current at the call advances, whatever the order."""
+    """Law: every auto-update variable whose update value is current at the call advances, whatever the order
+    (regression: the first swap's invalidation used to make the second update value look stale)."""
     system = System()
     sub = Counter(system, n=2)
     state = system.realize_topology()
@@ -342,3 +338,26 @@ def test_auto_update_swaps_every_current_update_value():
     assert all(sub.is_discrete_var_update_value_realized(state, i) for i in sub.counts)
     state.auto_update_discrete_variables()
     assert [sub.get_discrete_variable(state, i) for i in sub.counts] == [1, 11]
+
+
+def test_auto_update_invalidates_the_lowest_stage_of_the_swapped_variables():
+    class Two(Subsystem):
+        def realize_subsystem_topology_impl(self, state):
+            self.slow = self.allocate_auto_update_discrete_variable(state, Stage.Dynamics, 0.0, Stage.Velocity)
+            self.fast = self.allocate_auto_update_discrete_variable(state, Stage.Velocity, 0.0, Stage.Velocity)
+
+        def realize_subsystem_velocity_impl(self, state):
+            for i in (self.slow, self.fast):
+                self.set_discrete_var_update_value(state, i, self.get_discrete_variable(state, i) + 0.5)
+
+    system = System()
+    sub = Two(system)
+    state = system.realize_topology()
+    system.realize(state, Stage.Report)
+    state.auto_update_discrete_variables()
+    assert state.get_system_stage() == Stage.Position
+    assert (sub.get_discrete_variable(state, sub.slow), sub.get_discrete_variable(state, sub.fast)) == (0.5, 0.5)
+    mark = state.get_invalidation_mark()
+    state.auto_update_discrete_variables()  # nothing current: nothing swapped, nothing invalidated
+    assert state.get_lowest_stage_invalidated_since(mark) == Stage.Infinity
+    assert sub.get_discrete_variable(state, sub.slow) == 0.5

@@ -332,14 +332,26 @@ def test_nan_message_names_the_entry():
         state.set_q([0.0, 0.0, 0.0, np.nan, 0.0])
 
 
-@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
-@pytest.mark.xfail(strict=True, reason="BUG: state.py _checked_vector casts a complex array to float64 with only "
-                                       "a ComplexWarning, silently dropping the imaginary part")
-def test_set_q_rejects_complex_arrays():
+@pytest.mark.parametrize("bad", [np.array([1 + 2j, 0, 0, 0, 0]), np.array([1 + 0j, 0, 0, 0, 0]),
+                                 [True, False, True, False, True], [1.0, None, 0.0, 0.0, 0.0]])
+def test_set_q_rejects_complex_bool_and_object_arrays(bad):
+    """No silent cast: a complex part would be dropped, a bool or None is not a coordinate."""
     _, _, state = make_system()
     before = snapshot(state)
     with pytest.raises((TypeError, ValueError)):
-        state.set_q(np.array([1 + 2j, 0, 0, 0, 0]))
+        state.set_q(bad)
+    assert_unchanged(state, before)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG (minor): state.py _checked_vector calls np.asarray(values) outside any try, so a ragged list "
+    "raises numpy's own 'inhomogeneous shape' ValueError that does not name State.set_q. Fix: wrap "
+    "np.asarray in try/except (TypeError, ValueError) and re-raise with the `where` prefix."))
+def test_ragged_input_error_names_the_setter():
+    _, _, state = make_system()
+    before = snapshot(state)
+    with pytest.raises(ValueError, match=r"State\.set_q"):
+        state.set_q([[1.0, 2.0], [3.0], 4.0, 5.0, 6.0])
     assert_unchanged(state, before)
 
 
@@ -477,3 +489,39 @@ def test_states_compare_by_identity_and_repr_names_stage_and_sizes():
     assert not (state == state.copy())
     text = repr(state)
     assert "Model" in text and "nq=5" in text and "nu=4" in text and "nz=4" in text
+
+
+# ---------------------------------------------------------------------- change tracking
+def test_lowest_stage_invalidated_since_a_mark():
+    """Law: the answer is the lowest stage of every variable changed since the mark, Infinity if none."""
+    system, subs, state = make_system()
+    system.realize(state, Stage.Report)
+    mark = state.get_invalidation_mark()
+    assert state.get_lowest_stage_invalidated_since(mark) == Stage.Infinity
+    system.realize(state, Stage.Report)
+    state.get_q(), subs[0].get_discrete_variable(state, subs[0].vx)
+    assert state.get_lowest_stage_invalidated_since(mark) == Stage.Infinity
+    for change, lowest in ((lambda: state.set_z(np.zeros(4)), Stage.Dynamics),
+                           (lambda: subs[1].upd_discrete_variable(state, subs[1].vx), Stage.Velocity),
+                           (lambda: state.set_z(np.ones(4)), Stage.Velocity),
+                           (lambda: state.set_time(1.0), Stage.Time)):
+        change()
+        assert state.get_lowest_stage_invalidated_since(mark) == lowest
+    later = state.get_invalidation_mark()
+    system.realize(state, Stage.Report)
+    assert state.get_lowest_stage_invalidated_since(later) == Stage.Infinity
+    state.set_q(np.zeros(5))  # counted even though the State is already realized past Position
+    state.set_q(np.ones(5))
+    assert state.get_lowest_stage_invalidated_since(later) == Stage.Position
+
+
+def test_a_refused_change_invalidates_nothing():
+    system, subs, state = make_system()
+    system.realize(state, Stage.Report)
+    mark = state.get_invalidation_mark()
+    for bad in (lambda: state.set_q([np.nan] * 5), lambda: state.set_time(np.inf),
+                lambda: subs[0].set_discrete_variable(state, subs[0].vx, [1.0])):
+        with pytest.raises(ValueError):
+            bad()
+    assert state.get_lowest_stage_invalidated_since(mark) == Stage.Infinity
+    assert state.get_system_stage() == Stage.Report

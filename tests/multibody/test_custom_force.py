@@ -298,9 +298,6 @@ def test_non_finite_custom_force_raises_floating_point_error(where, position_onl
         custom.calc_force_contribution(state)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a Dynamics realization that raised leaves the forces added so far in "
-                                       "the accumulators (matter keeps stage Dynamics and does not re-zero them), "
-                                       "so a retry double-counts them")
 def test_retry_after_a_failed_dynamics_realization_gives_the_right_forces():
     """If a force raises while Dynamics is realized, realizing again once it is fixed gives exactly
     the forces of one realization."""
@@ -324,10 +321,6 @@ def test_retry_after_a_failed_dynamics_realization_gives_the_right_forces():
     np.testing.assert_allclose(system.get_mobility_forces(state), [-2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: State.copy() deep-copies the Force elements and Force.Custom "
-                                       "implementations held in the GeneralForceSubsystem's Instance cache, so a "
-                                       "copied State runs a clone of the user's object (and copying fails if it "
-                                       "holds a lock or a file)")
 def test_copied_state_uses_the_users_implementation_object():
     """Force elements belong to the System: a copy of a State (as integrators make at every step)
     calls the very implementation object the user gave to Force.Custom."""
