@@ -380,6 +380,15 @@ class State:
                 f"this State was made for topology version {self._topology_version} of {system!r}, which "
                 f"is now at version {system._topology_version}; call realize_topology() for a new State")
 
+    def _check_current(self, where: str) -> None:
+        """Refuse writing into a State made before its System's topology changed."""
+        system = self._system
+        if system is not None and system._topology_version != self._topology_version:
+            raise TopologyVersionError(
+                f"State.{where}: this State was made for topology version {self._topology_version} of "
+                f"{system!r}, which is now at version {system._topology_version}; call realize_topology() for a "
+                "new State")
+
     # ------------------------------------------------------------------ stages
     def get_system_stage(self) -> Stage:
         """The stage the whole System is realized to (the lowest subsystem stage)."""
@@ -400,10 +409,9 @@ class State:
 
     def set_time(self, t: float) -> None:
         """Set t; every subsystem drops to Instance (Time - 1)."""
-        try:
-            v = float(t)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"State.set_time: expected a real number, got {t!r}") from exc
+        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"State.set_time: expected a real number, got {t!r}")
+        v = float(t)
         if not np.isfinite(v):
             raise ValueError(f"State.set_time: time must be finite, got {v}")
         self._invalidate(TIME)
@@ -457,24 +465,28 @@ class State:
     def upd_q(self) -> np.ndarray:
         """Writable q, (nq,); invalidates Position now."""
         self._need(MODEL, "upd_q()")
+        self._check_current("upd_q()")
         self._invalidate(POSITION)
         return self._q
 
     def upd_u(self) -> np.ndarray:
         """Writable u, (nu,); invalidates Velocity now."""
         self._need(MODEL, "upd_u()")
+        self._check_current("upd_u()")
         self._invalidate(VELOCITY)
         return self._u
 
     def upd_z(self) -> np.ndarray:
         """Writable z, (nz,); invalidates Dynamics now."""
         self._need(MODEL, "upd_z()")
+        self._check_current("upd_z()")
         self._invalidate(DYNAMICS)
         return self._z
 
     def upd_y(self) -> np.ndarray:
         """Writable y = [q, u, z], (ny,); invalidates Position now."""
         self._need(MODEL, "upd_y()")
+        self._check_current("upd_y()")
         self._invalidate(POSITION)
         return self._y
 
@@ -482,6 +494,7 @@ class State:
         """Copy ``values`` (nq,) into q after checking length and finiteness; invalidates Position."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_q()", MODEL, self._stage)
+        self._check_current("set_q()")
         a = _checked_vector(values, len(self._q), "State.set_q()")
         self._invalidate(POSITION)
         self._q[:] = a
@@ -490,6 +503,7 @@ class State:
         """Copy ``values`` (nu,) into u after checking length and finiteness; invalidates Velocity."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_u()", MODEL, self._stage)
+        self._check_current("set_u()")
         a = _checked_vector(values, len(self._u), "State.set_u()")
         self._invalidate(VELOCITY)
         self._u[:] = a
@@ -498,6 +512,7 @@ class State:
         """Copy ``values`` (nz,) into z after checking length and finiteness; invalidates Dynamics."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_z()", MODEL, self._stage)
+        self._check_current("set_z()")
         a = _checked_vector(values, len(self._z), "State.set_z()")
         self._invalidate(DYNAMICS)
         self._z[:] = a
@@ -506,6 +521,7 @@ class State:
         """Copy ``values`` (ny,) into y after checking length and finiteness; invalidates Position."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_y()", MODEL, self._stage)
+        self._check_current("set_y()")
         a = _checked_vector(values, len(self._y), "State.set_y()")
         self._invalidate(POSITION)
         self._y[:] = a

@@ -58,7 +58,9 @@ class Subsystem:
     """A Subsystem: allocates variables and cache in a State and computes them stage by stage.
 
     Subclass it and override any of the ``realize_subsystem_<stage>_impl(state)`` hooks; each
-    is called once per realization of its stage, in subsystem order, by ``System.realize``.
+    is called once per realization of its stage, in subsystem order, by ``System.realize``. Hooks
+    are looked up on the class when the topology is realized: override them in a subclass, not by
+    assigning to an instance.
     Allocate in the hooks of the stages that allow it:
 
     ============================== =========================================
@@ -418,7 +420,9 @@ class Subsystem:
             raise StageOutOfRangeError(
                 f"{where}: a variable allocated while realizing {STAGE_NAMES[at]} must invalidate a stage from "
                 f"{STAGE_NAMES[at + 1]} to Report, not {STAGE_NAMES[inv]}")
-        ss.discrete.append(_DiscreteVariable(_stored(value), inv, at))
+        # The value must be one that set_discrete_variable would accept in its place (finite numbers).
+        stored = _checked_discrete_value(value, _stored(value), where)
+        ss.discrete.append(_DiscreteVariable(stored, inv, at))
         return len(ss.discrete) - 1
 
     def allocate_auto_update_discrete_variable(self, state: State, invalidates, value, update_depends_on) -> int:

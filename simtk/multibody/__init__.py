@@ -1,5 +1,7 @@
 """Multibody dynamics (Simbody): the matter subsystem, mobilized bodies and forces."""
 from . import builtin_forces as _builtin_forces  # noqa: F401  (registers Force.<Name>)
+from . import custom_mobilizer as _custom_mobilizer  # noqa: F401  (registers MobilizedBody.Custom)
+from . import function_based as _function_based  # noqa: F401  (registers MobilizedBody.FunctionBased)
 from .force import Force
 from .force_subsystem import ForceSubsystem, GeneralForceSubsystem
 from .matter import SimbodyMatterSubsystem

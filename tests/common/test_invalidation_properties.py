@@ -414,5 +414,9 @@ class StagedStateMachine(RuleBasedStateMachine):
                 np.testing.assert_allclose(probe.get_zdot(s), np.full(len(z), (u ** 2).sum()), rtol=1e-12)
 
 
-StagedStateMachine.TestCase.settings = settings(max_examples=int(os.environ.get("SIMTK_PROP_EXAMPLES", 150)), stateful_step_count=30, deadline=None)
+# 150 examples of ~30 steps (~4 s): at 80, two planted faults (an invalidation not recorded while the State
+# was already below the stage; Model re-layout keeping old values) went unnoticed. SIMTK_PROP_EXAMPLES
+# raises it for a deeper run.
+StagedStateMachine.TestCase.settings = settings(
+    max_examples=int(os.environ.get("SIMTK_PROP_EXAMPLES", 150)), stateful_step_count=30, deadline=None)
 TestStagedStateMachine = StagedStateMachine.TestCase

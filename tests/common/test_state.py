@@ -343,11 +343,8 @@ def test_set_q_rejects_complex_bool_and_object_arrays(bad):
     assert_unchanged(state, before)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (minor): state.py _checked_vector calls np.asarray(values) outside any try, so a ragged list "
-    "raises numpy's own 'inhomogeneous shape' ValueError that does not name State.set_q. Fix: wrap "
-    "np.asarray in try/except (TypeError, ValueError) and re-raise with the `where` prefix."))
 def test_ragged_input_error_names_the_setter():
+    """Regression: numpy's own 'inhomogeneous shape' error used to escape without naming the setter."""
     _, _, state = make_system()
     before = snapshot(state)
     with pytest.raises(ValueError, match=r"State\.set_q"):

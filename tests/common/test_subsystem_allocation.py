@@ -440,7 +440,6 @@ def test_what_each_hook_sees():
     state = system.realize_topology()
     system.realize(state, Stage.Instance)
     for g, name, own, seen in log:
-        i = int(name[1])
         assert own == g - 1
         if g <= Stage.Instance:
             assert seen == [g - 1] * 4
@@ -476,7 +475,9 @@ class FailsOnce(Subsystem):
             raise ZeroDivisionError("bad position")
 
 
-def test_failing_hook_keeps_earlier_subsystems_and_realizing_again_skips_them():
+def test_failing_hook_leaves_the_whole_state_below_its_stage_and_a_retry_redoes_it():
+    """Law (System.realize): if a hook raises, every subsystem is left below that stage (earlier ones may
+    have written shared results), so realizing again runs the whole stage once more, from its start."""
     system = System()
     a, b = FailsOnce(system, "a"), FailsOnce(system, "b")
     Hookless(system)
@@ -487,11 +488,15 @@ def test_failing_hook_keeps_earlier_subsystems_and_realizing_again_skips_them():
         system.realize(state, Stage.Position)
     assert any("'b'" in n and "Position" in n for n in info.value.__notes__)
     assert state.get_system_stage() == Stage.Time
-    assert [state.get_subsystem_stage(i) for i in range(3)] == [Stage.Position, Stage.Time, Stage.Time]
+    assert [state.get_subsystem_stage(i) for i in range(3)] == [Stage.Time] * 3
+    assert system.get_num_realizations_of_this_stage(Stage.Position) == 0
     b.fail = False
     system.realize(state, Stage.Position)
-    assert (a.calls, b.calls) == (1, 2)
+    assert (a.calls, b.calls) == (2, 2)
     assert state.get_system_stage() == Stage.Position
+    assert system.get_num_realizations_of_this_stage(Stage.Position) == 1
+    system.realize(state, Stage.Position)
+    assert (a.calls, b.calls) == (2, 2)
 
 
 class LeakyModel(Subsystem):

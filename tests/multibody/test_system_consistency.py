@@ -36,7 +36,7 @@ from builders import (
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 G = np.array([0.3, -9.81, 0.6])
 H_FD = 1e-6          # central-difference step along qdot = N u
-FD_TOL = 2e-7        # relative; the truncation error is O(h^2), round-off O(eps / h)
+FD_TOL = 2e-8        # relative; truncation O(h^2) and round-off O(eps / h) measured at ~1e-10
 
 
 def focus_specs(rng: np.random.Generator, joint: str, nb: int = 7) -> list:
@@ -224,7 +224,7 @@ CHECKS = [check_mass_matrix, check_forward_dynamics, check_m_operators, check_ve
 
 # ---------------------------------------------------------------------- tests
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__[6:])
-@settings(max_examples=12)
+@settings(max_examples=30)
 @given(seed=SEEDS, euler=st.booleans())
 def test_random_trees_of_all_mobilizers(check, seed, euler):
     """Each law of this module holds on random trees mixing every built-in mobilizer, in
@@ -234,24 +234,18 @@ def test_random_trees_of_all_mobilizers(check, seed, euler):
     check(model, state, rng)
 
 
-@pytest.mark.parametrize("joint", ALL_JOINTS)
-@pytest.mark.parametrize("euler", [False, True], ids=["quaternion", "euler"])
+@pytest.mark.parametrize("joint, euler", [(j, False) for j in ALL_JOINTS] +
+                         [(j, True) for j in ALL_JOINTS if j in QUATERNION_JOINTS])
 def test_every_mobilizer_in_every_law(joint, euler):
-    """Every law of this module holds on a tree where ``joint`` is every other body."""
-    if euler and joint not in QUATERNION_JOINTS:
-        pytest.skip("the Euler-angle switch only changes quaternion mobilizers")
+    """Every law of this module holds on a tree where ``joint`` is every other body (quaternion
+    mobilizers also in Euler-angle mode)."""
     rng = np.random.default_rng(sum(map(ord, joint)))
     model, state = make(rng, focus_specs(rng, joint), euler)
     for check in CHECKS:
         check(model, state, rng)
 
 
-def _euler_twin_udot(specs, rng, q_by_body, u):
-    model, state = make(rng, specs, euler=True)
-    return model, state
-
-
-@settings(max_examples=15)
+@settings(max_examples=30)
 @given(seed=SEEDS)
 def test_euler_and_quaternion_modes_agree(seed):
     """The same physical state (quaternions converted to body-fixed X-Y-Z angles with

@@ -1,0 +1,642 @@
+"""Constraints held by the matter subsystem: the ``Constraint`` base and ``Constraint.Custom``.
+
+Equations and their layout
+--------------------------
+A constraint contributes ``mp`` holonomic (position), ``mv`` nonholonomic (velocity) and ``ma``
+acceleration-only equations. Over the enabled constraints of a State the equations are numbered as
+in Simbody: all holonomic equations first, then all nonholonomic, then all acceleration-only, each
+block in constraint order, so that::
+
+    q_err    = [ perr (mp) | quaternion errors ]
+    u_err    = [ pverr (mp) | verr (mv) ]
+    udot_err = [ paerr (mp) | vaerr (mv) | aerr (ma) ]      multipliers: same layout
+
+The equations of motion are ``M udot + G^T lambda = f`` and ``G udot = b``: a constraint's forces
+as reported here (``get_constrained_body_forces``) are the ``G^T lambda`` side, i.e. the negative of
+the forces the constraint actually applies to the bodies (Simbody's sign convention).
+
+Built-in constraints live in ``builtin_constraints.py``; each kind is evaluated for all its enabled
+elements at once (vectorized over elements), while a ``Constraint.Custom`` runs its Python methods
+once per constraint per stage (and once per equation when its force map is needed).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from ..common.errors import StageTooLowError
+from ..common.stage import ACCELERATION, POSITION, VELOCITY, Stage
+from ..common.state import State
+from ..spatial import Rotation, Transform
+
+if TYPE_CHECKING:
+    from .matter import SimbodyMatterSubsystem
+    from .mobilized_body import MobilizedBody
+
+__all__ = ["Constraint"]
+
+
+def _matter_of(x, where: str):
+    from .matter import SimbodyMatterSubsystem
+
+    if not isinstance(x, SimbodyMatterSubsystem):
+        raise TypeError(f"{where}: expected a SimbodyMatterSubsystem, got {type(x).__name__}")
+    return x
+
+
+def _mobod(x, where: str):
+    from .mobilized_body import MobilizedBody
+
+    if not isinstance(x, MobilizedBody):
+        raise TypeError(f"{where}: expected a MobilizedBody, got {type(x).__name__}")
+    return x
+
+
+class Constraint:
+    """Base of every constraint; the constraint joins the matter subsystem of its bodies on construction.
+
+    Subclasses are the built-ins (``Constraint.Rod``, ``Constraint.Ball``, ...) and
+    ``Constraint.Custom``. A constraint can be disabled per State (an Instance-stage change).
+    """
+
+    #: Equations per element (built-ins fix them per class; Custom per instance).
+    _mp = 0
+    _mv = 0
+    _ma = 0
+    #: Whether the elements of this class are evaluated together (False: one group per element).
+    _bulk = True
+
+    def __init__(self, matter: "SimbodyMatterSubsystem"):
+        self._matter = _matter_of(matter, f"Constraint.{type(self).__name__}")
+        self._disabled_by_default = False
+        self._index = self._matter._adopt_constraint(self)
+
+    def __repr__(self) -> str:
+        return f"<Constraint.{type(self).__name__} #{self._index}>"
+
+    # ------------------------------------------------------------------ identity
+    def get_constraint_index(self) -> int:
+        """This constraint's index in its matter subsystem."""
+        return self._index
+
+    def get_matter_subsystem(self) -> "SimbodyMatterSubsystem":
+        """The matter subsystem holding this constraint."""
+        return self._matter
+
+    def _constrained_body_indices(self) -> list[int]:
+        """Mobilized-body indices of the bodies this constraint applies body forces to, in order."""
+        return []
+
+    def _constrained_mobilizer_indices(self) -> list[int]:
+        """Mobilized-body indices of the mobilizers whose q or u this constraint uses."""
+        return []
+
+    def get_num_constrained_bodies(self) -> int:
+        """How many bodies this constraint acts on through body forces."""
+        return len(self._constrained_body_indices())
+
+    def get_constrained_mobilized_bodies(self) -> tuple:
+        """The bodies of ``get_constrained_body_forces``, in the same order."""
+        return tuple(self._matter.get_mobilized_body(i) for i in self._constrained_body_indices())
+
+    # ------------------------------------------------------------------ enabling
+    def set_disabled_by_default(self, flag: bool) -> None:
+        """Whether new States start with this constraint disabled (a topology change)."""
+        self._disabled_by_default = bool(flag)
+        self._matter.invalidate_subsystem_topology_cache()
+
+    def is_disabled_by_default(self) -> bool:
+        """Whether new States start with this constraint disabled."""
+        return self._disabled_by_default
+
+    def enable(self, state: State) -> None:
+        """Enable this constraint in ``state`` (an Instance-stage change)."""
+        self._matter._set_constraint_disabled(state, self._index, False)
+
+    def disable(self, state: State) -> None:
+        """Disable this constraint in ``state`` (an Instance-stage change)."""
+        self._matter._set_constraint_disabled(state, self._index, True)
+
+    def is_disabled(self, state: State) -> bool:
+        """Whether this constraint is disabled in ``state``."""
+        return self._matter._is_constraint_disabled(state, self._index)
+
+    # ------------------------------------------------------------------ results
+    def get_num_constraint_equations_in_use(self, state: State) -> tuple[int, int, int]:
+        """``(mp, mv, ma)`` in ``state``: zeros when disabled (Instance)."""
+        if self._matter._constraint_slots(state, self) is None:
+            return (0, 0, 0)
+        return (self._mp, self._mv, self._ma)
+
+    def _slots(self, state: State) -> np.ndarray:
+        eqs = self._matter._constraint_slots(state, self)
+        return np.zeros(0, dtype=np.intp) if eqs is None else eqs
+
+    def get_position_errors(self, state: State) -> np.ndarray:
+        """This constraint's position errors (mp,) (Position)."""
+        eqs = self._slots(state)[:self._mp] if not self.is_disabled(state) else np.zeros(0, dtype=np.intp)
+        return self._matter.get_q_err(state)[eqs].copy()
+
+    def get_velocity_errors(self, state: State) -> np.ndarray:
+        """This constraint's velocity errors (mp + mv,): pverr then verr (Velocity)."""
+        eqs = self._slots(state)[:self._mp + self._mv] if not self.is_disabled(state) else np.zeros(0, dtype=np.intp)
+        return self._matter.get_u_err(state)[eqs].copy()
+
+    def get_acceleration_errors(self, state: State) -> np.ndarray:
+        """This constraint's acceleration errors (mp + mv + ma,) (Acceleration)."""
+        return self._matter.get_udot_err(state)[self._slots(state)].copy()
+
+    def get_multipliers(self, state: State) -> np.ndarray:
+        """This constraint's Lagrange multipliers (mp + mv + ma,) (Acceleration)."""
+        return self._matter.get_multipliers(state)[self._slots(state)].copy()
+
+    def _own_forces(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        return self._matter._constraint_forces_of(state, self)
+
+    def get_constrained_body_forces(self, state: State) -> np.ndarray:
+        """``G^T lambda`` body forces of this constraint, one per constrained body, (ncb, 2, 3).
+
+        Each is (torque, force) in Ground, the force applied at the body origin; the order is that
+        of ``get_constrained_mobilized_bodies()``. Sign: these are the forces on the left of
+        ``M udot + G^T lambda = f``, the negative of what the constraint applies (Acceleration).
+        """
+        F, _ = self._own_forces(state)
+        return F[self._constrained_body_indices()].copy()
+
+    def get_constrained_mobility_forces(self, state: State) -> np.ndarray:
+        """``G^T lambda`` mobility forces of this constraint, (nu,) over all mobilities (Acceleration)."""
+        return self._own_forces(state)[1].copy()
+
+    def calc_power(self, state: State) -> float:
+        """Power this constraint delivers to the system (positive adds energy) (Acceleration).
+
+        Minus the dot product of its ``G^T lambda`` forces with the body velocities and speeds, so
+        a workless constraint gives 0 and a prescribed motion gives the rate of work it does.
+        """
+        F, f = self._own_forces(state)
+        V = self._matter._vel_arrays(state)
+        u = self._matter.get_u(state)
+        return -float(np.einsum("bij,bij->", F, V) + f @ u)
+
+    # ------------------------------------------------------------------ bulk protocol
+    # Elements of one class are packed at Instance and evaluated together. ``kin`` (a _Kinematics)
+    # holds the pose, velocity and (trial) acceleration arrays; outputs are (k, n) arrays, one row
+    # per element. ``_force_map`` adds the body and mobility forces of a unit multiplier of each
+    # equation to a _ForceMapBuilder; ``eq`` (k, mp + mv + ma) holds each element's global equation
+    # numbers.
+    @classmethod
+    def _pack(cls, elements: list, plan, state: State):
+        raise NotImplementedError
+
+    @classmethod
+    def _position_errors(cls, packed, kin) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def _velocity_errors(cls, packed, kin) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def _acceleration_errors(cls, packed, kin) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def _force_map(cls, packed, kin, eq: np.ndarray, out) -> None:
+        raise NotImplementedError
+
+    def _realize_hook(self, state: State, stage: str) -> None:
+        """Per-stage hook for constraints with state of their own (Custom); nothing by default."""
+
+
+# ====================================================================== Constraint.Custom
+class _CustomImplementation:
+    """Base of a ``Constraint.Custom`` implementation (seed §3.2).
+
+    Parameters
+    ----------
+    matter : SimbodyMatterSubsystem
+        The matter subsystem of the constrained bodies.
+    mp, mv, ma : int
+        Numbers of holonomic, nonholonomic and acceleration-only equations.
+
+    Register the bodies and mobilizers the constraint uses with ``add_constrained_body`` and
+    ``add_constrained_mobilizer`` (in the constructor), then override, per family:
+
+    - holonomic: ``realize_position_errors(state, mp, perr)``, ``realize_position_dot_errors``,
+      ``realize_position_dot_dot_errors`` and ``apply_position_constraint_forces(state, mp,
+      multipliers, body_forces_in_a, mobility_forces)``;
+    - nonholonomic: ``realize_velocity_errors``, ``realize_velocity_dot_errors``,
+      ``apply_velocity_constraint_forces``;
+    - acceleration-only: ``realize_acceleration_errors``, ``apply_acceleration_constraint_forces``.
+
+    The ``realize_*`` methods write into the array they are given. Every kinematic quantity the
+    helpers return is measured and expressed in the *ancestor* frame A (the nearest common
+    ancestor of the constrained bodies): treat A as if it were Ground. Each error must be the exact
+    time derivative of the one before it, and the forces for multipliers ``lambda`` must be
+    ``G^T lambda`` for ``G`` the derivative of the velocity-level errors with respect to u
+    (``simtk.testing`` has a checker). ``body_forces_in_a`` is (ncb, 2, 3) indexed by
+    constrained-body index, (torque, force) in A with the force at the body origin;
+    ``mobility_forces`` is indexed through ``add_in_one_mobility_force``. The force methods must
+    depend only on positions (they are evaluated once per change of q).
+    """
+
+    def __init__(self, matter: "SimbodyMatterSubsystem", mp: int = 0, mv: int = 0, ma: int = 0):
+        self._matter = _matter_of(matter, "Constraint.Custom.Implementation")
+        for name, n in (("mp", mp), ("mv", mv), ("ma", ma)):
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+                raise ValueError(f"Constraint.Custom.Implementation: {name} must be a count >= 0, got {n!r}")
+        self._mp, self._mv, self._ma = int(mp), int(mv), int(ma)
+        self._bodies: list[int] = []
+        self._mobilizers: list[int] = []
+        self._constraint: "Constraint.Custom | None" = None
+        self._kin = None  # the kinematics being evaluated (set by the solver around each call)
+
+    # ------------------------------------------------------------------ registration
+    def get_matter_subsystem(self) -> "SimbodyMatterSubsystem":
+        """The matter subsystem given at construction."""
+        return self._matter
+
+    def add_constrained_body(self, mobod: "MobilizedBody") -> int:
+        """Register a body the constraint acts on; returns its ConstrainedBodyIndex."""
+        b = _mobod(mobod, "add_constrained_body()")
+        if b._matter is not self._matter:
+            raise ValueError(f"add_constrained_body(): {b!r} belongs to another matter subsystem")
+        if self._constraint is not None:
+            raise RuntimeError("add_constrained_body(): register bodies before creating the Constraint.Custom")
+        if b._index in self._bodies:
+            return self._bodies.index(b._index)
+        self._bodies.append(b._index)
+        return len(self._bodies) - 1
+
+    def add_constrained_mobilizer(self, mobod: "MobilizedBody") -> int:
+        """Register a mobilizer whose q/u the constraint uses; returns its ConstrainedMobilizerIndex."""
+        b = _mobod(mobod, "add_constrained_mobilizer()")
+        if b._matter is not self._matter:
+            raise ValueError(f"add_constrained_mobilizer(): {b!r} belongs to another matter subsystem")
+        if self._constraint is not None:
+            raise RuntimeError("add_constrained_mobilizer(): register mobilizers before creating the Constraint.Custom")
+        if b._index in self._mobilizers:
+            return self._mobilizers.index(b._index)
+        self._mobilizers.append(b._index)
+        return len(self._mobilizers) - 1
+
+    def get_num_constrained_bodies(self) -> int:
+        return len(self._bodies)
+
+    def get_num_constrained_mobilizers(self) -> int:
+        return len(self._mobilizers)
+
+    # ------------------------------------------------------------------ overrides (defaults: nothing)
+    def realize_position_errors(self, state: State, mp: int, perr: np.ndarray) -> None:
+        """Write the mp position errors into ``perr``."""
+        if mp:
+            raise NotImplementedError(f"{type(self).__name__}: realize_position_errors is required when mp > 0")
+
+    def realize_position_dot_errors(self, state: State, mp: int, pverr: np.ndarray) -> None:
+        """Write d/dt of the position errors into ``pverr``."""
+        if mp:
+            raise NotImplementedError(f"{type(self).__name__}: realize_position_dot_errors is required when mp > 0")
+
+    def realize_position_dot_dot_errors(self, state: State, mp: int, paerr: np.ndarray) -> None:
+        """Write d2/dt2 of the position errors into ``paerr``."""
+        if mp:
+            raise NotImplementedError(
+                f"{type(self).__name__}: realize_position_dot_dot_errors is required when mp > 0")
+
+    def apply_position_constraint_forces(self, state: State, mp: int, multipliers: np.ndarray,
+                                         body_forces_in_a: np.ndarray, mobility_forces: np.ndarray) -> None:
+        """Add the forces G_p^T multipliers of the holonomic equations."""
+        if mp:
+            raise NotImplementedError(
+                f"{type(self).__name__}: apply_position_constraint_forces is required when mp > 0")
+
+    def realize_velocity_errors(self, state: State, mv: int, verr: np.ndarray) -> None:
+        """Write the mv velocity errors into ``verr``."""
+        if mv:
+            raise NotImplementedError(f"{type(self).__name__}: realize_velocity_errors is required when mv > 0")
+
+    def realize_velocity_dot_errors(self, state: State, mv: int, vaerr: np.ndarray) -> None:
+        """Write d/dt of the velocity errors into ``vaerr``."""
+        if mv:
+            raise NotImplementedError(f"{type(self).__name__}: realize_velocity_dot_errors is required when mv > 0")
+
+    def apply_velocity_constraint_forces(self, state: State, mv: int, multipliers: np.ndarray,
+                                         body_forces_in_a: np.ndarray, mobility_forces: np.ndarray) -> None:
+        """Add the forces G_v^T multipliers of the nonholonomic equations."""
+        if mv:
+            raise NotImplementedError(
+                f"{type(self).__name__}: apply_velocity_constraint_forces is required when mv > 0")
+
+    def realize_acceleration_errors(self, state: State, ma: int, aerr: np.ndarray) -> None:
+        """Write the ma acceleration errors into ``aerr``."""
+        if ma:
+            raise NotImplementedError(f"{type(self).__name__}: realize_acceleration_errors is required when ma > 0")
+
+    def apply_acceleration_constraint_forces(self, state: State, ma: int, multipliers: np.ndarray,
+                                             body_forces_in_a: np.ndarray, mobility_forces: np.ndarray) -> None:
+        """Add the forces G_a^T multipliers of the acceleration-only equations."""
+        if ma:
+            raise NotImplementedError(
+                f"{type(self).__name__}: apply_acceleration_constraint_forces is required when ma > 0")
+
+    # optional hooks: realize_topology(state) ... realize_report(state)
+
+    # ------------------------------------------------------------------ helpers (ancestor frame)
+    def _k(self, state: State):
+        kin = self._kin
+        if kin is None:
+            from .constraint_solver import kinematics_of_state
+
+            kin = kinematics_of_state(self._matter, state)
+        return kin
+
+    def _cb(self, cb: int) -> int:
+        if not 0 <= int(cb) < len(self._bodies):
+            raise IndexError(f"{type(self).__name__}: no constrained body {cb} (it has {len(self._bodies)})")
+        return self._bodies[int(cb)]
+
+    def _cm(self, cm: int) -> int:
+        if not 0 <= int(cm) < len(self._mobilizers):
+            raise IndexError(f"{type(self).__name__}: no constrained mobilizer {cm} (it has {len(self._mobilizers)})")
+        return self._mobilizers[int(cm)]
+
+    def _ancestor(self) -> int:
+        return self._constraint._ancestor if self._constraint is not None else 0
+
+    def get_ancestor_mobilized_body(self) -> "MobilizedBody":
+        """The ancestor body A in which the helpers measure."""
+        return self._matter.get_mobilized_body(self._ancestor())
+
+    def get_body_transform(self, state: State, cb: int, _ignored=None) -> Transform:
+        """X_AB of constrained body ``cb`` (Position)."""
+        kin = self._k(state)
+        b, a = self._cb(cb), self._ancestor()
+        R_AG = kin.R[a].T
+        R_AB = R_AG @ kin.R[b]
+        return Transform(Rotation._trusted(R_AB), R_AG @ (kin.p[b] - kin.p[a]))
+
+    def get_body_rotation(self, state: State, cb: int, _ignored=None) -> Rotation:
+        """R_AB of constrained body ``cb`` (Position)."""
+        return self.get_body_transform(state, cb).R
+
+    def get_body_origin_location(self, state: State, cb: int, _ignored=None) -> np.ndarray:
+        """p_AB, the body origin in A, (3,) (Position). A third argument is accepted and ignored."""
+        kin = self._k(state)
+        b, a = self._cb(cb), self._ancestor()
+        return kin.R[a].T @ (kin.p[b] - kin.p[a])
+
+    def get_station_location(self, state: State, cb: int, station) -> np.ndarray:
+        """p_AS for a station p_BS (3,) of constrained body ``cb`` (Position)."""
+        kin = self._k(state)
+        b, a = self._cb(cb), self._ancestor()
+        return kin.R[a].T @ (kin.p[b] + kin.R[b] @ np.asarray(station, dtype=float) - kin.p[a])
+
+    def get_body_velocity(self, state: State, cb: int, _ignored=None) -> np.ndarray:
+        """V_AB = (w_AB, v_AB), (2, 3): measured and expressed in A (Velocity)."""
+        kin = self._k(state)
+        b, a = self._cb(cb), self._ancestor()
+        if a == 0:
+            return kin.V[b].copy()
+        R_AG = kin.R[a].T
+        w_a, v_a = kin.V[a]
+        r = kin.p[b] - kin.p[a]
+        out = np.empty((2, 3))
+        out[0] = R_AG @ (kin.V[b, 0] - w_a)
+        out[1] = R_AG @ (kin.V[b, 1] - v_a - np.cross(w_a, r))
+        return out
+
+    def get_body_acceleration(self, state: State, cb: int, _ignored=None) -> np.ndarray:
+        """A_AB = (b_AB, a_AB), (2, 3): measured and expressed in A (Acceleration)."""
+        kin = self._k(state)
+        if kin.A is None:
+            raise StageTooLowError(f"{type(self).__name__}.get_body_acceleration()", ACCELERATION, int(POSITION))
+        b, a = self._cb(cb), self._ancestor()
+        if a == 0:
+            return kin.A[b].copy()
+        R_AG = kin.R[a].T
+        w_a, v_a = kin.V[a]
+        al_a, a_a = kin.A[a]
+        w_b, v_b = kin.V[b]
+        r = kin.p[b] - kin.p[a]
+        out = np.empty((2, 3))
+        # Derivatives taken in A: d^A/dt x = d^G/dt x - w_GA x x.
+        out[0] = R_AG @ (kin.A[b, 0] - al_a - np.cross(w_a, w_b))
+        dv = v_b - v_a
+        out[1] = R_AG @ (kin.A[b, 1] - a_a - np.cross(al_a, r) - 2.0 * np.cross(w_a, dv)
+                         + np.cross(w_a, np.cross(w_a, r)))
+        return out
+
+    def _q_index(self, state, cm: int, which: int) -> int:
+        b = self._cm(cm)
+        q0, n = self._matter._q_range(state, b)
+        if not 0 <= which < n:
+            raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no q[{which}] (it has {n})")
+        return q0 + which
+
+    def _u_index(self, state, cm: int, which: int) -> int:
+        b = self._cm(cm)
+        u0, n = self._matter._u_range(state, b)
+        if not 0 <= which < n:
+            raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no u[{which}] (it has {n})")
+        return u0 + which
+
+    def get_one_q(self, state: State, cm: int, which: int) -> float:
+        """q[which] of constrained mobilizer ``cm``."""
+        return float(self._k(state).q[self._q_index(state, cm, which)])
+
+    def get_one_qdot(self, state: State, cm: int, which: int) -> float:
+        """qdot[which] of constrained mobilizer ``cm`` (Velocity)."""
+        return float(self._k(state).qdot[self._q_index(state, cm, which)])
+
+    def get_one_u(self, state: State, cm: int, which: int) -> float:
+        """u[which] of constrained mobilizer ``cm`` (Velocity)."""
+        return float(self._k(state).u[self._u_index(state, cm, which)])
+
+    def get_one_udot(self, state: State, cm: int, which: int) -> float:
+        """udot[which] of constrained mobilizer ``cm`` (Acceleration)."""
+        kin = self._k(state)
+        if kin.udot is None:
+            raise StageTooLowError(f"{type(self).__name__}.get_one_udot()", ACCELERATION, int(VELOCITY))
+        return float(kin.udot[self._u_index(state, cm, which)])
+
+    def get_one_qdotdot(self, state: State, cm: int, which: int) -> float:
+        """qdotdot[which] of constrained mobilizer ``cm`` (Acceleration)."""
+        kin = self._k(state)
+        if kin.qdotdot is None:
+            raise StageTooLowError(f"{type(self).__name__}.get_one_qdotdot()", ACCELERATION, int(VELOCITY))
+        return float(kin.qdotdot[self._q_index(state, cm, which)])
+
+    def add_in_station_force(self, state: State, cb: int, station, force, body_forces_in_a: np.ndarray) -> None:
+        """Add ``force`` (3,) in A applied at ``station`` p_BS of constrained body ``cb``."""
+        kin = self._k(state)
+        b, a = self._cb(cb), self._ancestor()
+        r_A = kin.R[a].T @ (kin.R[b] @ np.asarray(station, dtype=float))
+        f = np.asarray(force, dtype=float)
+        body_forces_in_a[cb, 0] += np.cross(r_A, f)
+        body_forces_in_a[cb, 1] += f
+
+    def add_in_body_torque(self, state: State, cb: int, torque, body_forces_in_a: np.ndarray) -> None:
+        """Add ``torque`` (3,) in A to constrained body ``cb``."""
+        self._cb(cb)
+        body_forces_in_a[cb, 0] += np.asarray(torque, dtype=float)
+
+    def add_in_one_mobility_force(self, state: State, cm: int, which_u: int, f: float,
+                                  mobility_forces: np.ndarray) -> None:
+        """Add generalized force ``f`` on u[which_u] of constrained mobilizer ``cm``."""
+        b = self._cm(cm)
+        u0, n = self._matter._u_range(state, b)
+        if not 0 <= which_u < n:
+            raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no u[{which_u}] (it has {n})")
+        off = sum(self._matter._u_range(state, m)[1] for m in self._mobilizers[:cm])
+        mobility_forces[off + which_u] += float(f)
+
+
+class _Custom(Constraint):
+    """A constraint whose equations are written in Python (seed §3.2).
+
+    Parameters
+    ----------
+    implementation : Constraint.Custom.Implementation
+        The object that computes the errors and forces.
+    """
+
+    Implementation = _CustomImplementation
+    _bulk = False
+
+    def __init__(self, implementation: _CustomImplementation):
+        if not isinstance(implementation, _CustomImplementation):
+            raise TypeError(f"Constraint.Custom: expected a Constraint.Custom.Implementation, got "
+                            f"{type(implementation).__name__}")
+        if implementation._constraint is not None:
+            raise ValueError("Constraint.Custom: this implementation already belongs to another constraint")
+        impl = implementation
+        if not impl._bodies and not impl._mobilizers:
+            raise ValueError(f"Constraint.Custom({type(impl).__name__}): register at least one constrained body "
+                             "or mobilizer before creating the constraint")
+        self._impl = impl
+        self._mp, self._mv, self._ma = impl._mp, impl._mv, impl._ma
+        matter = impl._matter
+        self._ancestor = _common_ancestor(matter, impl._bodies + impl._mobilizers)
+        impl._constraint = self
+        super().__init__(matter)
+
+    def get_implementation(self) -> _CustomImplementation:
+        """The implementation object."""
+        return self._impl
+
+    def _constrained_body_indices(self) -> list[int]:
+        return list(self._impl._bodies)
+
+    def _constrained_mobilizer_indices(self) -> list[int]:
+        return list(self._impl._mobilizers)
+
+    def _realize_hook(self, state: State, stage: str) -> None:
+        fn = getattr(self._impl, f"realize_{stage}", None)
+        if fn is not None:
+            fn(state)
+
+    # ------------------------------------------------------------------ evaluation (one element)
+    @classmethod
+    def _pack(cls, elements, plan, state):
+        (c,) = elements
+        return c
+
+    @staticmethod
+    def _call(c, kin, fn, n: int) -> np.ndarray:
+        out = np.zeros(n)
+        if n:
+            c._impl._kin = kin
+            try:
+                fn(kin.state, n, out)
+            finally:
+                c._impl._kin = None
+            if not np.isfinite(out).all():
+                raise FloatingPointError(f"{c!r} ({type(c._impl).__name__}): {fn.__name__} gave non-finite "
+                                         f"errors {out}")
+        return out
+
+    @classmethod
+    def _position_errors(cls, c, kin):
+        return cls._call(c, kin, c._impl.realize_position_errors, c._mp)[None, :]
+
+    @classmethod
+    def _velocity_errors(cls, c, kin):
+        impl = c._impl
+        return np.concatenate([cls._call(c, kin, impl.realize_position_dot_errors, c._mp),
+                               cls._call(c, kin, impl.realize_velocity_errors, c._mv)])[None, :]
+
+    @classmethod
+    def _acceleration_errors(cls, c, kin):
+        impl = c._impl
+        return np.concatenate([cls._call(c, kin, impl.realize_position_dot_dot_errors, c._mp),
+                               cls._call(c, kin, impl.realize_velocity_dot_errors, c._mv),
+                               cls._call(c, kin, impl.realize_acceleration_errors, c._ma)])[None, :]
+
+    @classmethod
+    def _force_map(cls, c, kin, eq_rows, out) -> None:
+        impl = c._impl
+        state = kin.state
+        matter = c._matter
+        bodies = np.array(impl._bodies, dtype=np.intp)
+        ncb = len(bodies)
+        u_index = np.concatenate([np.arange(*_u_span(matter, state, b), dtype=np.intp) for b in impl._mobilizers]) \
+            if impl._mobilizers else np.zeros(0, dtype=np.intp)
+        a = c._ancestor
+        R_GA = kin.R[a]
+        eqs = eq_rows[0]
+        k = 0
+        for n, fn in ((c._mp, impl.apply_position_constraint_forces), (c._mv, impl.apply_velocity_constraint_forces),
+                      (c._ma, impl.apply_acceleration_constraint_forces)):
+            for j in range(n):
+                lam = np.zeros(n)
+                lam[j] = 1.0
+                F_A = np.zeros((ncb, 2, 3))
+                f = np.zeros(len(u_index))
+                impl._kin = kin
+                try:
+                    fn(state, n, lam, F_A, f)
+                finally:
+                    impl._kin = None
+                if not (np.isfinite(F_A).all() and np.isfinite(f).all()):
+                    raise FloatingPointError(f"{c!r} ({type(impl).__name__}): {fn.__name__} gave non-finite forces")
+                F_G = np.einsum("ij,bkj->bki", R_GA, F_A)
+                # The errors are measured relative to A, so the force set must not push A's rigid
+                # motion: whatever net wrench the user's forces leave is taken by A itself.
+                r = kin.p[bodies] - kin.p[a]
+                net_t = F_G[:, 0].sum(axis=0) + np.cross(r, F_G[:, 1]).sum(axis=0)
+                net_f = F_G[:, 1].sum(axis=0)
+                eq = eqs[k]
+                out.add_body_forces(np.full(ncb, eq), bodies, F_G)
+                if a != 0 and (np.any(net_t) or np.any(net_f)):
+                    out.add_body_forces(np.array([eq]), np.array([a]), -np.stack([net_t, net_f])[None])
+                if len(f):
+                    out.add_mobility_forces(np.full(len(f), eq), u_index, f)
+                k += 1
+
+
+def _u_span(matter, state, b: int) -> tuple[int, int]:
+    u0, n = matter._u_range(state, b)
+    return u0, u0 + n
+
+
+def _common_ancestor(matter, bodies: Sequence[int]) -> int:
+    """The nearest common ancestor of ``bodies`` in the tree (0, Ground, if any is Ground)."""
+    def path(b):
+        out = []
+        while True:
+            out.append(b)
+            if b == 0:
+                return out
+            b = matter._bodies[b]._parent._index
+    common = None
+    for b in bodies:
+        p = path(b)
+        common = p if common is None else [x for x in common if x in set(p)]
+    return common[0] if common else 0
+
+
+_Custom.__name__ = "Custom"
+_Custom.__qualname__ = "Constraint.Custom"
+_CustomImplementation.__qualname__ = "Constraint.Custom.Implementation"
+Constraint.Custom = _Custom
