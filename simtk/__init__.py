@@ -40,10 +40,12 @@ from .math import (
     VerletIntegrator,
 )
 from .multibody import (
+    Constraint,
     Force,
     ForceSubsystem,
     GeneralForceSubsystem,
     MobilizedBody,
+    Motion,
     MultibodySystem,
     SimbodyMatterSubsystem,
 )
@@ -66,4 +68,5 @@ __all__ = [
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody
     "MultibodySystem", "SimbodyMatterSubsystem", "MobilizedBody", "GeneralForceSubsystem", "ForceSubsystem", "Force",
+    "Constraint", "Motion",
 ]

@@ -171,6 +171,30 @@ class TriggeredEventHandler(_Triggered):
         raise NotImplementedError(f"{type(self).__name__} must implement handle_event(state, accuracy)")
 
 
+class SubsystemEventTrigger(TriggeredEventHandler):
+    """One trigger slot a Subsystem allocated (seed §2.5.4), seen by integrators as a witness.
+
+    The subsystem writes the slot's value while realizing ``stage`` (``upd_event_triggers_by_stage``)
+    and reacts in ``Subsystem.handle_event_trigger(state, stage, index, accuracy)``. Integrators make
+    these from the State's Instance layout; users do not construct them.
+    """
+
+    def __init__(self, subsystem, stage, index: int):
+        super().__init__(stage)
+        self._subsystem = subsystem
+        self._index = int(index)
+
+    def get_value(self, state: State) -> float:
+        return float(state.get_event_triggers_by_stage(self._subsystem.get_my_subsystem_index(), self._stage)
+                     [self._index])
+
+    def handle_event(self, state: State, accuracy: float) -> bool:
+        return bool(self._subsystem.handle_event_trigger(state, self._stage, self._index, accuracy))
+
+    def __repr__(self) -> str:
+        return f"<event trigger {self._index} of {self._subsystem!r} at {self._stage.name}>"
+
+
 class ScheduledEventHandler:
     """An event that happens at times known in advance.
 

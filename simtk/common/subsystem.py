@@ -400,6 +400,20 @@ class Subsystem:
             raise IndexError(f"{self._where()}: no event triggers were allocated at stage {Stage(stage).name}")
         return arr
 
+    def get_num_event_triggers(self, state: State, stage) -> int:
+        """How many trigger slots of ``stage`` this subsystem allocated in ``state`` (Instance)."""
+        ss = self._instance_laid_out(state, "get_num_event_triggers()")
+        return len(ss.triggers.get(int(stage), ()))
+
+    def handle_event_trigger(self, state: State, stage, index: int, accuracy: float) -> bool:
+        """React to trigger ``index`` of ``stage`` changing sign; return True to end the simulation.
+
+        Override this in a subsystem that allocates event triggers (seed §2.5.4): integrators watch
+        every allocated slot and call this where its value changes sign.
+        """
+        raise NotImplementedError(
+            f"{self._where()} allocated event triggers but does not override handle_event_trigger()")
+
     def get_event_triggers_by_stage(self, state: State, stage) -> np.ndarray:
         """This subsystem's trigger values of ``stage``, read-only; valid from that stage."""
         self._ss(state)

@@ -35,8 +35,8 @@ from enum import IntEnum
 import numpy as np
 
 from .. import _core
-from ..common.events import TriggeredEventHandler, TriggeredEventReporter
-from ..common.stage import ACCELERATION, INSTANCE, MODEL, VELOCITY, Stage
+from ..common.events import SubsystemEventTrigger, TriggeredEventHandler, TriggeredEventReporter
+from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
 from ..common.system import System
 
@@ -321,7 +321,6 @@ class Integrator:
         self._sim_over = False
         self._termination = Integrator.TerminationReason.InvalidTerminationReason
         self._triggered_events = []
-        self._collect_triggered()
         self._h_pred = math.nan
         self._setup_interval(Stage.Model)
 
@@ -341,6 +340,7 @@ class Integrator:
         """Begin a continuous interval at the advanced State as it is now."""
         system, s = self._system, self._adv
         system.realize(s, Stage.Instance)
+        self._collect_triggered()  # subsystem trigger slots belong to the Instance layout
         ny = s.get_ny()
         if stage <= MODEL or getattr(self, "_ny", -1) != ny:
             self._allocate(ny)
@@ -374,9 +374,14 @@ class Integrator:
         """Subclass hook: preallocate method-specific buffers."""
 
     def _collect_triggered(self) -> None:
+        """The witnesses: triggered handlers and reporters, and every subsystem trigger slot (Instance)."""
         system = self._system
         items = [h for h in system.get_event_handlers() if isinstance(h, TriggeredEventHandler)]
         items += [r for r in system.get_event_reporters() if isinstance(r, TriggeredEventReporter)]
+        s = self._adv
+        for sub in system._subsystems:
+            for stage in range(TIME, ACCELERATION + 1):
+                items += [SubsystemEventTrigger(sub, stage, k) for k in range(sub.get_num_event_triggers(s, stage))]
         self._witnesses = items
         self._w_stage = [int(w.get_required_stage()) for w in items]
         self._w_rising = [w.get_trigger_info().should_trigger_on_rising_sign_transition() for w in items]

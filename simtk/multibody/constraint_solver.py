@@ -239,8 +239,25 @@ def gmap(matter, state: State, cache, need_inverse: bool = False) -> _GMap:
         A = g.G @ YT.T
         A = 0.5 * (A + A.T)
         g.YT, g.A = YT, A
-        g.Ainv = np.linalg.pinv(A, rcond=1e-10, hermitian=True) if m else np.zeros((0, 0))
+        g.Ainv = _pseudo_inverse(A)
     return g
+
+
+def _pseudo_inverse(A: np.ndarray) -> np.ndarray:
+    """A^-1 by Cholesky when A is well conditioned, else the pseudo-inverse (redundant constraints)."""
+    m = len(A)
+    if m == 0:
+        return np.zeros((0, 0))
+    scale = float(np.max(np.diag(A)))
+    try:
+        L = np.linalg.cholesky(A)
+        d = np.diag(L)
+        if scale > 0 and float(np.min(d)) ** 2 > 1e-10 * scale:
+            Linv = np.linalg.solve(L, np.eye(m))
+            return Linv.T @ Linv
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.pinv(A, rcond=1e-10, hermitian=True)
 
 
 def _build_gmap(matter, state: State, cache) -> _GMap:
@@ -405,8 +422,10 @@ def project_u(matter, state: State, accuracy: float) -> bool:
         err = _max_abs(ss.uerr[:n])
         if err <= target:
             break
-        g = gmap(matter, state, matter._cache(state))
-        du = np.linalg.lstsq(g.G[:n], -ss.uerr[:n], rcond=None)[0]
+        g = gmap(matter, state, matter._cache(state), need_inverse=True)
+        # Mass-weighted: du = -M^-1 G^T (G M^-1 G^T)^+ uerr changes the kinetic energy least.
+        Ainv = g.Ainv if n == plan.m else _pseudo_inverse(g.A[:n, :n])
+        du = -(Ainv @ ss.uerr[:n]) @ g.YT[:n]
         u = matter.upd_u(state)
         u += du
         changed = True

@@ -54,6 +54,7 @@ class _MatterCache:
         self.body_forces = np.zeros((nb, 2, 3))  # Dynamics accumulators, (nb, 2, 3) and (nu,)
         self.mobility_forces = np.zeros(nu)
         self.A_GB = np.zeros((nb, 2, 3))  # the realized body accelerations (ws.A_GB is scratch)
+        self.plan = None  # the constraint plan of this instance (constraint_solver._Plan)
         self.ro = SimpleNamespace(
             R_GB=_readonly(ws.R_GB), p_GB=_readonly(ws.p_GB), R_FM=_readonly(ws.R_FM), p_FM=_readonly(ws.p_FM),
             V_GB=_readonly(ws.V_GB), V_FM=_readonly(ws.V_FM), A_GB=_readonly(self.A_GB),
@@ -63,6 +64,7 @@ class _MatterCache:
     def __deepcopy__(self, memo):
         ws = self.ws.copy()
         new = _MatterCache(ws, self.layout)
+        new.plan = self.plan  # never mutated after Instance: share it
         new.body_forces[:] = self.body_forces
         new.mobility_forces[:] = self.mobility_forces
         new.A_GB[:] = self.A_GB
@@ -90,6 +92,8 @@ class SimbodyMatterSubsystem(Subsystem):
         self._bodies: list[MobilizedBody] = []
         self.ground = _Ground(self)
         self._bodies.append(self.ground)
+        self._constraints: list = []
+        self._motions: dict = {}
         system._set_matter_subsystem(self)
 
     # ------------------------------------------------------------------ topology
@@ -137,8 +141,19 @@ class SimbodyMatterSubsystem(Subsystem):
         self._euler_index = self.allocate_discrete_variable(state, Stage.Model, False)
         self._layout_index = self.allocate_cache_entry(state, Stage.Model, Stage.Model, None)
         self._cache_index = self.allocate_cache_entry(state, Stage.Instance, Stage.Instance, None)
+        defaults = np.array([c._disabled_by_default for c in self._constraints], dtype=bool)
+        self._constraint_disabled_index = self.allocate_discrete_variable(state, Stage.Instance, defaults)
+        self._locks_index = self.allocate_discrete_variable(state, Stage.Instance, {})
+        self._gmap_index = self.allocate_lazy_cache_entry(state, Stage.Position, None)
+        self._custom_constraint_hooks(state, "topology", self._constraints)
+
+    def _custom_constraint_hooks(self, state: State, stage: str, constraints) -> None:
+        for c in constraints:
+            if not c._bulk:
+                c._realize_hook(state, stage)
 
     def realize_subsystem_model_impl(self, state: State) -> None:
+        self._custom_constraint_hooks(state, "model", self._constraints)
         euler = self.get_use_euler_angles(state)
         nb = len(self._bodies)
         codes = np.zeros(nb, dtype=np.int64)
@@ -188,8 +203,19 @@ class SimbodyMatterSubsystem(Subsystem):
                                      mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam, custom_sizes=custom_sizes)
         for mb in layout.custom:
             mb._realize_custom_instance(state)
-        self._quaternion_err_start = self.allocate_q_err(state, len(layout.quaternion_bodies))
-        self.set_cache_entry(state, self._cache_index, _MatterCache(ws, layout))
+        from . import constraint_solver, motion
+
+        disabled = self.get_discrete_variable(state, self._constraint_disabled_index)
+        locks = self.get_discrete_variable(state, self._locks_index)
+        plan = constraint_solver.build_plan(self, state, layout, disabled,
+                                            motion.motion_elements(self, state, layout, locks))
+        # q_err = [constraint perr | quaternion errors]
+        plan.quaternion_err_start = self.allocate_q_err(state, len(layout.quaternion_bodies))
+        plan._state = None
+        cache = _MatterCache(ws, layout)
+        cache.plan = plan
+        self.set_cache_entry(state, self._cache_index, cache)
+        self._custom_constraint_hooks(state, "instance", plan.customs)
 
     # The hooks below run only from System.realize, which has checked the State: they reach their
     # arrays directly (the public accessors' checks would cost more than the kernels for small trees).
@@ -200,9 +226,16 @@ class SimbodyMatterSubsystem(Subsystem):
         for mb in cache.layout.custom:  # their rows of X_FM and H_FM, before the sweep reads them
             mb._realize_custom_position(state, ws)
         ws.realize_position(ss.q)
+        plan = cache.plan
         qb = cache.layout.quaternion_bodies
         if len(qb):
-            ss.qerr[self._quaternion_err_start:self._quaternion_err_start + len(qb)] = ws.qerr[qb]
+            ss.qerr[plan.quaternion_err_start:plan.quaternion_err_start + len(qb)] = ws.qerr[qb]
+        if plan.m:
+            self._custom_constraint_hooks(state, "position", plan.customs)
+            if plan.mp:
+                from .constraint_solver import _Kinematics, position_errors
+
+                position_errors(plan, _Kinematics(state, plan, ws, ss.q), ss.qerr)
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
         ss = state._subs[self._index]
@@ -212,11 +245,20 @@ class SimbodyMatterSubsystem(Subsystem):
             mb._realize_custom_velocity(state, ws)
         ws.realize_velocity(ss.u)
         np.copyto(ss.qdot, ws.qdot)
+        plan = cache.plan
+        if plan.m:
+            self._custom_constraint_hooks(state, "velocity", plan.customs)
+            if plan.mp + plan.mv:
+                from .constraint_solver import _Kinematics, velocity_errors
+
+                velocity_errors(plan, _Kinematics(state, plan, ws, ss.q, ss.u, ss.qdot), ss.uerr)
 
     def realize_subsystem_dynamics_impl(self, state: State) -> None:
         cache = state._subs[self._index].cache[self._cache_index].value
         cache.body_forces.fill(0.0)
         cache.mobility_forces.fill(0.0)
+        if cache.plan.customs:
+            self._custom_constraint_hooks(state, "dynamics", cache.plan.customs)
 
     def realize_subsystem_acceleration_impl(self, state: State) -> None:
         ss = state._subs[self._index]
@@ -227,9 +269,22 @@ class SimbodyMatterSubsystem(Subsystem):
             self._explain_non_finite_udot(state, cache)
         for mb in cache.layout.custom:  # their rows of qdotdot = N udot + NDot u
             mb._realize_custom_acceleration(state, ws)
-        np.copyto(ss.udot, ws.udot)
-        np.copyto(ss.qdotdot, ws.qdotdot)
-        np.copyto(cache.A_GB, ws.A_GB)
+        plan = cache.plan
+        if not plan.m:
+            np.copyto(ss.udot, ws.udot)
+            np.copyto(ss.qdotdot, ws.qdotdot)
+            np.copyto(cache.A_GB, ws.A_GB)
+            return
+        from .constraint_solver import solve_accelerations
+
+        udot, A, qdd, lam, aerr = solve_accelerations(self, state, cache, ws.udot.copy(), ws.A_GB.copy(),
+                                                      ws.qdotdot.copy())
+        np.copyto(ss.udot, udot)
+        np.copyto(ss.qdotdot, qdd)
+        np.copyto(cache.A_GB, A)
+        np.copyto(ss.multipliers, lam)
+        np.copyto(ss.udoterr, aerr)
+        self._custom_constraint_hooks(state, "acceleration", plan.customs)
 
     def _explain_non_finite_udot(self, state: State, cache: _MatterCache) -> None:
         """Raise a clear error for a forward-dynamics result that is not finite."""
@@ -244,16 +299,20 @@ class SimbodyMatterSubsystem(Subsystem):
             "inertia about one of its mobilities)")
 
     def project_q_impl(self, state: State, accuracy: float) -> bool:
-        """Normalize quaternions (the only position constraint until constraints exist)."""
-        layout = self._cache(state).layout
-        if not len(layout.quaternion_bodies):
-            return False
-        q = self.upd_q(state)
-        for i in layout.quaternion_bodies:
-            q0 = layout.qoff[i]
-            quat = q[q0:q0 + 4]
-            quat /= np.linalg.norm(quat)
-        return True
+        """Normalize quaternions and move q onto the position constraints (perr = 0) within ``accuracy``.
+
+        Newton iterations with minimum-norm steps in u-space (dq = N du); raises RuntimeError when
+        the errors cannot be brought within ``accuracy``.
+        """
+        from .constraint_solver import project_q
+
+        return project_q(self, state, accuracy)
+
+    def project_u_impl(self, state: State, accuracy: float) -> bool:
+        """Move u onto the velocity constraints (pverr = verr = 0) with a minimum-norm change."""
+        from .constraint_solver import project_u
+
+        return project_u(self, state, accuracy)
 
     # ------------------------------------------------------------------ cache access (private)
     def _cache(self, state: State) -> _MatterCache:
@@ -575,6 +634,182 @@ class SimbodyMatterSubsystem(Subsystem):
         """qdot = N(q) u (nq,) (Position)."""
         return self.multiply_by_n(state, False, u)
 
+    # ------------------------------------------------------------------ constraints and motions (topology)
+    def _adopt_constraint(self, constraint) -> int:
+        self._constraints.append(constraint)
+        self.invalidate_subsystem_topology_cache()
+        return len(self._constraints) - 1
+
+    def get_num_constraints(self) -> int:
+        """How many constraints this subsystem holds (enabled or not)."""
+        return len(self._constraints)
+
+    def get_constraint(self, i: int):
+        """Constraint ``i``."""
+        return self._constraints[i]
+
+    def _adopt_motion(self, motion) -> None:
+        b = motion._mobod._index
+        if b in self._motions:
+            raise ValueError(f"{motion._mobod!r} already has a Motion ({self._motions[b]!r})")
+        self._motions[b] = motion
+        self.invalidate_subsystem_topology_cache()
+
+    def _set_constraint_disabled(self, state: State, index: int, flag: bool) -> None:
+        disabled = self.get_discrete_variable(state, self._constraint_disabled_index)
+        if bool(disabled[index]) != flag:
+            new = disabled.copy()
+            new[index] = flag
+            self.set_discrete_variable(state, self._constraint_disabled_index, new)
+
+    def _is_constraint_disabled(self, state: State, index: int) -> bool:
+        return bool(self.get_discrete_variable(state, self._constraint_disabled_index)[index])
+
+    def _set_lock(self, state: State, body: int, level, values) -> None:
+        locks = self.get_discrete_variable(state, self._locks_index)
+        new = dict(locks)
+        if level is None:
+            if body not in new:
+                return
+            del new[body]
+        else:
+            new[body] = (int(level), tuple(float(v) for v in values))
+        self.set_discrete_variable(state, self._locks_index, new)
+
+    def _get_lock(self, state: State, body: int):
+        return self.get_discrete_variable(state, self._locks_index).get(body)
+
+    # ------------------------------------------------------------------ constraints (per State)
+    def _plan(self, state: State):
+        return self._at(state, INSTANCE, "the constraint layout").plan
+
+    def _constraint_slots(self, state: State, constraint):
+        """Global equation numbers of ``constraint`` in ``state``, or None when it is disabled."""
+        return self._plan(state).slots.get(constraint._index)
+
+    def _gmap(self, state: State, need_inverse: bool = False):
+        from .constraint_solver import gmap
+
+        cache = self._at(state, POSITION, "the constraint Jacobian G")
+        return gmap(self, state, cache, need_inverse)
+
+    def _total_constraint_forces(self, state: State):
+        """G^T lambda of all equations as body forces (nb, 2, 3) and mobility forces (nu,) (Acceleration)."""
+        cache = self._at(state, ACCELERATION, "constraint forces")
+        ws = cache.ws
+        if not cache.plan.m:
+            return np.zeros((ws.nb, 2, 3)), np.zeros(ws.nu)
+        from .constraint_solver import forces_from_multipliers
+
+        return forces_from_multipliers(self._gmap(state), self.get_multipliers(state), ws.nb, ws.nu)
+
+    def _forces_of_equations(self, state: State, eqs):
+        cache = self._at(state, ACCELERATION, "constraint forces")
+        ws = cache.ws
+        if eqs is None or not len(eqs):
+            return np.zeros((ws.nb, 2, 3)), np.zeros(ws.nu)
+        from .constraint_solver import forces_from_multipliers
+
+        mask = np.zeros(cache.plan.m)
+        mask[eqs] = 1.0
+        return forces_from_multipliers(self._gmap(state), self.get_multipliers(state), ws.nb, ws.nu, mask)
+
+    def _constraint_forces_of(self, state: State, constraint):
+        return self._forces_of_equations(state, self._constraint_slots(state, constraint))
+
+    def _motion_forces(self, state: State, body: int) -> np.ndarray:
+        """Generalized forces a lock or Motion applies on ``body``'s u (nu_body,) (Acceleration)."""
+        eqs = self._plan(state).motion_slots.get(body)
+        _, f = self._forces_of_equations(state, eqs)
+        u0, n = self._u_range(state, body)
+        return -f[u0:u0 + n]
+
+    def calc_constraint_forces_from_multipliers(self, state: State, multipliers):
+        """``(body_forces (nb, 2, 3), mobility_forces (nu,))`` equivalent to G^T multipliers (Position).
+
+        Simbody's sign: these are on the left of M udot + G^T lambda = f.
+        """
+        g = self._gmap(state)
+        lam = self._check_m(state, multipliers, "calc_constraint_forces_from_multipliers()")
+        ws = self._cache(state).ws
+        from .constraint_solver import forces_from_multipliers
+
+        return forces_from_multipliers(g, lam, ws.nb, ws.nu)
+
+    def _check_m(self, state: State, x, what: str) -> np.ndarray:
+        m = self._plan(state).m
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        if a.shape != (m,) or not np.isfinite(a).all():
+            raise ValueError(f"{self._where()}: {what}: expected {m} finite multipliers, got shape {a.shape}")
+        return a
+
+    def get_num_constraint_equations(self, state: State) -> tuple[int, int, int]:
+        """``(mp, mv, ma)``: holonomic, nonholonomic and acceleration-only equations in use (Instance),
+        locks and Motions included."""
+        plan = self._plan(state)
+        return plan.mp, plan.mv, plan.ma
+
+    # ------------------------------------------------------------------ operators: constraints
+    def calc_g(self, state: State) -> np.ndarray:
+        """G = d(aerr)/d(udot) (m, nu), column by column from the acceleration-error routines (Velocity)."""
+        cache = self._at(state, VELOCITY, "calc_g()")
+        from .constraint_solver import multiply_by_g
+
+        ws = cache.ws
+        G = np.zeros((cache.plan.m, ws.nu))
+        e = np.zeros(ws.nu)
+        for j in range(ws.nu):
+            e[j] = 1.0
+            G[:, j] = multiply_by_g(self, state, cache, e)
+            e[j] = 0.0
+        return G
+
+    def multiply_by_g(self, state: State, ulike) -> np.ndarray:
+        """G ulike (m,), from the acceleration-error routines: O(n + m) (Velocity)."""
+        cache = self._at(state, VELOCITY, "multiply_by_g()")
+        from .constraint_solver import multiply_by_g
+
+        return multiply_by_g(self, state, cache, self._check_nu(ulike, cache.ws, "multiply_by_g()"))
+
+    def calc_g_transpose(self, state: State) -> np.ndarray:
+        """G^T (nu, m) from the constraint force routines (Position)."""
+        return self._gmap(state).G.T.copy()
+
+    def multiply_by_g_transpose(self, state: State, multipliers) -> np.ndarray:
+        """G^T multipliers (nu,): the generalized forces of the constraint forces, O(n + m) (Position)."""
+        F, f = self.calc_constraint_forces_from_multipliers(state, multipliers)
+        return self.multiply_by_system_jacobian_transpose(state, F) + f
+
+    def calc_projected_m_inv(self, state: State) -> np.ndarray:
+        """G M^-1 G^T (m, m) (Position)."""
+        return self._gmap(state, need_inverse=True).A.copy()
+
+    def calc_residual_force(self, state: State, mobility_forces, body_forces, known_udot,
+                            known_lambda) -> np.ndarray:
+        """M udot + C + G^T lambda - f - J^T F, (nu,) (Velocity)."""
+        r = self.calc_residual_force_ignoring_constraints(state, mobility_forces, body_forces, known_udot)
+        if self._plan(state).m:
+            r += self.multiply_by_g_transpose(state, known_lambda)
+        return r
+
+    def calc_acceleration(self, state: State, mobility_forces, body_forces):
+        """Forward dynamics with the constraints for the given forces: ``(udot (nu,), A_GB (nb, 2, 3))``.
+
+        The State's own realized results are not disturbed (Velocity).
+        """
+        cache = self._at(state, VELOCITY, "calc_acceleration()")
+        ws = cache.ws
+        what = "calc_acceleration()"
+        ws.forward_dynamics(self._check_nu(mobility_forces, ws, what), self._check_body_forces(body_forces, ws, what))
+        for mb in cache.layout.custom:
+            mb._realize_custom_acceleration(state, ws)
+        if not cache.plan.m:
+            return ws.udot.copy(), ws.A_GB.copy()
+        from .constraint_solver import solve_accelerations
+
+        udot, A, _, _, _ = solve_accelerations(self, state, cache, ws.udot.copy(), ws.A_GB.copy(), ws.qdotdot.copy())
+        return udot, A
+
     # ------------------------------------------------------------------ reaction forces
     def calc_mobilizer_reaction_forces(self, state: State) -> np.ndarray:
         """Force each mobilizer's parent side applies to its body, at M's origin, in Ground, (nb, 2, 3).
@@ -596,7 +831,9 @@ class SimbodyMatterSubsystem(Subsystem):
         needed[:, 0] = (np.einsum("bij,bj->bi", I_O, b) + np.cross(w, np.einsum("bij,bj->bi", I_O, w))
                         + m[:, None] * np.cross(r_C, a))
         needed[:, 1] = m[:, None] * (a + np.cross(b, r_C) + np.cross(w, np.cross(w, r_C)))
-        F = needed - cache.body_forces  # about each body origin; add the children's reactions below
+        # The constraints act as applied forces -G^T lambda alongside the body forces.
+        F = needed - cache.body_forces + self._total_constraint_forces(state)[0]
+        # (about each body origin; the children's reactions are added below)
         parent = ws.parent
         for i in range(nb - 1, 0, -1):
             pa = parent[i]
