@@ -23,6 +23,9 @@ from .common import (
     TopologyVersionError,
 )
 from .math import (
+    Assembler,
+    Markers,
+    QValue,
     ExplicitEulerIntegrator,
     Integrator,
     IntegratorError,
@@ -63,7 +66,7 @@ __all__ = [
     "Integrator", "IntegratorError", "StepSizeTooSmallError", "NonFiniteDerivativeError", "SimulationOverError",
     "ExplicitEulerIntegrator", "RungeKutta2Integrator", "RungeKutta3Integrator", "RungeKuttaMersonIntegrator",
     "RungeKuttaFeldbergIntegrator", "VerletIntegrator", "SemiExplicitEulerIntegrator",
-    "SemiExplicitEuler2Integrator", "ScipyIntegrator", "TimeStepper",
+    "SemiExplicitEuler2Integrator", "ScipyIntegrator", "TimeStepper", "Assembler", "Markers", "QValue",
     # spatial types
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody

@@ -1,4 +1,5 @@
 """Numerics (SimTKmath in Simbody): integrators, the TimeStepper, and event handling in time."""
+from .assembler import Assembler, AssemblyCondition, Markers, QValue
 from .explicit import (
     ExplicitEulerIntegrator,
     RungeKutta2Integrator,
@@ -19,6 +20,10 @@ from .time_stepper import TimeStepper
 from .verlet import VerletIntegrator
 
 __all__ = [
+    "Assembler",
+    "AssemblyCondition",
+    "Markers",
+    "QValue",
     "Integrator",
     "IntegratorError",
     "StepSizeTooSmallError",

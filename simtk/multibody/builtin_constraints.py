@@ -91,15 +91,13 @@ def _rot(R, v):
     return np.einsum("kij,kj->ki", R, v)
 
 
+_I1 = np.array([1, 2, 0])
+_I2 = np.array([2, 0, 1])
+
+
 def _cross(a, b):
-    """Row-wise cross product of (..., 3) arrays (numpy's np.cross costs ~30 us a call)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a1 * b2 - a2 * b1
-    out[..., 1] = a2 * b0 - a0 * b2
-    out[..., 2] = a0 * b1 - a1 * b0
-    return out
+    """Row-wise cross product of broadcastable (..., 3) arrays (numpy's np.cross costs ~13 us a call)."""
+    return a.take(_I1, axis=-1) * b.take(_I2, axis=-1) - a.take(_I2, axis=-1) * b.take(_I1, axis=-1)
 
 
 def _skew(r):
@@ -900,6 +898,7 @@ class SpeedCoupler(Constraint):
     """
 
     _mv = 1
+    _force_map_uses_u = True  # G = df/du at the current u
 
     def __init__(self, matter, function, speed_bodies, speed_indices, coord_bodies=(), coord_indices=()):
         matter = _matter_of(matter, "Constraint.SpeedCoupler")

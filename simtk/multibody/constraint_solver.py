@@ -77,6 +77,7 @@ class _Plan:
         self.coord_q = np.zeros(0, dtype=np.intp)
         self.coord_body: list[int] = []
         self.customs: list = []
+        self.u_dependent = False  # whether some force map depends on u (then G is kept only while u is)
         self.quaternion_err_start = 0
         self._matter = None
         self._state = None
@@ -139,6 +140,7 @@ def build_plan(matter, state: State, layout, disabled, motion_elements: list) ->
         eq = np.array([e for _, e in items], dtype=np.intp).reshape(len(items), -1)
         c0 = items[0][0]
         plan.groups.append((cls, packed, eq, c0._mp, c0._mv, c0._ma))
+        plan.u_dependent |= bool(getattr(cls, "_force_map_uses_u", False))
     for b, eqs in plan.motion_slots.items():
         plan.motion_slots[b] = np.concatenate(eqs)
     matter.allocate_q_err(state, plan.mp)
@@ -226,7 +228,8 @@ def gmap(matter, state: State, cache, need_inverse: bool = False) -> _GMap:
     ss = state._subs[matter._index]
     entry = ss.cache[matter._gmap_index]
     g = entry.value
-    if g is None or not state._cache_is_current(ss, entry):
+    if g is None or not state._cache_is_current(ss, entry) or (
+            cache.plan.u_dependent and entry.marked_at < state._last_invalidation(VELOCITY)):
         g = _build_gmap(matter, state, cache)
         entry.value = g
         entry.marked_at = state._epoch
@@ -264,7 +267,7 @@ def _build_gmap(matter, state: State, cache) -> _GMap:
     plan = cache.plan
     ws = cache.ws
     ss = state._subs[matter._index]
-    kin = _Kinematics(state, plan, ws, ss.q)
+    kin = _Kinematics(state, plan, ws, ss.q, ss.u)  # u: for force maps that depend on it (SpeedCoupler)
     g = _GMap()
     g.nrow, g.ncol = _n_rows(ws, plan, cache.layout)
     kin.nrow, kin.ncol = g.nrow, g.ncol
@@ -332,8 +335,9 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0):
         for mb in cache.layout.custom:
             mb._realize_custom_acceleration(state, ws)
         qdd = ws.qdotdot.copy()
-    kin.udot, kin.A, kin.qdotdot = udot, A, qdd
-    acceleration_errors(plan, kin, aerr)
+    # aerr is affine in udot: aerr(udot0 - Y lambda) = aerr(udot0) - A lambda, the residual of the
+    # multiplier solve (nonzero only for inconsistent constraints); no second evaluation needed.
+    aerr = aerr - g.A @ lam
     return udot, A, qdd, lam, aerr
 
 

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _core
-from ..common.stage import Stage
-from ..spatial import Body, Rotation, Transform
-from .mobilized_body import MobilizedBody, _IDENTITY
+from ..spatial import Rotation, Transform
+from .mobilized_body import MobilizedBody
 
 if TYPE_CHECKING:
     from ..common.state import State

@@ -101,7 +101,8 @@ class FunctionBasedImplementation(CustomImplementation):
             idx = np.asarray(list(ci), dtype=np.int64).reshape(-1) if np.size(ci) else np.zeros(0, dtype=np.int64)
             bad = idx[(idx < 0) | (idx >= n)]
             if bad.size:
-                raise ValueError(f"{_OWNER}: coord_indices[{k}] has {int(bad[0])}, but the coordinates are 0 to {n - 1}")
+                raise ValueError(f"{_OWNER}: coord_indices[{k}] has {int(bad[0])}, but the coordinates are "
+                                 f"0 to {n - 1}")
             require_function(f, argument_size=len(idx), min_derivative_order=2, owner=f"{_OWNER} functions[{k}]")
             used[idx] = True
             self._fn.append(f)
@@ -151,6 +152,9 @@ class FunctionBasedImplementation(CustomImplementation):
         self._moving_axes = len(self._rot_active) > 1
         self._trans_active = [k for k in range(3, 6) if k in self._active]
         self._p_const = self._T @ self._theta_const[3:]
+        self._T_is_identity = bool((self._T == np.eye(3)).all())
+        # R(a, theta) = P + cos(theta) Q + sin(theta) K as one product (1, c, s) @ [P; Q; K] (3, 9).
+        self._rot_basis = [np.stack(parts).reshape(3, 9) for parts in self._rot_parts]
 
     # ------------------------------------------------------------------ the kinematics (vectorized per body)
     def _position(self, q: np.ndarray, scratch: _Scratch):
@@ -174,14 +178,18 @@ class FunctionBasedImplementation(CustomImplementation):
             Rk = self._rot_const[k]
             if Rk is _ACTIVE:
                 M[:3, k] = self._axes[k] if R is None else R @ self._axes[k]
-                P, Q, K = self._rot_parts[k]
                 th = theta[k]
-                Rk = P + math.cos(th) * Q + math.sin(th) * K
+                Rk = (np.array((1.0, math.cos(th), math.sin(th))) @ self._rot_basis[k]).reshape(3, 3)
             if Rk is not None:
                 R = Rk if R is None else R @ Rk
         if R is None:
             R = np.eye(3)
-        p = self._T @ theta[3:] if self._trans_active else self._p_const
+        if not self._trans_active:
+            p = self._p_const
+        elif self._T_is_identity:
+            p = theta[3:].copy()
+        else:
+            p = self._T @ theta[3:]
         return R, p, (M @ J).T.reshape(self._n, 2, 3)
 
     def _hdot_u(self, u: np.ndarray, scratch: _Scratch, v: np.ndarray | None = None) -> np.ndarray:
@@ -325,7 +333,8 @@ class FunctionBased(Custom):
 
     def _realize_custom_instance(self, state: "State") -> None:
         # A place in the State for what Position computes and Velocity reuses.
-        self._scratch_index = self._matter.allocate_lazy_cache_entry(state, Stage.Position, _Scratch(self._impl._n, self._impl._T))
+        impl = self._impl
+        self._scratch_index = self._matter.allocate_lazy_cache_entry(state, Stage.Position, _Scratch(impl._n, impl._T))
 
     def _realize_custom_position(self, state: "State", ws) -> None:
         impl = self._impl

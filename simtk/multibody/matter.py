@@ -622,13 +622,19 @@ class SimbodyMatterSubsystem(Subsystem):
     # ------------------------------------------------------------------ operators: kinematic coupling N
     def multiply_by_n(self, state: State, transpose: bool, v) -> np.ndarray:
         """N v (nq,) from v (nu,), or N^T v (nu,) from v (nq,) when ``transpose`` (Position)."""
-        ws = self._ws_at(state, POSITION, "multiply_by_n()")
-        return _core.multiply_by_n(ws, bool(transpose), v)
+        cache = self._at(state, POSITION, "multiply_by_n()")
+        out = _core.multiply_by_n(cache.ws, bool(transpose), v)
+        for mb in cache.layout.custom:  # the kernels leave Custom (and reversed) rows to their owners
+            mb._multiply_by_n_rows(state, bool(transpose), np.asarray(v, dtype=np.float64), out)
+        return out
 
     def multiply_by_n_inv(self, state: State, transpose: bool, v) -> np.ndarray:
         """N^-1 v (nu,) from v (nq,), or N^-T v (nq,) from v (nu,) when ``transpose`` (Position)."""
-        ws = self._ws_at(state, POSITION, "multiply_by_n_inv()")
-        return _core.multiply_by_n_inv(ws, bool(transpose), v)
+        cache = self._at(state, POSITION, "multiply_by_n_inv()")
+        out = _core.multiply_by_n_inv(cache.ws, bool(transpose), v)
+        for mb in cache.layout.custom:
+            mb._multiply_by_n_inv_rows(state, bool(transpose), np.asarray(v, dtype=np.float64), out)
+        return out
 
     def calc_qdot(self, state: State, u) -> np.ndarray:
         """qdot = N(q) u (nq,) (Position)."""
@@ -834,18 +840,18 @@ class SimbodyMatterSubsystem(Subsystem):
         # The constraints act as applied forces -G^T lambda alongside the body forces.
         F = needed - cache.body_forces + self._total_constraint_forces(state)[0]
         # (about each body origin; the children's reactions are added below)
+        # Ground's slot, as in Simbody, is what holds Ground in place: its base bodies' reactions
+        # (and whatever acts on Ground itself) moved to the Ground origin.
         parent = ws.parent
         for i in range(nb - 1, 0, -1):
             pa = parent[i]
-            if pa != 0:
-                d = p[i] - p[pa]
-                F[pa, 0] += F[i, 0] + np.cross(d, F[i, 1])
-                F[pa, 1] += F[i, 1]
+            d = p[i] - p[pa]
+            F[pa, 0] += F[i, 0] + np.cross(d, F[i, 1])
+            F[pa, 1] += F[i, 1]
         # Shift from the body origin to M's origin: torque about M = torque about B - (p_GM - p_GB) x f.
         out = np.empty_like(F)
         out[:, 1] = F[:, 1]
         out[:, 0] = F[:, 0] - np.cross(ws.p_GM - p, F[:, 1])
-        out[0] = 0.0
         return out
 
 

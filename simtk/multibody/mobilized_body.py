@@ -55,9 +55,13 @@ class MobilizedBody:
         if direction not in (MobilizedBody.Forward, MobilizedBody.Reverse):
             raise ValueError(f"{type(self).__name__}: direction must be MobilizedBody.Forward or Reverse, "
                              f"got {direction!r}")
-        if direction == MobilizedBody.Reverse:
-            raise NotImplementedError(
-                f"{type(self).__name__}: reversed mobilizers are not implemented yet")
+        self._reversal = None
+        if direction == MobilizedBody.Reverse and self._joint not in (None, "Weld", "Custom"):
+            from .reversed import Reversal
+
+            # The kernels know forward joints only: Python writes a reversed body's rows (reversed.py).
+            self._reversal = Reversal(self)
+            self._joint, self._euler_joint = "Custom", None
         self._X_PF = X_PF
         self._X_BM = X_BM
         self._body = body
@@ -99,28 +103,57 @@ class MobilizedBody:
     # ------------------------------------------------------------------ Custom mobilizers (joint "Custom")
     # A mobilizer whose kinematics are written in Python overrides these; the matter subsystem calls
     # them once per realization of each stage, before the compiled sweep that reads the rows they fill.
+    # A reversed built-in (``self._reversal``) is handled the same way.
     def _custom_sizes(self, state: "State") -> tuple[int, int]:
         """(nq, nu) of a Custom mobilizer in ``state`` (at Model)."""
+        if self._reversal is not None:
+            return self._reversal.sizes(state)
         raise NotImplementedError
 
     def _custom_default_q(self, state: "State") -> np.ndarray:
         """Default q of a Custom mobilizer (at Model)."""
+        if self._reversal is not None:
+            return self._reversal.default_q(state)
         return np.zeros(self._custom_sizes(state)[0])
 
     def _realize_custom_instance(self, state: "State") -> None:
         """Instance-stage work of a Custom mobilizer (after the workspace exists)."""
+        if self._reversal is not None:
+            self._reversal.instance(state)
 
     def _realize_custom_position(self, state: "State", ws) -> None:
-        """Fill ws.R_FM[i], ws.p_FM[i] and this body's columns of ws.H_FM from ws' q rows."""
+        """Fill ws.R_FM[i], ws.p_FM[i] and this body's columns of ws.H_FM from the State's q."""
+        if self._reversal is not None:
+            return self._reversal.position(state, ws)
         raise NotImplementedError
 
     def _realize_custom_velocity(self, state: "State", ws) -> None:
         """Fill ws.HDotu_FM[i] and this body's rows of ws.qdot."""
+        if self._reversal is not None:
+            return self._reversal.velocity(state, ws)
         raise NotImplementedError
 
     def _realize_custom_acceleration(self, state: "State", ws) -> None:
         """Fill this body's rows of ws.qdotdot after forward dynamics."""
+        if self._reversal is not None:
+            return self._reversal.acceleration(state, ws)
         raise NotImplementedError
+
+    def _multiply_by_n_rows(self, state: "State", transpose: bool, x: np.ndarray, out: np.ndarray) -> None:
+        """This body's rows of ``out`` = N x (or N^T x), for the kernels leave Custom rows alone."""
+        if self._reversal is None:
+            raise NotImplementedError
+        self._reversal.n_rows(state, transpose, x, out, inverse=False)
+
+    def _multiply_by_n_inv_rows(self, state: "State", transpose: bool, x: np.ndarray, out: np.ndarray) -> None:
+        """This body's rows of ``out`` = N^-1 x (or N^-T x)."""
+        if self._reversal is None:
+            raise NotImplementedError
+        self._reversal.n_rows(state, transpose, x, out, inverse=True)
+
+    def is_reversed(self) -> bool:
+        """Whether this mobilizer was made with ``direction=MobilizedBody.Reverse``."""
+        return self._direction == MobilizedBody.Reverse
 
     # ------------------------------------------------------------------ topology
     def get_mobilized_body_index(self) -> int:
@@ -344,7 +377,8 @@ class MobilizedBody:
     def set_q_to_fit_transform(self, state: "State", X_FM: Transform) -> None:
         """Set q so that X_FM(q) is as close as this mobilizer allows to ``X_FM``."""
         q0, n = self._matter._q_range(state, self._index)
-        q = self._matter._fit_q(state, self._index, self._transform(X_FM, "X_FM"))
+        X = self._transform(X_FM, "X_FM")
+        q = self._reversal.fit_q(state, X) if self._reversal is not None else self._matter._fit_q(state, self._index, X)
         self._matter.upd_q(state)[q0:q0 + n] = q
 
     def set_u_to_fit_velocity(self, state: "State", V_FM) -> None:
@@ -366,6 +400,7 @@ class _Ground(MobilizedBody):
         self._body = Body.Massless()
         self._params = np.zeros(3)
         self._direction = MobilizedBody.Forward
+        self._reversal = None
         self._parent = None
         self._matter = matter
         self._index = 0

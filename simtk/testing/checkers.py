@@ -55,7 +55,7 @@ def check_mobilizer(mobod, state: State, *, h: float = 1e-6, rtol: float = 1e-6,
     state : State
         Where to check (realized to at least Model; it is copied and realized to Acceleration, so
         the system must have a valid forward dynamics there). Choose q away from the mobilizer's
-        singularities.
+        singularities, and with unit quaternions (N^-1 N = 1 holds only for those).
     h : float
         Finite-difference step in time (s): q and u move by ``h qdot`` and ``h udot``.
     rtol, atol : float
@@ -140,8 +140,8 @@ def _check_implementation(report, impl, base, sp, sm, H, u, qdot, h, rtol, atol,
     report.add("multiply_by_n_inv_matrix(transpose=True) vs (N^-1)^T", where,
                impl.multiply_by_n_inv_matrix(base, True, v), Ninv.T @ v, rtol, atol)
     # NDot: the rate of N along qdot; sp/sm moved q by +-h qdot (N depends on q only).
-    nd_fd = (np.asarray(impl.multiply_by_n_matrix(sp, False, v)) - np.asarray(impl.multiply_by_n_matrix(sm, False, v))) \
-        / (2 * h)
+    nd_fd = (np.asarray(impl.multiply_by_n_matrix(sp, False, v))
+             - np.asarray(impl.multiply_by_n_matrix(sm, False, v))) / (2 * h)
     report.add("multiply_by_n_dot_matrix(v) vs d/dt (N v)", where, impl.multiply_by_n_dot_matrix(base, False, v),
                nd_fd, rtol, atol)
     ND = np.stack([np.asarray(impl.multiply_by_n_dot_matrix(base, False, e), dtype=float) for e in np.eye(nu)],
@@ -345,5 +345,90 @@ def check_caching(system, state: State, *, changes=("u", "q", "z", "t", "u"), se
 
 
 # --------------------------------------------------------------------------------------------- constraints
-def check_constraint(*args, **kwargs) -> CheckReport:  # replaced below once constraints are checked
-    raise NotImplementedError
+def check_constraint(constraint, state: State, *, h: float = 1e-6, rtol: float = 1e-6, atol: float = 1e-7,
+                     seed: int = 0, assert_ok: bool = False) -> CheckReport:
+    """Check that a constraint's errors are successive time derivatives and its forces are G^T lambda.
+
+    With q, u moved along the motion (``q +- h qdot``, ``u +- h udot``, udot the realized
+    constrained accelerations) by central differences:
+
+    * position-dot errors (pverr) = d/dt position errors (perr);
+    * acceleration-level errors (paerr, vaerr) at the realized udot = d/dt (pverr, verr);
+    * G as the matter subsystem builds it from the acceleration-error routines = d(pverr, verr)/du
+      (velocity errors are linear in u, so this difference is exact);
+    * the forces the force routines produce for random multipliers lambda, as generalized forces
+      ``J^T F + f``, = ``G^T lambda`` (the rows of G for acceleration-only equations are taken from
+      the acceleration errors, the only place they exist).
+
+    Parameters
+    ----------
+    constraint : Constraint or Constraint.Custom.Implementation
+    state : State
+        Where to check (copied, realized to Acceleration). The constraint need not be satisfied.
+    h, rtol, atol, seed, assert_ok
+        As for `check_mobilizer`.
+
+    Returns
+    -------
+    CheckReport
+    """
+    from ..multibody.constraint import Constraint
+
+    if isinstance(constraint, Constraint.Custom.Implementation):
+        if constraint._constraint is None:
+            raise ValueError(f"check_constraint: {type(constraint).__name__} is not attached to a Constraint.Custom")
+        constraint = constraint._constraint
+    if not isinstance(constraint, Constraint):
+        raise TypeError(f"check_constraint: expected a Constraint, got {type(constraint).__name__}")
+    matter = constraint.get_matter_subsystem()
+    system = matter.get_system()
+    name = f"{constraint!r}" + (f" ({type(constraint.get_implementation()).__name__})"
+                                if hasattr(constraint, "get_implementation") else "")
+    report = CheckReport("check_constraint", name)
+    base = state.copy()
+    system.realize(base, Stage.Acceleration)
+    mp, mv, ma = constraint.get_num_constraint_equations_in_use(base)
+    if mp + mv + ma == 0:
+        report.note("the constraint is disabled or has no equations in this state")
+        return _finish(report, assert_ok)
+    slots = constraint._slots(base)
+    q, u = matter.get_q(base).copy(), matter.get_u(base).copy()
+    qdot, udot = matter.get_qdot(base).copy(), matter.get_udot(base).copy()
+
+    def moved(dq, du, stage) -> State:
+        s = base.copy()
+        matter.upd_q(s)[:] = q + dq
+        matter.upd_u(s)[:] = u + du
+        system.realize(s, stage)
+        return s
+
+    if mp:
+        sp, sm = moved(h * qdot, 0.0, Stage.Position), moved(-h * qdot, 0.0, Stage.Position)
+        fd = (constraint.get_position_errors(sp) - constraint.get_position_errors(sm)) / (2 * h)
+        report.add("position-dot errors vs d/dt position errors", name, constraint.get_velocity_errors(base)[:mp],
+                   fd, rtol, atol)
+    nv = mp + mv
+    nu = len(u)
+    G = matter.calc_g(base)[slots]  # from the acceleration-error routines
+    if nv:
+        sp, sm = moved(h * qdot, h * udot, Stage.Velocity), moved(-h * qdot, -h * udot, Stage.Velocity)
+        fd = (constraint.get_velocity_errors(sp) - constraint.get_velocity_errors(sm)) / (2 * h)
+        report.add("acceleration errors vs d/dt velocity errors (at the realized udot)", name,
+                   constraint.get_acceleration_errors(base)[:nv], fd, rtol, atol)
+        v0 = constraint.get_velocity_errors(moved(0.0, 0.0, Stage.Velocity))
+        G_fd = np.zeros((nv, nu))
+        for j in range(nu):
+            e = np.zeros(nu)
+            e[j] = 1.0
+            G_fd[:, j] = constraint.get_velocity_errors(moved(0.0, e, Stage.Velocity)) - v0
+        report.add("G (from the acceleration errors) vs d(velocity errors)/du", name, G[:nv], G_fd, rtol, atol)
+        G = G.copy()
+        G[:nv] = G_fd
+    lam = np.random.default_rng(seed).normal(size=len(slots))
+    full = np.zeros(sum(matter.get_num_constraint_equations(base)))
+    full[slots] = lam
+    F, f = matter.calc_constraint_forces_from_multipliers(base, full)
+    generalized = matter.multiply_by_system_jacobian_transpose(base, F) + f
+    report.add("constraint forces for multipliers lambda (J^T F + f) vs G^T lambda", name, generalized, G.T @ lam,
+               rtol, atol)
+    return _finish(report, assert_ok)

@@ -56,7 +56,8 @@ class Comparison:
     def describe(self) -> str:
         status = "ok" if self.ok else "MISMATCH"
         with np.printoptions(precision=6, suppress=False, threshold=12):
-            return (f"{status}: {self.quantity} at {self.where}: error {self.error:.3g} (tolerance {self.tolerance:.3g})"
+            return (f"{status}: {self.quantity} at {self.where}: error {self.error:.3g} "
+                    f"(tolerance {self.tolerance:.3g})"
                     f"\n    actual   = {np.asarray(self.actual)}\n    expected = {np.asarray(self.expected)}")
 
 

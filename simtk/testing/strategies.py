@@ -29,10 +29,6 @@ __all__ = ["DEFAULT_MOBILIZERS", "MultibodyModel", "unit_quaternions", "rotation
 DEFAULT_MOBILIZERS = ("Pin", "Slider", "Screw", "Universal", "Cylinder", "BendStretch", "Planar", "Gimbal",
                       "Translation", "Ball", "Free", "Bushing")
 
-#: A mobilizer kind: a built-in's name or ``make(parent, X_PF, body, X_BM) -> MobilizedBody`` (for
-#: your own Custom mobilizers).
-MobilizerKind = "str | Callable"
-
 _BOUNDED = dict(allow_nan=False, allow_infinity=False)
 
 

@@ -20,6 +20,12 @@ Mapping of simtk (Simbody's API in Python) onto OpenSim:
   Free 7) and leaves the last slot unused, so OpenSim's q vector is longer than simtk's
   Euler-mode q. We never assume a layout: each body's q and u slots are found by probing its
   Coordinates (``Coordinate.setValue`` / ``setSpeedValue`` write one q / u of that mobilizer).
+- ``osim.CustomJoint`` is Simbody's ``MobilizedBody::FunctionBased``: its SpatialTransform's six
+  TransformAxis (three rotations, then three translations) become the six functions, their axes
+  and the coordinate each reads; an axis without a coordinate is the constant 0. The simtk twin is
+  ``MobilizedBody.FunctionBased`` with the same polynomials (OpenSim's PolynomialFunction and
+  simtk's Function.Polynomial both list coefficients from the highest power down). OpenSim lists a
+  CustomJoint's coordinates in order of first use over the six axes, so we name them that way.
 - OpenSim numbers mobilized bodies by its own multibody graph, which need not be the order we
   built them in (we also add OpenSim's bodies and joints in a shuffled order): everything is
   mapped by *body*, through ``Body.getMobilizedBodyIndex()``.
@@ -36,6 +42,7 @@ osim = pytest.importorskip("opensim")
 from simtk import (  # noqa: E402  (after the importorskip on purpose)
     Body,
     Force,
+    Function,
     GeneralForceSubsystem,
     Inertia,
     MassProperties,
@@ -58,6 +65,8 @@ OSIM_JOINTS = {
     "Ellipsoid": osim.EllipsoidJoint,
 }
 JOINTS = tuple(OSIM_JOINTS)
+#: simtk mobilizer name -> OpenSim joint class, plus "FunctionBased" (osim.CustomJoint).
+ALL_JOINTS = JOINTS + ("FunctionBased",)
 #: Mobilizers whose q block is a quaternion in simtk's default (non-Euler) mode.
 QUATERNION_JOINTS = frozenset({"Ball", "Free", "Ellipsoid"})
 
@@ -191,6 +200,33 @@ class BodySpec:
     com: np.ndarray      # p_BC, in B
     I_C: np.ndarray      # central inertia, in B
     radii: np.ndarray | None = None  # Ellipsoid only
+    custom: "CustomPlan | None" = None  # FunctionBased only
+
+
+@dataclass
+class CustomPlan:
+    """A FunctionBased / CustomJoint mobilizer: per axis (3 rotations, 3 translations) the
+    coordinate it reads (None: constant 0) and its polynomial coefficients (highest power first)."""
+
+    n: int
+    coords: list          # 6 entries: int or None
+    coefficients: list    # 6 entries: (k,) arrays or None
+    axes: np.ndarray      # (6, 3) unit axes
+
+
+def random_custom_plan(rng: np.random.Generator) -> CustomPlan:
+    """1-3 coordinates on random (non-orthogonal) axes, linear to cubic functions, some axes unused.
+    Coordinates are numbered by first use over the axes (OpenSim's order)."""
+    n = int(rng.integers(1, 4))
+    raw: list = [int(rng.integers(0, n)) if rng.random() < 0.6 else None for _ in range(6)]
+    for c, a in enumerate(rng.permutation(6)[:n]):  # every coordinate drives at least one axis
+        raw[a] = c
+    relabel: dict = {}
+    coords = [None if c is None else relabel.setdefault(c, len(relabel)) for c in raw]
+    coefficients = [None if c is None else rng.normal(size=int(rng.integers(2, 5))) * 0.8 for c in coords]
+    axes = rng.normal(size=(6, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    return CustomPlan(n, coords, coefficients, axes)
 
 
 def random_specs(rng: np.random.Generator, joints, nb: int | None = None, must_have: str | None = None) -> list:
@@ -208,22 +244,35 @@ def random_specs(rng: np.random.Generator, joints, nb: int | None = None, must_h
             joint = must_have
         mass = float(rng.uniform(0.5, 3.0))
         radii = rng.uniform(0.2, 1.2, 3) if joint == "Ellipsoid" else None
+        custom = random_custom_plan(rng) if joint == "FunctionBased" else None
         specs.append(BodySpec(joint, parent, random_transform(rng), random_transform(rng), mass,
-                              rng.uniform(-0.4, 0.4, 3), random_central_inertia(rng, mass), radii))
+                              rng.uniform(-0.4, 0.4, 3), random_central_inertia(rng, mass), radii, custom))
     return specs
 
 
-def n_coords(joint: str) -> int:
+def chain_specs(rng: np.random.Generator, joints) -> list:
+    """A chain Ground - 1 - 2 - ... with the given joints (random frames and mass properties)."""
+    specs: list = [None]
+    for i, joint in enumerate(joints, start=1):
+        mass = float(rng.uniform(0.5, 3.0))
+        specs.append(BodySpec(joint, i - 1, random_transform(rng), random_transform(rng), mass,
+                              rng.uniform(-0.4, 0.4, 3), random_central_inertia(rng, mass)))
+    return specs
+
+
+def n_coords(spec: BodySpec) -> int:
     """Number of OpenSim coordinates = Simbody Euler-mode nq = nu, for the joints used here."""
+    if spec.joint == "FunctionBased":
+        return spec.custom.n
     return {"Pin": 1, "Slider": 1, "Ball": 3, "Free": 6, "Gimbal": 3, "Universal": 2, "Planar": 3,
-            "Ellipsoid": 3}[joint]
+            "Ellipsoid": 3}[spec.joint]
 
 
 def random_coordinates(rng: np.random.Generator, specs: list, spread: float = 1.0):
     """Per body: Euler-mode q (angles stay well inside the X-Y-Z singularity at +-pi/2) and u."""
     qs, us = [None], [None]
     for spec in specs[1:]:
-        n = n_coords(spec.joint)
+        n = n_coords(spec)
         qs.append(rng.uniform(-spread, spread, n))
         us.append(rng.uniform(-spread, spread, n))
     return qs, us
@@ -276,9 +325,18 @@ def build_simtk(specs: list, gravity=None) -> SimtkTwin:
     forces = GeneralForceSubsystem(system)
     mobods = [matter.ground]
     for spec in specs[1:]:
+        parent = mobods[spec.parent]
+        if spec.joint == "FunctionBased":
+            plan = spec.custom
+            functions = [Function.Constant(0.0, 0) if c is None else Function.Polynomial(list(k))
+                         for c, k in zip(plan.coords, plan.coefficients)]
+            coord_indices = [[] if c is None else [c] for c in plan.coords]
+            mobods.append(MobilizedBody.FunctionBased(parent, spec.X_PF, make_body(spec), spec.X_BM, plan.n,
+                                                      functions, coord_indices, plan.axes))
+            continue
         cls = getattr(MobilizedBody, spec.joint)
         extra = (spec.radii,) if spec.joint == "Ellipsoid" else ()
-        mobods.append(cls(mobods[spec.parent], spec.X_PF, make_body(spec), spec.X_BM, *extra))
+        mobods.append(cls(parent, spec.X_PF, make_body(spec), spec.X_BM, *extra))
     grav = Force.UniformGravity(forces, matter, np.asarray(gravity, float)) if gravity is not None else None
     return SimtkTwin(system, matter, forces, mobods, list(specs), grav)
 
@@ -324,6 +382,20 @@ class OsimTwin:
         return self.mobod
 
 
+def _spatial_transform(plan: CustomPlan, prefix: str):
+    st = osim.SpatialTransform()
+    for a in range(6):
+        axis = st.updTransformAxis(a)
+        axis.setAxis(osim_vec3(plan.axes[a]))
+        if plan.coords[a] is not None:
+            names = osim.ArrayStr()
+            names.append(f"{prefix}_c{plan.coords[a]}")
+            axis.setCoordinateNames(names)
+            # set_function copies; setFunction would take ownership of a Python-owned object.
+            axis.set_function(osim.PolynomialFunction(osim_vector(plan.coefficients[a])))
+    return st
+
+
 def _probe_indices(coords, state, setter, getter_vec, n: int) -> list:
     """Global state indices written by each coordinate's setter, found one coordinate at a time."""
     out = []
@@ -339,10 +411,11 @@ def _probe_indices(coords, state, setter, getter_vec, n: int) -> list:
 
 
 def build_opensim(specs: list, gravity=None, rng: np.random.Generator | None = None,
-                  add_forces=None) -> OsimTwin:
+                  add_components=None) -> OsimTwin:
     """The OpenSim Model of ``specs``; bodies and joints are added in a shuffled order if ``rng``.
 
-    ``add_forces(model, bodies, joints)`` may add force elements before the system is built.
+    ``add_components(model, bodies, joints)`` may add forces or constraints before the system is
+    built (``bodies[0]`` is None: use ``model.getGround()``).
     """
     model = osim.Model()
     model.setGravity(osim_vec3(gravity if gravity is not None else np.zeros(3)))
@@ -361,6 +434,8 @@ def build_opensim(specs: list, gravity=None, rng: np.random.Generator | None = N
         args = (f"j{i}", parent, zero, zero, bodies[i], zero, zero)
         if s.joint == "Ellipsoid":
             j = osim.EllipsoidJoint(*args, osim_vec3(s.radii))
+        elif s.joint == "FunctionBased":
+            j = osim.CustomJoint(*args, _spatial_transform(s.custom, f"j{i}"))
         else:
             j = OSIM_JOINTS[s.joint](*args)
         # The joint owns its two offset frames: frames(0) on the parent, frames(1) on the child.
@@ -376,8 +451,8 @@ def build_opensim(specs: list, gravity=None, rng: np.random.Generator | None = N
         rng.shuffle(order)
     for i in order:
         model.addJoint(joints[i])
-    if add_forces is not None:
-        add_forces(model, bodies, joints)
+    if add_components is not None:
+        add_components(model, bodies, joints)
     state = model.initSystem()
     mobod = np.zeros(nb, dtype=int)
     for i in range(1, nb):
@@ -386,6 +461,8 @@ def build_opensim(specs: list, gravity=None, rng: np.random.Generator | None = N
     q_index, u_index = [np.zeros(0, int)], [np.zeros(0, int)]
     for i in range(1, nb):
         coords = [joints[i].get_coordinates(k) for k in range(joints[i].numCoordinates())]
+        if specs[i].joint == "FunctionBased":  # the numbering the simtk twin was given
+            assert [c.getName() for c in coords] == [f"j{i}_c{k}" for k in range(specs[i].custom.n)]
         q_index.append(np.array(_probe_indices(coords, state, lambda c, v: c.setValue(state, v, False),
                                                lambda: vec(state.getQ()), nq), dtype=int))
         u_index.append(np.array(_probe_indices(coords, state, lambda c, v: c.setSpeedValue(state, v),

@@ -6,7 +6,7 @@ from the matter subsystem's caches.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,8 +29,6 @@ ALL_JOINTS = ("Weld", "Pin", "Slider", "Screw", "Universal", "Cylinder", "BendSt
               "Bushing")
 #: Mobilizers whose rotational coordinates are a quaternion unless Euler angles are chosen.
 QUATERNION_JOINTS = frozenset({"Ball", "Free", "Ellipsoid", "LineOrientation", "FreeLine"})
-#: Mobilizers that add translations after their quaternion/angles (p_FM in F).
-TRAILING_TRANSLATION = {"Free": 3, "FreeLine": 3}
 
 
 # ---------------------------------------------------------------------- random values
@@ -85,7 +83,6 @@ class Model:
     specs: list
     gravity: object = None
     discrete: object = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def nb(self) -> int:

@@ -619,3 +619,121 @@ def test_construction_errors():
     with pytest.raises(NotImplementedError, match="reversed"):
         MobilizedBody.Custom(matter.ground, Transform(), body, Transform(), PinTwin(matter),
                              direction=MobilizedBody.Reverse)
+
+
+# ------------------------------------------------------------------------------- reversed mobilizers
+REVERSIBLE = ("Pin", "Slider", "Screw", "Universal", "Cylinder", "BendStretch", "Planar", "Gimbal", "Translation",
+              "Ball", "Free", "Bushing", "SphericalCoords", "Ellipsoid", "LineOrientation", "FreeLine")
+
+
+def _extra(kind):
+    return {"Screw": (0.2,), "Ellipsoid": (np.array([0.5, 0.7, 0.9]),)}.get(kind, ())
+
+
+@pytest.mark.parametrize("euler", [False, True])
+@pytest.mark.parametrize("kind", REVERSIBLE)
+def test_reversed_transform_is_the_inverse_of_the_forward_one(kind, euler):
+    """Same q: X_FM of the reversed mobilizer is the inverse of the forward one's (Simbody's definition),
+    and its H, HDot and N agree with finite differences of that transform (simtk.testing)."""
+    from simtk.testing import check_mobilizer
+
+    rng = np.random.default_rng(11)
+    X1, X2 = random_transform(rng), random_transform(rng)
+    body = random_body(rng)
+    out = {}
+    for direction in (MobilizedBody.Forward, MobilizedBody.Reverse):
+        system = MultibodySystem()
+        matter = SimbodyMatterSubsystem(system)
+        forces = GeneralForceSubsystem(system)
+        Force.Gravity(forces, matter, [0, -1, 0], 9.8)
+        a = getattr(MobilizedBody, kind)(matter.ground, X1, body, X2, *_extra(kind), direction=direction)
+        MobilizedBody.Pin(a, X2, body, X1)
+        state = system.realize_topology()
+        matter.set_use_euler_angles(state, euler)
+        system.realize(state, Stage.Model)
+        r = np.random.default_rng(1)
+        q = a.get_q(state) + r.uniform(-0.5, 0.5, a.get_num_q(state))
+        if kind in ("Ball", "Free", "Ellipsoid", "LineOrientation", "FreeLine") and not euler:
+            q[:4] /= np.linalg.norm(q[:4])
+        a.set_q(state, q)
+        a.set_u(state, r.uniform(-1, 1, a.get_num_u(state)))
+        system.realize(state, Stage.Acceleration)
+        out[direction] = (a, state)
+    (fa, fs), (ra, rs) = out[MobilizedBody.Forward], out[MobilizedBody.Reverse]
+    assert ra.is_reversed() and not fa.is_reversed()
+    np.testing.assert_allclose(ra.get_mobilizer_transform(rs).matrix34(), (~fa.get_mobilizer_transform(fs)).matrix34(),
+                               atol=1e-14)
+    np.testing.assert_array_equal(ra.get_qdot(rs), fa.get_qdot(fs))
+    check_mobilizer(ra, rs, assert_ok=True)
+
+
+def _two_bodies(kind, reverse: bool, seed: int = 21):
+    """Two bodies A and B joined by ``kind`` (F on A, M on B), floating. Forward tree: Ground -Free-> A
+    -kind-> B. Reverse tree: Ground -Free-> B -kind(Reverse)-> A, the joint's frames unchanged, so its q
+    and u mean the same in both trees."""
+    rng = np.random.default_rng(seed)
+    X_AF, X_BM = random_transform(rng), random_transform(rng)
+    body_a, body_b = random_body(rng), random_body(rng)
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.Gravity(forces, matter, [0.2, -1, 0.1], 9.8)
+    if not reverse:
+        a = MobilizedBody.Free(matter.ground, body_a)
+        b = getattr(MobilizedBody, kind)(a, X_AF, body_b, X_BM, *_extra(kind))
+        joint = b
+    else:
+        b = MobilizedBody.Free(matter.ground, body_b)
+        a = getattr(MobilizedBody, kind)(b, X_BM, body_a, X_AF, *_extra(kind), direction=MobilizedBody.Reverse)
+        joint = a
+    return system, a, b, joint
+
+
+@pytest.mark.parametrize("kind", ["Pin", "Slider", "Universal", "Cylinder", "Planar", "Gimbal", "Ball"])
+def test_reversed_mobilizer_gives_the_motion_of_the_forward_tree(kind):
+    """The same two-body mechanism built from either end (the joint reversed in the second tree, with
+    the same q and u) moves identically for 1 s under gravity (1e-8)."""
+    sys1, a1, b1, j1 = _two_bodies(kind, False)
+    s1 = sys1.realize_topology()
+    rng = np.random.default_rng(3)
+    qa = rng.normal(size=4)
+    a1.set_q(s1, np.r_[qa / np.linalg.norm(qa), rng.uniform(-1, 1, 3)])
+    a1.set_u(s1, rng.uniform(-1, 1, 6))
+    qj = j1.get_q(s1) + rng.uniform(-0.5, 0.5, j1.get_num_q(s1))
+    if kind == "Ball":
+        qj /= np.linalg.norm(qj)
+    j1.set_q(s1, qj)
+    j1.set_u(s1, rng.uniform(-1, 1, j1.get_num_u(s1)))
+    sys1.realize(s1, Stage.Velocity)
+
+    sys2, a2, b2, j2 = _two_bodies(kind, True)
+    s2 = sys2.realize_topology()
+    j2.set_q(s2, j1.get_q(s1))
+    j2.set_u(s2, j1.get_u(s1))
+    X_GB = b1.get_body_transform(s1)
+    b2.set_q(s2, np.r_[X_GB.R.to_quaternion(), X_GB.p])  # Free with identity frames: q = (quaternion, p_GB)
+    b2.set_u(s2, b1.get_body_velocity(s1).reshape(6))  # u = (w_GB, v_GB)
+    bodies1, bodies2 = [a1, b1], [a2, b2]
+    assert_same(kinematics(sys1, s1, bodies1), kinematics(sys2, s2, bodies2), 1e-10, f"reversed {kind} at t = 0")
+    e1, e2 = simulate(sys1, s1), simulate(sys2, s2)
+    k1 = {"X_GB": np.array([m.get_body_transform(e1).matrix34() for m in bodies1]),
+          "V_GB": np.array([m.get_body_velocity(e1) for m in bodies1])}
+    k2 = {"X_GB": np.array([m.get_body_transform(e2).matrix34() for m in bodies2]),
+          "V_GB": np.array([m.get_body_velocity(e2) for m in bodies2])}
+    assert_same(k1, k2, 1e-8, f"reversed {kind} after 1 s")
+
+
+def test_reversed_fit_and_weld():
+    """set_q_to_fit_transform of a reversed mobilizer fits the inverse; a reversed Weld is a Weld."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    body = Body.Rigid(MassProperties(1, [0, 0, 0], Inertia(1)))
+    g = MobilizedBody.Gimbal(matter.ground, Transform(), body, Transform(), direction=MobilizedBody.Reverse)
+    w = MobilizedBody.Weld(g, Transform([0, 1, 0]), body, Transform(), direction=MobilizedBody.Reverse)
+    state = system.realize_topology()
+    target = Transform(Rotation.from_body_fixed_xyz([0.2, -0.3, 0.4]))
+    g.set_q_to_fit_transform(state, target)
+    system.realize(state, Stage.Position)
+    assert g.get_mobilizer_transform(state).is_same_transform(target, 1e-12, 1e-12)
+    np.testing.assert_allclose(g.get_q(state), (~target).R.to_body_fixed_xyz(), atol=1e-12)
+    assert w.get_num_q(state) == 0 and w.get_mobilizer_transform(state).is_same_transform(Transform(), 0, 0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from simtk import Rotation, Stage
 
@@ -231,7 +231,28 @@ def test_random_trees_of_all_mobilizers(check, seed, euler):
     quaternion and in Euler-angle mode."""
     rng = np.random.default_rng(seed)
     model, state = make(rng, random_specs(rng, ALL_JOINTS, int(rng.integers(3, 9))), euler)
+    assume(state.get_nu() > 0)  # a tree of Welds only: see test_a_tree_of_welds_has_empty_operators
     check(model, state, rng)
+
+
+def test_a_tree_of_welds_has_empty_operators():
+    """With no mobilities at all, every operator returns its empty result and realizing to
+    Acceleration works (the bodies' accelerations are zero)."""
+    rng = np.random.default_rng(0)
+    specs = random_specs(rng, ["Weld"], 4)
+    model, state = make(rng, specs, euler=False)
+    matter = model.matter
+    model.system.realize(state, Stage.Acceleration)
+    assert state.get_nu() == 0 and state.get_udot().shape == (0,)
+    assert matter.calc_m(state).shape == (0, 0) and matter.calc_m_inv(state).shape == (0, 0)
+    assert matter.multiply_by_m(state, np.zeros(0)).shape == (0,)
+    assert matter.multiply_by_m_inv(state, np.zeros(0)).shape == (0,)
+    assert matter.calc_system_jacobian(state).shape == (6 * model.nb, 0)
+    assert matter.multiply_by_system_jacobian_transpose(state, np.ones((model.nb, 2, 3))).shape == (0,)
+    F = model.system.get_rigid_body_forces(state)
+    assert matter.calc_residual_force_ignoring_constraints(state, np.zeros(0), F, np.zeros(0)).shape == (0,)
+    for mb in model.mobods:
+        assert np.all(mb.get_body_acceleration(state) == 0.0)
 
 
 @pytest.mark.parametrize("joint, euler", [(j, False) for j in ALL_JOINTS] +
@@ -296,3 +317,67 @@ def test_euler_angle_switch_is_a_model_change():
     assert (state.get_nq(), state.get_nu()) == (3 + 6 + 1 + 6, 3 + 6 + 1 + 5)
     for mb, spec in zip(model.mobods[1:], specs[1:]):
         assert mb.get_mobilizer_transform(state).R.is_same_rotation(Rotation(), 0.0)
+
+
+# ---------------------------------------------------------------------- operators have no side effects
+def _observables(model, state, stage) -> list:
+    """Everything the public API reports about a State realized to ``stage``."""
+    matter = model.matter
+    out = [np.array(state.get_q()), np.array(state.get_u())]
+    for mb in model.mobods:
+        X = mb.get_body_transform(state)
+        out += [X.R.matrix.copy(), X.p.copy()]
+        if stage >= Stage.Velocity:
+            out.append(np.array(mb.get_body_velocity(state)))
+        if stage >= Stage.Acceleration:
+            out.append(np.array(mb.get_body_acceleration(state)))
+    if stage >= Stage.Velocity:
+        out += [np.array(state.get_qdot()), matter.calc_bias_for_system_jacobian(state),
+                np.array(matter.calc_kinetic_energy(state)), matter.calc_system_momentum_about_ground_origin(state)]
+    if stage >= Stage.Acceleration:
+        out += [np.array(state.get_udot()), np.array(state.get_qdotdot()), matter.calc_mobilizer_reaction_forces(state)]
+    return out
+
+
+def _call_every_operator(model, state, rng, stage) -> None:
+    matter, nu, nq, nb = model.matter, state.get_nu(), state.get_nq(), model.nb
+    matter.calc_m(state)
+    matter.calc_m_inv(state)
+    matter.multiply_by_m(state, rng.normal(size=nu))
+    matter.multiply_by_m_inv(state, rng.normal(size=nu))
+    matter.multiply_by_system_jacobian(state, rng.normal(size=nu))
+    matter.multiply_by_system_jacobian_transpose(state, rng.normal(size=(nb, 2, 3)))
+    matter.calc_system_jacobian(state)
+    matter.calc_station_jacobian(state, [model.mobods[-1]], [[0.1, 0.2, 0.3]])
+    matter.calc_frame_jacobian(state, [model.mobods[-1]], [[0.1, 0.2, 0.3]])
+    matter.multiply_by_n(state, False, rng.normal(size=nu))
+    matter.multiply_by_n(state, True, rng.normal(size=nq))
+    matter.multiply_by_n_inv(state, False, rng.normal(size=nq))
+    matter.calc_qdot(state, rng.normal(size=nu))
+    if stage >= Stage.Velocity:
+        matter.calc_residual_force_ignoring_constraints(state, rng.normal(size=nu), rng.normal(size=(nb, 2, 3)),
+                                                        rng.normal(size=nu))
+        matter.calc_acceleration_ignoring_constraints(state, rng.normal(size=nu), rng.normal(size=(nb, 2, 3)))
+    if stage >= Stage.Acceleration:
+        matter.calc_mobilizer_reaction_forces(state)
+
+
+@settings(max_examples=20)
+@given(seed=SEEDS, euler=st.booleans(), stage=st.sampled_from([Stage.Position, Stage.Velocity, Stage.Acceleration]))
+def test_operators_leave_the_realized_state_alone(seed, euler, stage):
+    """The operators share the compiled workspace with the realized results as scratch: calling
+    every one of them with random arguments changes nothing the State reports (bit for bit), and
+    realizing the remaining stages afterwards gives what a State that never saw them gives."""
+    rng = np.random.default_rng(seed)
+    model, state = make(rng, random_specs(rng, ALL_JOINTS, int(rng.integers(3, 9))), euler)
+    assume(state.get_nu() > 0)
+    reference = state.copy()
+    model.system.realize(reference, Stage.Acceleration)
+    model.system.realize(state, stage)
+    before = _observables(model, state, stage)
+    _call_every_operator(model, state, rng, stage)
+    for a, b in zip(before, _observables(model, state, stage)):
+        assert np.array_equal(a, b)
+    model.system.realize(state, Stage.Acceleration)
+    for a, b in zip(_observables(model, reference, Stage.Acceleration), _observables(model, state, Stage.Acceleration)):
+        assert np.array_equal(a, b)

@@ -104,7 +104,7 @@ def setup(seed: int, discrete_forces: bool = True):
     return rng, model, state, pm, pm.createData(), pinocchio_q(model, state), v_pin, T, Tdot_v
 
 
-@settings(max_examples=15)
+@settings(max_examples=25)
 @given(seed=SEEDS)
 def test_mass_matrix_matches_crba(seed):
     """calc_m: T^T M T equals Pinocchio's CRBA mass matrix for the same configuration."""
@@ -115,7 +115,7 @@ def test_mass_matrix_matches_crba(seed):
     assert rel_err(T.T @ M @ T, M_pin) < TOL
 
 
-@settings(max_examples=15)
+@settings(max_examples=25)
 @given(seed=SEEDS)
 def test_forward_dynamics_matches_aba(seed):
     """Realized udot (gravity element + DiscreteForces mobility forces) = T vdot + Tdot v with
@@ -128,7 +128,7 @@ def test_forward_dynamics_matches_aba(seed):
     assert rel_err(state.get_udot(), T @ vdot + Tdot_v) < TOL
 
 
-@settings(max_examples=10)
+@settings(max_examples=15)
 @given(seed=SEEDS)
 def test_forward_dynamics_with_body_forces_matches_aba_fext(seed):
     """Body forces applied with DiscreteForces.set_all_body_forces (torque about the body origin,
@@ -150,7 +150,7 @@ def test_forward_dynamics_with_body_forces_matches_aba_fext(seed):
     assert rel_err(state.get_udot(), T @ vdot + Tdot_v) < TOL
 
 
-@settings(max_examples=15)
+@settings(max_examples=25)
 @given(seed=SEEDS)
 def test_inverse_dynamics_matches_rnea(seed):
     """calc_residual_force_ignoring_constraints with the gravity element's body forces:
