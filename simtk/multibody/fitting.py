@@ -66,28 +66,25 @@ def fit_q(code: int, X_FM: Transform, q_now: np.ndarray, params: np.ndarray) -> 
     if name == "FreeLineEuler":
         return np.concatenate([_xyz(X_FM.R), p])
     if name == "SphericalCoords":
-        return _fit_translation_numerically(code, params, p, q_now)
+        return _spherical_coords(R, p, params)
     raise NotImplementedError(f"set_q_to_fit_transform is not implemented for the {name} mobilizer")
 
 
-def _fit_translation_numerically(code: int, params: np.ndarray, p_target: np.ndarray, q_now: np.ndarray) -> np.ndarray:
-    """q minimizing |p_FM(q) - p_target|, with p_FM from a one-body workspace of the same joint.
+def _spherical_coords(R: np.ndarray, p: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """SphericalCoords: R_FM = Rz(az) Ry(ze) gives the angles, p_FM along M's axis the translation.
 
-    Used where the joint's translation fixes its coordinates (SphericalCoords, whose offsets and
-    flag bits make a closed form error-prone); the kernel itself defines the convention.
+    ``params`` = (az0, ze0, flags) as the compiled core reads them: az = sAz q0 + az0,
+    ze = sZe q1 + ze0, p = sT q2 (M's z axis, or x with flag 4); flags 1, 2, 8 negate az, ze, t.
     """
-    from scipy.optimize import least_squares
-
-    eye = np.eye(3)
-    ws = _core.make_tree_kernels([0, 0], [0, code], R_PF=[eye, eye], p_PF=np.zeros((2, 3)), R_BM=[eye, eye],
-                                 p_BM=np.zeros((2, 3)), mass=[0.0, 1.0], p_BC=np.zeros((2, 3)),
-                                 I_B=[np.zeros((3, 3)), eye], jparam=[np.zeros(3), params])
-
-    def residual(q):
-        ws.realize_position(np.ascontiguousarray(q))
-        return ws.p_FM[1] - p_target
-
-    return least_squares(residual, np.asarray(q_now, dtype=np.float64), xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+    az0, ze0, flags = float(params[0]), float(params[1]), int(params[2])
+    s_az = -1.0 if flags & 1 else 1.0
+    s_ze = -1.0 if flags & 2 else 1.0
+    s_t = -1.0 if flags & 8 else 1.0
+    axis = 0 if flags & 4 else 2
+    az = np.arctan2(-R[0, 1], R[1, 1])
+    ze = np.arctan2(-R[2, 0], R[2, 2])
+    t = float(R[:, axis] @ p)
+    return np.array([s_az * (az - az0), s_ze * (ze - ze0), s_t * t])
 
 
 _NAMES = {v[0]: k for k, v in _core.JOINT_TYPES.items()}

@@ -446,13 +446,13 @@ class SimbodyMatterSubsystem(Subsystem):
 
     def _check_nu(self, x, ws, what: str) -> np.ndarray:
         a = np.ascontiguousarray(x, dtype=np.float64)
-        if a.shape != (ws.nu,) or not np.isfinite(a).all():
+        if a.shape != (ws.nu,) or not _core._k.all_finite(a):
             raise ValueError(f"{self._where()}: {what}: expected {ws.nu} finite values, got shape {a.shape}")
         return a
 
     def _check_body_forces(self, F, ws, what: str) -> np.ndarray:
         a = np.ascontiguousarray(F, dtype=np.float64)
-        if a.shape != (ws.nb, 2, 3) or not np.isfinite(a).all():
+        if a.shape != (ws.nb, 2, 3) or not _core._k.all_finite(a.reshape(-1)):
             raise ValueError(f"{self._where()}: {what}: expected finite body forces of shape ({ws.nb}, 2, 3), "
                              f"got {a.shape}")
         return a

@@ -200,8 +200,6 @@ def test_set_q_to_fit_transform_round_trips(joint, euler, seed):
     ([0.9, 0.45, 0.3], [0.9 - np.pi, -0.45, 0.3]),   # (az + pi, -ze, t) has the same translation
     ([0.7, 0.4, 0.0], [0.0, 0.0, 0.0]),              # t = 0: the translation says nothing of az, ze
 ])
-@pytest.mark.xfail(strict=True, reason="BUG: simtk/multibody/fitting.py fit_q() fits SphericalCoords from "
-                   "the translation only (_fit_translation_numerically), so a reachable rotation is lost")
 def test_set_q_to_fit_transform_spherical_coords_keeps_the_rotation(q_true, q_start):
     """SphericalCoords has R_FM = Rz(az) Ry(ze) and p_FM = t (R_FM z): a reachable X_FM fixes az,
     ze from the rotation (the translation alone cannot: (az + pi, -ze) gives the same p_FM, and
