@@ -1,10 +1,17 @@
-"""Built-in constraints (Simbody's equation counts and meanings), each kind evaluated in bulk.
+"""Built-in constraints (Simbody's equation counts, meanings and conventions), each kind in bulk.
 
-Geometric constraints are written in Ground: their errors are Ground components of the
-quantity Simbody measures (a distance, a point separation, dot products of axes), so their zero
-sets and equation counts are Simbody's. Every kind provides its position, velocity and
-acceleration errors (each the exact time derivative of the one before) and its force map: the
-body and mobility forces of a unit multiplier of each equation, i.e. the columns of ``G^T``.
+The geometric kinds are written exactly as Simbody writes them (see ``constraint_rows``): Ball
+and the translation rows of Weld are measured and expressed in the ancestor body of the two
+constrained bodies, body 1 takes the reaction at its material point coincident with body 2's
+station, PointOnLine uses Simbody's perpendicular pair, NoSlip1D's acceleration row is that of
+the two material points at the contact point. So errors, G, multipliers and constraint forces
+equal Simbody's on and off the constraint manifold.
+
+Every kind provides its position, velocity and acceleration errors, and its force map: the forces
+of a unit multiplier of each equation, i.e. the columns of ``G^T``. The geometric kinds are made of
+the row families of ``constraint_rows`` (``_parts``), which the solver evaluates directly: their
+velocity errors are ``G u`` (homogeneous linear in u) and their acceleration rows at the
+unconstrained accelerations ``G udot0 + bias``. The coordinate-level kinds keep class methods.
 
 Shapes: ``k`` elements of a kind; ``R`` (nb, 3, 3), ``p`` (nb, 3), ``V`` and ``A`` (nb, 2, 3) =
 (angular, body-origin linear) in Ground.
@@ -15,7 +22,8 @@ import numpy as np
 
 from ..common.function import Function
 from ..spatial import Rotation, Transform
-from .constraint import Constraint, _matter_of, _mobod
+from . import constraint_rows as rows
+from .constraint import Constraint, _common_ancestor, _matter_of, _mobod
 
 __all__: list[str] = []
 
@@ -85,157 +93,60 @@ def _register(cls):
     return cls
 
 
-# ---------------------------------------------------------------------- vectorized kinematics
-def _rot(R, v):
-    """R[k] @ v[k] for (k,3,3) and (k,3)."""
-    return np.einsum("kij,kj->ki", R, v)
+def _attr(elements, name: str) -> list:
+    return [getattr(c, name) for c in elements]
 
 
-_I1 = np.array([1, 2, 0])
-_I2 = np.array([2, 0, 1])
+class _Geometric(Constraint):
+    """A kind whose equations are row families of ``constraint_rows`` (``_parts``): the solver
+    evaluates those directly; the class methods here are the same rows as (k, n) arrays."""
 
+    _family = None
+    _velocity_from_g = True
+    _fast = True
 
-def _cross(a, b):
-    """Row-wise cross product of broadcastable (..., 3) arrays (numpy's np.cross costs ~13 us a call)."""
-    return a.take(_I1, axis=-1) * b.take(_I2, axis=-1) - a.take(_I2, axis=-1) * b.take(_I1, axis=-1)
+    def _constrained_body_indices(self):
+        return list(dict.fromkeys([self._b1, self._b2]))
 
+    @classmethod
+    def _parts(cls, P) -> list:
+        """(family, packed rows, columns of the elements' equation numbers) for each family used."""
+        return [(cls._family, P["rows"], slice(None))]
 
-def _skew(r):
-    """(k, 3, 3) matrices with skew(r) v = r x v."""
-    S = np.zeros(r.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2] = -r[..., 2], r[..., 1]
-    S[..., 1, 0], S[..., 1, 2] = r[..., 2], -r[..., 0]
-    S[..., 2, 0], S[..., 2, 1] = -r[..., 1], r[..., 0]
-    return S
+    @classmethod
+    def _rows(cls, P, kin, what: str) -> np.ndarray:
+        k = P["k"]
+        out = []
+        for fam, rp, _ in cls._parts(P):
+            rows = getattr(fam, what)(rp, kin)
+            out.append(np.asarray(rows[0] if what == "position" else rows, dtype=np.float64).reshape(k, -1))
+        return np.concatenate(out, axis=1)
 
+    @classmethod
+    def _position_errors(cls, P, kin):
+        return cls._rows(P, kin, "position")
 
-def _at(r, f):
-    """Spatial force (r x f, f) at a body origin for force f applied at offset r; (k, 2, 3)."""
-    out = np.empty(f.shape[:-1] + (2, 3))
-    out[..., 0, :] = _cross(r, f)
-    out[..., 1, :] = f
-    return out
+    @classmethod
+    def _velocity_errors(cls, P, kin):
+        return cls._rows(P, kin, "velocity")
 
-
-def _torque(t):
-    out = np.zeros(t.shape[:-1] + (2, 3))
-    out[..., 0, :] = t
-    return out
-
-
-def _dot(a, b):
-    return np.einsum("ki,ki->k", a, b)
-
-
-class _Points:
-    """Station S on body b: offset r = R_GB p_BS and its location, velocity and acceleration."""
-
-    def __init__(self, kin, b, s_B):
-        self.b = b
-        self.r = _rot(kin.R[b], s_B)
-        self.p = kin.p[b] + self.r
-        self.kin = kin
-
-    def vel(self):
-        V = self.kin.V[self.b]
-        return V[:, 1] + _cross(V[:, 0], self.r)
-
-    def acc(self):
-        V, A = self.kin.V[self.b], self.kin.A[self.b]
-        w = V[:, 0]
-        return A[:, 1] + _cross(A[:, 0], self.r) + _cross(w, _cross(w, self.r))
-
-
-def _point_of_body_at(kin, b, P):
-    """Velocity and acceleration of the material point of body b at Ground location P (k,3)."""
-    r = P - kin.p[b]
-    V = kin.V[b]
-    w = V[:, 0]
-    v = V[:, 1] + _cross(w, r)
-    return r, v
-
-
-# ---------------------------------------------------------------------- generic row families
-def _coincident_rows(kin, b1, s1, b2, s2, level: int):
-    """Ball rows: p2 - p1 in Ground, (k, 3) per level (0: position, 1: velocity, 2: acceleration)."""
-    P1, P2 = _Points(kin, b1, s1), _Points(kin, b2, s2)
-    if level == 0:
-        return P2.p - P1.p
-    if level == 1:
-        return P2.vel() - P1.vel()
-    return P2.acc() - P1.acc()
-
-
-def _coincident_forces(kin, b1, s1, b2, s2, eq, out):
-    """eq (k, 3): +e_j at S2 on b2, -e_j at S1 on b1."""
-    k = len(b1)
-    F = np.zeros((2, k, 3, 2, 3))  # (side, element, equation j, angular/linear, xyz)
-    for side, (b, s, sign) in enumerate(((b2, s2, 1.0), (b1, s1, -1.0))):
-        # r x e_j is column j of skew(r)
-        F[side, :, :, 0, :] = sign * np.swapaxes(_skew(_rot(kin.R[b], s)), 1, 2)
-        F[side, :, :, 1, :] = sign * np.eye(3)
-    bodies = np.stack([np.repeat(b2, 3), np.repeat(b1, 3)])
-    out.add_body_forces(np.stack([eq.reshape(-1), eq.reshape(-1)]), bodies, F)
-
-
-def _angle_rows(kin, bb, axis_b, bf, axis_f, cos_target, level: int):
-    """ConstantAngle rows: a_b . a_f - cos(theta) and its derivatives; (k,)."""
-    a_b, a_f = _rot(kin.R[bb], axis_b), _rot(kin.R[bf], axis_f)
-    if level == 0:
-        return _dot(a_b, a_f) - cos_target
-    c = _cross(a_f, a_b)
-    w_b, w_f = kin.V[bb, 0], kin.V[bf, 0]
-    if level == 1:
-        return _dot(w_f - w_b, c)
-    c_dot = _cross(_cross(w_f, a_f), a_b) + _cross(a_f, _cross(w_b, a_b))
-    return _dot(kin.A[bf, 0] - kin.A[bb, 0], c) + _dot(w_f - w_b, c_dot)
-
-
-def _angle_forces(kin, bb, axis_b, bf, axis_f, eq, out):
-    """eq (k,): torque +c on the follower, -c on the base, c = a_f x a_b."""
-    c = _cross(_rot(kin.R[bf], axis_f), _rot(kin.R[bb], axis_b))
-    out.add_body_forces(np.concatenate([eq, eq]), np.concatenate([bf, bb]),
-                        np.concatenate([_torque(c), _torque(-c)]))
-
-
-def _plane_rows(kin, bp, n_B, h, bf, s_F, level: int):
-    """PointInPlane rows: n . (p_S - p_B) - h and derivatives, n = R_GB n_B; (k,)."""
-    n = _rot(kin.R[bp], n_B)
-    S = _Points(kin, bf, s_F)
-    d = S.p - kin.p[bp]
-    if level == 0:
-        return _dot(n, d) - h
-    Vp = kin.V[bp]
-    w, vo = Vp[:, 0], Vp[:, 1]
-    vS = S.vel()
-    rel_v = vS - vo - _cross(w, d)  # S's velocity relative to B's coincident point
-    if level == 1:
-        return _dot(n, rel_v)
-    Ap = kin.A[bp]
-    n_dot = _cross(w, n)
-    rel_a = S.acc() - Ap[:, 1] - _cross(Ap[:, 0], d) - _cross(w, vS - vo)
-    return _dot(n_dot, rel_v) + _dot(n, rel_a)
-
-
-def _plane_forces(kin, bp, n_B, bf, s_F, eq, out):
-    """eq (k,): +n at S on the follower, -n on the plane body at the point coincident with S."""
-    n = _rot(kin.R[bp], n_B)
-    r_f = _rot(kin.R[bf], s_F)
-    d = kin.p[bf] + r_f - kin.p[bp]
-    out.add_body_forces(np.concatenate([eq, eq]), np.concatenate([bf, bp]),
-                        np.concatenate([_at(r_f, n), _at(d, -n)]))
+    @classmethod
+    def _acceleration_errors(cls, P, kin):
+        return cls._rows(P, kin, "acceleration")
 
 
 # ---------------------------------------------------------------------- Rod
 @_register
-class Rod(Constraint):
+class Rod(_Geometric):
     """One holonomic equation: the distance between station s1 on b1 and s2 on b2 is ``length``.
 
     perr = |p2 - p1| - length; the force is along the line between the points (Simbody's
-    ``Constraint::Rod``, also called ConstantDistance).
+    ``Constraint::Rod``, also called ConstantDistance). Should the points coincide, the direction is
+    body 1's z axis, as in Simbody.
     """
 
     _mp = 1
+    _family = rows.Rod
 
     def __init__(self, b1, s1, b2, s2, length: float):
         matter = _same_matter("Rod", b1, b2)
@@ -245,117 +156,59 @@ class Rod(Constraint):
         if self._length <= 0:
             raise ValueError(f"Constraint.Rod: length must be positive (use Constraint.Ball for coincident "
                              f"points), got {self._length}")
+        self._ancestor = _common_ancestor(matter, [self._b1, self._b2])
         super().__init__(matter)
 
     def get_default_rod_length(self) -> float:
         return self._length
 
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._b1, self._b2]))
-
     @classmethod
     def _pack(cls, elements, plan, state):
-        return dict(b1=np.array([c._b1 for c in elements]), b2=np.array([c._b2 for c in elements]),
-                    s1=np.array([c._s1 for c in elements]), s2=np.array([c._s2 for c in elements]),
-                    L=np.array([c._length for c in elements]), who=elements)
-
-    @staticmethod
-    def _geometry(P, kin):
-        P1, P2 = _Points(kin, P["b1"], P["s1"]), _Points(kin, P["b2"], P["s2"])
-        d = P2.p - P1.p
-        dist = np.linalg.norm(d, axis=1)
-        if np.any(dist < 1e-12):
-            bad = P["who"][int(np.argmin(dist))]
-            raise FloatingPointError(f"{bad!r}: the rod's two points coincide; its direction is undefined")
-        return P1, P2, d / dist[:, None], dist
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        _, _, _, dist = cls._geometry(P, kin)
-        return (dist - P["L"])[:, None]
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        P1, P2, e, _ = cls._geometry(P, kin)
-        return _dot(e, P2.vel() - P1.vel())[:, None]
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        P1, P2, e, dist = cls._geometry(P, kin)
-        vr = P2.vel() - P1.vel()
-        ev = _dot(e, vr)
-        return (_dot(e, P2.acc() - P1.acc()) + (_dot(vr, vr) - ev * ev) / dist)[:, None]
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        P1, P2, e, _ = cls._geometry(P, kin)
-        out.add_body_forces(np.concatenate([eq[:, 0], eq[:, 0]]), np.concatenate([P["b2"], P["b1"]]),
-                            np.concatenate([_at(P2.r, e), _at(P1.r, -e)]))
+        return dict(k=len(elements), rows=rows.Rod.pack(_attr(elements, "_b1"), _attr(elements, "_s1"),
+                                                        _attr(elements, "_b2"), _attr(elements, "_s2"),
+                                                        _attr(elements, "_length"), _attr(elements, "_ancestor")))
 
 
 # ---------------------------------------------------------------------- Ball
 @_register
-class Ball(Constraint):
-    """Three holonomic equations: station s1 on b1 and s2 on b2 coincide (perr = p2 - p1 in Ground)."""
+class Ball(_Geometric):
+    """Three holonomic equations: station s1 on b1 and s2 on b2 coincide.
+
+    As in Simbody the equations are measured and expressed in the ancestor body A of b1 and b2
+    (``perr = R_AG (p2 - p1)``), and b1 takes the force at its material point coincident with s2.
+    """
 
     _mp = 3
+    _family = rows.Coincident
 
     def __init__(self, b1, s1, b2, s2):
         matter = _same_matter("Ball", b1, b2)
         self._b1, self._b2 = b1._index, b2._index
         self._s1, self._s2 = _vec3(s1, "Constraint.Ball: s1"), _vec3(s2, "Constraint.Ball: s2")
+        self._ancestor = _common_ancestor(matter, [self._b1, self._b2])
         super().__init__(matter)
-
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._b1, self._b2]))
 
     @classmethod
     def _pack(cls, elements, plan, state):
-        return dict(b1=np.array([c._b1 for c in elements]), b2=np.array([c._b2 for c in elements]),
-                    s1=np.array([c._s1 for c in elements]), s2=np.array([c._s2 for c in elements]))
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return _coincident_rows(kin, P["b1"], P["s1"], P["b2"], P["s2"], 0)
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        return _coincident_rows(kin, P["b1"], P["s1"], P["b2"], P["s2"], 1)
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        return _coincident_rows(kin, P["b1"], P["s1"], P["b2"], P["s2"], 2)
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        _coincident_forces(kin, P["b1"], P["s1"], P["b2"], P["s2"], eq, out)
+        return dict(k=len(elements), rows=rows.Coincident.pack(
+            _attr(elements, "_b1"), _attr(elements, "_s1"), _attr(elements, "_b2"), _attr(elements, "_s2"),
+            _attr(elements, "_ancestor")))
 
 
 # ---------------------------------------------------------------------- orientation rows
-def _orientation_pack(elements, R1_attr, R2_attr):
-    """Rows j = 0..2: base axis F_{j+1} on body 1, follower axis M_j on body 2 (perpendicular)."""
+def _orientation_rows(elements, R1_attr: str, R2_attr: str) -> dict:
+    """Angle rows j = 0..2 per element: follower axis M_j against base axis F_{j+1} (cos = 0)."""
     k = len(elements)
-    bb = np.repeat([c._b1 for c in elements], 3)
-    bf = np.repeat([c._b2 for c in elements], 3)
-    R1 = np.array([getattr(c, R1_attr) for c in elements])  # (k, 3, 3) columns are the frame's axes
-    R2 = np.array([getattr(c, R2_attr) for c in elements])
+    R1 = np.array(_attr(elements, R1_attr)).reshape(k, 3, 3)  # columns are the frame's axes
+    R2 = np.array(_attr(elements, R2_attr)).reshape(k, 3, 3)
     j = np.tile(np.arange(3), k)
     e = np.repeat(np.arange(k), 3)
-    axis_b = R1[e, :, (j + 1) % 3]
-    axis_f = R2[e, :, j]
-    return bb, axis_b, bf, axis_f
-
-
-def _orientation_errors(P, kin, level):
-    return _angle_rows(kin, P["bb"], P["ab"], P["bf"], P["af"], 0.0, level).reshape(-1, 3)
-
-
-def _orientation_forces(P, kin, eq, out):
-    _angle_forces(kin, P["bb"], P["ab"], P["bf"], P["af"], eq.reshape(-1), out)
+    return rows.Angle.pack(np.repeat(_attr(elements, "_b1"), 3), R1[e, :, (j + 1) % 3],
+                           np.repeat(_attr(elements, "_b2"), 3), R2[e, :, j], np.zeros(3 * k))
 
 
 @_register
-class ConstantOrientation(Constraint):
+class ConstantOrientation(_Geometric):
     """Three holonomic equations: frame M on the follower keeps the orientation of frame F on the base.
 
     The equations are Simbody's: the follower's x, y, z axes stay perpendicular to the base
@@ -363,6 +216,7 @@ class ConstantOrientation(Constraint):
     """
 
     _mp = 3
+    _family = rows.Angle
 
     def __init__(self, base, R_BF, follower, R_FM):
         matter = _same_matter("ConstantOrientation", base, follower)
@@ -371,37 +225,17 @@ class ConstantOrientation(Constraint):
         self._R2 = _rotation(R_FM, "Constraint.ConstantOrientation: R_FM")
         super().__init__(matter)
 
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._b1, self._b2]))
-
     @classmethod
     def _pack(cls, elements, plan, state):
-        bb, ab, bf, af = _orientation_pack(elements, "_R1", "_R2")
-        return dict(bb=bb, ab=ab, bf=bf, af=af)
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return _orientation_errors(P, kin, 0)
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        return _orientation_errors(P, kin, 1)
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        return _orientation_errors(P, kin, 2)
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        _orientation_forces(P, kin, eq, out)
+        return dict(k=len(elements), rows=_orientation_rows(elements, "_R1", "_R2"))
 
 
 @_register
-class Weld(Constraint):
+class Weld(_Geometric):
     """Six holonomic equations: frame M on b2 coincides with frame F on b1.
 
-    Equations 0-2 are rotational (as ``ConstantOrientation``), 3-5 translational (origin of M
-    minus origin of F, in Ground), in Simbody's order.
+    Equations 0-2 are rotational (as ``ConstantOrientation``), 3-5 translational (as ``Ball``
+    between the frame origins: in the ancestor frame), in Simbody's order.
     """
 
     _mp = 6
@@ -411,45 +245,24 @@ class Weld(Constraint):
         self._b1, self._b2 = b1._index, b2._index
         X1 = _transform(X_B1F, "Constraint.Weld: X_B1F")
         X2 = _transform(X_B2M, "Constraint.Weld: X_B2M")
-        self._R1, self._s1 = X1.R.matrix.copy(), np.array(X1.p)
-        self._R2, self._s2 = X2.R.matrix.copy(), np.array(X2.p)
+        self._R1, self._s1 = X1.R.matrix.copy(), np.array(X1.p, dtype=np.float64)
+        self._R2, self._s2 = X2.R.matrix.copy(), np.array(X2.p, dtype=np.float64)
+        self._ancestor = _common_ancestor(matter, [self._b1, self._b2])
         super().__init__(matter)
-
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._b1, self._b2]))
 
     @classmethod
     def _pack(cls, elements, plan, state):
-        bb, ab, bf, af = _orientation_pack(elements, "_R1", "_R2")
-        return dict(bb=bb, ab=ab, bf=bf, af=af,
-                    b1=np.array([c._b1 for c in elements]), b2=np.array([c._b2 for c in elements]),
-                    s1=np.array([c._s1 for c in elements]), s2=np.array([c._s2 for c in elements]))
+        return dict(k=len(elements), rot=_orientation_rows(elements, "_R1", "_R2"), trans=rows.Coincident.pack(
+            _attr(elements, "_b1"), _attr(elements, "_s1"), _attr(elements, "_b2"), _attr(elements, "_s2"),
+            _attr(elements, "_ancestor")))
 
     @classmethod
-    def _errors(cls, P, kin, level):
-        return np.concatenate([_orientation_errors(P, kin, level),
-                               _coincident_rows(kin, P["b1"], P["s1"], P["b2"], P["s2"], level)], axis=1)
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return cls._errors(P, kin, 0)
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        return cls._errors(P, kin, 1)
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        return cls._errors(P, kin, 2)
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        _orientation_forces(P, kin, np.ascontiguousarray(eq[:, :3]), out)
-        _coincident_forces(kin, P["b1"], P["s1"], P["b2"], P["s2"], eq[:, 3:], out)
+    def _parts(cls, P) -> list:
+        return [(rows.Angle, P["rot"], slice(0, 3)), (rows.Coincident, P["trans"], slice(3, 6))]
 
 
 @_register
-class ConstantAngle(Constraint):
+class ConstantAngle(_Geometric):
     """One holonomic equation: axis_f on the follower keeps ``angle`` to axis_b on the base.
 
     perr = a_b . a_f - cos(angle); enforced by equal and opposite torques about a_f x a_b.
@@ -457,6 +270,7 @@ class ConstantAngle(Constraint):
     """
 
     _mp = 1
+    _family = rows.Angle
 
     def __init__(self, base, axis_b, follower, axis_f, angle: float = np.pi / 2):
         matter = _same_matter("ConstantAngle", base, follower)
@@ -466,160 +280,88 @@ class ConstantAngle(Constraint):
         self._angle = _real(angle, "Constraint.ConstantAngle: angle")
         super().__init__(matter)
 
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._b1, self._b2]))
-
     @classmethod
     def _pack(cls, elements, plan, state):
-        return dict(bb=np.array([c._b1 for c in elements]), bf=np.array([c._b2 for c in elements]),
-                    ab=np.array([c._ab for c in elements]), af=np.array([c._af for c in elements]),
-                    cos=np.cos([c._angle for c in elements]))
-
-    @classmethod
-    def _err(cls, P, kin, level):
-        return _angle_rows(kin, P["bb"], P["ab"], P["bf"], P["af"], P["cos"], level)[:, None]
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return cls._err(P, kin, 0)
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        return cls._err(P, kin, 1)
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        return cls._err(P, kin, 2)
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        _angle_forces(kin, P["bb"], P["ab"], P["bf"], P["af"], eq[:, 0], out)
+        return dict(k=len(elements), rows=rows.Angle.pack(_attr(elements, "_b1"), _attr(elements, "_ab"),
+                                                          _attr(elements, "_b2"), _attr(elements, "_af"),
+                                                          np.cos(_attr(elements, "_angle"))))
 
 
 # ---------------------------------------------------------------------- point in plane / on line
 @_register
-class PointInPlane(Constraint):
+class PointInPlane(_Geometric):
     """One holonomic equation: station ``point`` of the follower stays in the plane n . x = height
     fixed on the plane body (n = ``normal`` in the plane body's frame).
     """
 
     _mp = 1
+    _family = rows.Plane
 
     def __init__(self, plane_body, normal, height: float, follower, point):
         matter = _same_matter("PointInPlane", plane_body, follower)
-        self._bp, self._bf = plane_body._index, follower._index
+        self._b1, self._b2 = plane_body._index, follower._index
         self._n = _unit(normal, "Constraint.PointInPlane: normal")
         self._h = _real(height, "Constraint.PointInPlane: height")
         self._s = _vec3(point, "Constraint.PointInPlane: point")
         super().__init__(matter)
 
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._bp, self._bf]))
-
     @classmethod
     def _pack(cls, elements, plan, state):
-        return dict(bp=np.array([c._bp for c in elements]), bf=np.array([c._bf for c in elements]),
-                    n=np.array([c._n for c in elements]), h=np.array([c._h for c in elements]),
-                    s=np.array([c._s for c in elements]))
-
-    @classmethod
-    def _err(cls, P, kin, level):
-        return _plane_rows(kin, P["bp"], P["n"], P["h"], P["bf"], P["s"], level)[:, None]
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return cls._err(P, kin, 0)
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        return cls._err(P, kin, 1)
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        return cls._err(P, kin, 2)
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        _plane_forces(kin, P["bp"], P["n"], P["bf"], P["s"], eq[:, 0], out)
-
-
-def _perpendiculars(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit vectors completing unit d to a right-handed frame."""
-    trial = np.array([1.0, 0.0, 0.0]) if abs(d[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = _cross(d, trial)
-    x /= np.linalg.norm(x)
-    return x, _cross(d, x)
+        return dict(k=len(elements), rows=rows.Plane.pack(_attr(elements, "_b1"), _attr(elements, "_n"),
+                                                          _attr(elements, "_h"), _attr(elements, "_b2"),
+                                                          _attr(elements, "_s")))
 
 
 @_register
-class PointOnLine(Constraint):
+class PointOnLine(_Geometric):
     """Two holonomic equations: station ``point`` of the follower stays on the line through
     ``point_on_line`` along ``direction``, both fixed on the line body.
 
-    The errors are the point's offsets from the line along two fixed unit vectors perpendicular to
-    it (two ``PointInPlane`` rows).
+    The errors are the point's offsets from the line along Simbody's two perpendiculars to it, in
+    the line body: ``x = unit(d x e_k)`` with k the axis of the smallest ``|d_k|``, and ``y = d x x``.
     """
 
     _mp = 2
+    _family = rows.Plane
 
     def __init__(self, line_body, direction, point_on_line, follower, point):
         matter = _same_matter("PointOnLine", line_body, follower)
-        self._bp, self._bf = line_body._index, follower._index
+        self._b1, self._b2 = line_body._index, follower._index
         self._d = _unit(direction, "Constraint.PointOnLine: direction")
         self._o = _vec3(point_on_line, "Constraint.PointOnLine: point_on_line")
         self._s = _vec3(point, "Constraint.PointOnLine: point")
+        self._x, self._y = rows.simbody_perpendiculars(self._d)
         super().__init__(matter)
-
-    def _constrained_body_indices(self):
-        return list(dict.fromkeys([self._bp, self._bf]))
 
     @classmethod
     def _pack(cls, elements, plan, state):
-        n, h = [], []
-        for c in elements:
-            for v in _perpendiculars(c._d):
-                n.append(v)
-                h.append(v @ c._o)
-        return dict(bp=np.repeat([c._bp for c in elements], 2), bf=np.repeat([c._bf for c in elements], 2),
-                    n=np.array(n), h=np.array(h), s=np.repeat([c._s for c in elements], 2, axis=0))
-
-    @classmethod
-    def _err(cls, P, kin, level):
-        return _plane_rows(kin, P["bp"], P["n"], P["h"], P["bf"], P["s"], level).reshape(-1, 2)
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return cls._err(P, kin, 0)
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        return cls._err(P, kin, 1)
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        return cls._err(P, kin, 2)
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        _plane_forces(kin, P["bp"], P["n"], P["bf"], P["s"], eq.reshape(-1), out)
+        n = np.array([[c._x, c._y] for c in elements]).reshape(-1, 3)
+        h = np.array([[c._x @ c._o, c._y @ c._o] for c in elements]).reshape(-1)
+        return dict(k=len(elements), rows=rows.Plane.pack(np.repeat(_attr(elements, "_b1"), 2), n, h,
+                                                          np.repeat(_attr(elements, "_b2"), 2),
+                                                          np.repeat(_attr(elements, "_s"), 2, axis=0)))
 
 
 # ---------------------------------------------------------------------- NoSlip1D
 @_register
-class NoSlip1D(Constraint):
+class NoSlip1D(_Geometric):
     """One nonholonomic equation: at the contact point P fixed on the case body, the material
     points of moving0 and moving1 have the same velocity along direction n (fixed on the case).
 
-    verr = n . (v1_P - v0_P); no force acts on the case body.
+    verr = n . (v1_P - v0_P); no force acts on the case body. The acceleration row is Simbody's:
+    that of the two material points at P (in the ancestor of the three bodies), which is d/dt verr
+    while both material points move with P (rolling).
     """
 
     _mv = 1
+    _family = rows.NoSlip
 
     def __init__(self, case_body, point, direction, moving0, moving1):
         matter = _same_matter("NoSlip1D", case_body, moving0, moving1)
         self._bc, self._b0, self._b1 = case_body._index, moving0._index, moving1._index
         self._P = _vec3(point, "Constraint.NoSlip1D: point")
         self._n = _unit(direction, "Constraint.NoSlip1D: direction")
+        self._ancestor = _common_ancestor(matter, [self._bc, self._b0, self._b1])
         super().__init__(matter)
 
     def _constrained_body_indices(self):
@@ -627,50 +369,13 @@ class NoSlip1D(Constraint):
 
     @classmethod
     def _pack(cls, elements, plan, state):
-        return dict(bc=np.array([c._bc for c in elements]), b0=np.array([c._b0 for c in elements]),
-                    b1=np.array([c._b1 for c in elements]), P=np.array([c._P for c in elements]),
-                    n=np.array([c._n for c in elements]))
-
-    @staticmethod
-    def _contact(P, kin):
-        C = _Points(kin, P["bc"], P["P"])
-        n = _rot(kin.R[P["bc"]], P["n"])
-        return C, n
+        return dict(k=len(elements), rows=rows.NoSlip.pack(_attr(elements, "_bc"), _attr(elements, "_P"),
+                                                           _attr(elements, "_n"), _attr(elements, "_b0"),
+                                                           _attr(elements, "_b1"), _attr(elements, "_ancestor")))
 
     @classmethod
     def _position_errors(cls, P, kin):
-        return np.zeros((len(P["bc"]), 0))
-
-    @classmethod
-    def _velocity_errors(cls, P, kin):
-        C, n = cls._contact(P, kin)
-        _, v1 = _point_of_body_at(kin, P["b1"], C.p)
-        _, v0 = _point_of_body_at(kin, P["b0"], C.p)
-        return _dot(n, v1 - v0)[:, None]
-
-    @classmethod
-    def _acceleration_errors(cls, P, kin):
-        C, n = cls._contact(P, kin)
-        vP = C.vel()
-        n_dot = _cross(kin.V[P["bc"], 0], n)
-        out = np.zeros(len(n))
-        for b, sign in ((P["b1"], 1.0), (P["b0"], -1.0)):
-            r, v = _point_of_body_at(kin, b, C.p)
-            w, vo = kin.V[b, 0], kin.V[b, 1]
-            al, ao = kin.A[b, 0], kin.A[b, 1]
-            # d/dt of (v_o + w x (P - p_o)) with P moving with the case
-            a = ao + _cross(al, r) + _cross(w, vP - vo)
-            out += sign * (_dot(n_dot, v) + _dot(n, a))
-        return out[:, None]
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        C, n = cls._contact(P, kin)
-        r1 = C.p - kin.p[P["b1"]]
-        r0 = C.p - kin.p[P["b0"]]
-        out.add_body_forces(np.concatenate([eq[:, 0], eq[:, 0]]), np.concatenate([P["b1"], P["b0"]]),
-                            np.concatenate([_at(r1, n), _at(r0, -n)]))
-
+        return np.zeros((P["k"], 0))
 
 # ---------------------------------------------------------------------- coordinate-level constraints
 def _coord_mobility_forces(kin, cids, weights, eq, out):
@@ -691,6 +396,7 @@ class ConstantCoordinate(Constraint):
     """One holonomic equation: coordinate ``which_q`` of ``mobod`` stays at ``value`` (perr = q - value)."""
 
     _mp = 1
+    _velocity_from_g = True
 
     def __init__(self, mobod, which_q: int, value: float):
         _mobod(mobod, "Constraint.ConstantCoordinate")
@@ -837,6 +543,7 @@ class CoordinateCoupler(Constraint):
     """
 
     _mp = 1
+    _velocity_from_g = True
 
     def __init__(self, matter, function, coord_bodies, coord_indices):
         matter = _matter_of(matter, "Constraint.CoordinateCoupler")

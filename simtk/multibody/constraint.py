@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..common.errors import StageTooLowError
-from ..common.stage import ACCELERATION, POSITION, VELOCITY, Stage
+from ..common.stage import ACCELERATION, POSITION, VELOCITY
 from ..common.state import State
 from ..spatial import Rotation, Transform
 
@@ -182,9 +182,15 @@ class Constraint:
     # ------------------------------------------------------------------ bulk protocol
     # Elements of one class are packed at Instance and evaluated together. ``kin`` (a _Kinematics)
     # holds the pose, velocity and (trial) acceleration arrays; outputs are (k, n) arrays, one row
-    # per element. ``_force_map`` adds the body and mobility forces of a unit multiplier of each
-    # equation to a _ForceMapBuilder; ``eq`` (k, mp + mv + ma) holds each element's global equation
-    # numbers.
+    # per element. ``_force_map`` (once per q) adds the forces of a unit multiplier of each
+    # equation (the columns of G^T) to a _ForceMapBuilder and returns a handle for
+    # ``_fast_acceleration_errors``; ``eq`` (k, mp + mv + ma) holds each element's global equation
+    # numbers. Kinds with ``_velocity_from_g`` have velocity errors equal to G u (homogeneous linear
+    # in u); kinds with ``_fast`` evaluate their acceleration rows at the unconstrained
+    # accelerations from the handle and the per-q tables (see constraint_solver._AccelContext).
+    _velocity_from_g = False
+    _fast = False
+
     @classmethod
     def _pack(cls, elements: list, plan, state: State):
         raise NotImplementedError
@@ -202,7 +208,11 @@ class Constraint:
         raise NotImplementedError
 
     @classmethod
-    def _force_map(cls, packed, kin, eq: np.ndarray, out) -> None:
+    def _force_map(cls, packed, kin, eq: np.ndarray, out):
+        raise NotImplementedError
+
+    @classmethod
+    def _fast_acceleration_errors(cls, packed, handle, ctx, eq: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def _realize_hook(self, state: State, stage: str) -> None:
@@ -232,7 +242,8 @@ class _CustomImplementation:
 
     The ``realize_*`` methods write into the array they are given. Every kinematic quantity the
     helpers return is measured and expressed in the *ancestor* frame A (the nearest common
-    ancestor of the constrained bodies): treat A as if it were Ground. Each error must be the exact
+    ancestor of the constrained bodies, as in Simbody; constrained mobilizers do not count, and a
+    constraint without constrained bodies has Ground): treat A as if it were Ground. Each error must be the exact
     time derivative of the one before it, and the forces for multipliers ``lambda`` must be
     ``G^T lambda`` for ``G`` the derivative of the velocity-level errors with respect to u
     (``simtk.testing`` has a checker). ``body_forces_in_a`` is (ncb, 2, 3) indexed by
@@ -517,7 +528,8 @@ class _Custom(Constraint):
         self._impl = impl
         self._mp, self._mv, self._ma = impl._mp, impl._mv, impl._ma
         matter = impl._matter
-        self._ancestor = _common_ancestor(matter, impl._bodies + impl._mobilizers)
+        # As in Simbody, the ancestor is that of the constrained bodies (Ground when there are none).
+        self._ancestor = _common_ancestor(matter, impl._bodies) if impl._bodies else 0
         impl._constraint = self
         super().__init__(matter)
 
@@ -574,16 +586,20 @@ class _Custom(Constraint):
                                cls._call(c, kin, impl.realize_acceleration_errors, c._ma)])[None, :]
 
     @classmethod
-    def _force_map(cls, c, kin, eq_rows, out) -> None:
+    def _force_map(cls, c, kin, eq_rows, out):
         impl = c._impl
         state = kin.state
         matter = c._matter
-        bodies = np.array(impl._bodies, dtype=np.intp)
-        ncb = len(bodies)
+        a = c._ancestor
+        # The errors are measured relative to A, so the force set must not push A's rigid motion:
+        # whatever net wrench the user's forces leave is taken by A itself (an extra entry on A).
+        bodies = np.array(impl._bodies + ([a] if a != 0 else []), dtype=np.intp)
+        ncb = len(impl._bodies)
         u_index = np.concatenate([np.arange(*_u_span(matter, state, b), dtype=np.intp) for b in impl._mobilizers]) \
             if impl._mobilizers else np.zeros(0, dtype=np.intp)
-        a = c._ancestor
         R_GA = kin.R[a]
+        r = kin.p[bodies[:ncb]] - kin.p[a]
+        stations = np.zeros((len(bodies), 3))
         eqs = eq_rows[0]
         k = 0
         for n, fn in ((c._mp, impl.apply_position_constraint_forces), (c._mv, impl.apply_velocity_constraint_forces),
@@ -600,19 +616,18 @@ class _Custom(Constraint):
                     impl._kin = None
                 if not (np.isfinite(F_A).all() and np.isfinite(f).all()):
                     raise FloatingPointError(f"{c!r} ({type(impl).__name__}): {fn.__name__} gave non-finite forces")
-                F_G = np.einsum("ij,bkj->bki", R_GA, F_A)
-                # The errors are measured relative to A, so the force set must not push A's rigid
-                # motion: whatever net wrench the user's forces leave is taken by A itself.
-                r = kin.p[bodies] - kin.p[a]
-                net_t = F_G[:, 0].sum(axis=0) + np.cross(r, F_G[:, 1]).sum(axis=0)
-                net_f = F_G[:, 1].sum(axis=0)
+                F = np.zeros((len(bodies), 2, 3))
+                F[:ncb] = np.einsum("ij,bkj->bki", R_GA, F_A)
+                if a != 0:
+                    F[ncb, 0] = -(F[:ncb, 0].sum(axis=0) + np.cross(r, F[:ncb, 1]).sum(axis=0))
+                    F[ncb, 1] = -F[:ncb, 1].sum(axis=0)
                 eq = eqs[k]
-                out.add_body_forces(np.full(ncb, eq), bodies, F_G)
-                if a != 0 and (np.any(net_t) or np.any(net_f)):
-                    out.add_body_forces(np.array([eq]), np.array([a]), -np.stack([net_t, net_f])[None])
+                if len(bodies):
+                    out.add_rows([eq], bodies[None], stations[None], F[None])
                 if len(f):
                     out.add_mobility_forces(np.full(len(f), eq), u_index, f)
                 k += 1
+        return None
 
 
 def _u_span(matter, state, b: int) -> tuple[int, int]:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["CustomImplementation", "Custom"]
 
 _all_finite = _core._k.all_finite
-_HOOKS = ("topology", "model", "instance", "position", "velocity", "acceleration")
+_HOOKS = ("topology", "model", "instance", "time", "position", "velocity", "dynamics", "acceleration", "report")
 
 
 def _count(x, what: str, lo: int, hi: int | None = None) -> int:
@@ -180,13 +180,22 @@ class CustomImplementation:
         return np.zeros(self._nq)
 
     def realize_topology(self, state: "State") -> None:
-        """Allocate this mobilizer's own variables (runs while the matter subsystem realizes Model)."""
+        """Allocate this mobilizer's own variables (runs while the matter subsystem realizes Topology)."""
 
     def realize_model(self, state: "State") -> None:
-        """Model-stage work (runs while the matter subsystem realizes Model)."""
+        """Model-stage work (runs while the matter subsystem realizes Model, before its layout)."""
 
     def realize_instance(self, state: "State") -> None:
         """Instance-stage work."""
+
+    def realize_time(self, state: "State") -> None:
+        """Time-stage work."""
+
+    def realize_dynamics(self, state: "State") -> None:
+        """Dynamics-stage work."""
+
+    def realize_report(self, state: "State") -> None:
+        """Report-stage work."""
 
     def realize_position(self, state: "State") -> None:
         """Position-stage work, before the transform and H are computed."""
@@ -369,11 +378,13 @@ class Custom(MobilizedBody):
 
     # ------------------------------------------------------------------ matter hooks
     def _custom_sizes(self, state: "State") -> tuple[int, int]:
-        for s in ("topology", "model"):
-            hook = self._hooks.get(s)
-            if hook is not None:
-                hook(state)
+        hook = self._hooks.get("model")
+        if hook is not None:
+            hook(state)
         return self._impl._nq, self._impl._nu
+
+    def _custom_stage_hook(self, stage: str):
+        return self._hooks.get(stage)
 
     def _custom_default_q(self, state: "State") -> np.ndarray:
         return self._vector(self._impl.get_default_q(), self._impl._nq, "get_default_q()")
@@ -441,9 +452,6 @@ class Custom(MobilizedBody):
             ws.qdotdot[q0:q0 + nq] = (
                 self._vector(impl.multiply_by_n_matrix(state, False, udot.copy()), nq, "multiply_by_n_matrix()")
                 + self._vector(impl.multiply_by_n_dot_matrix(state, False, u), nq, "multiply_by_n_dot_matrix()"))
-        hook = self._hooks.get("acceleration")
-        if hook is not None:
-            hook(state)
 
     # Rows of the matter operators multiply_by_n / multiply_by_n_inv that the kernels leave to Python.
     def _multiply_by_n_rows(self, state: "State", transpose: bool, x: np.ndarray, out: np.ndarray) -> None:

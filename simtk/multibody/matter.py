@@ -26,6 +26,7 @@ from ..common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VE
 from ..common.state import State, _readonly
 from ..common.subsystem import Subsystem
 from ..spatial import Rotation, Transform
+from . import constraint_solver as _cs
 from .mobilized_body import MobilizedBody, _Ground
 
 __all__ = ["SimbodyMatterSubsystem"]
@@ -55,6 +56,7 @@ class _MatterCache:
         self.mobility_forces = np.zeros(nu)
         self.A_GB = np.zeros((nb, 2, 3))  # the realized body accelerations (ws.A_GB is scratch)
         self.plan = None  # the constraint plan of this instance (constraint_solver._Plan)
+        self.stage_hooks: dict = {"time": [], "dynamics": [], "acceleration": [], "report": []}  # set at Instance
         self.ro = SimpleNamespace(
             R_GB=_readonly(ws.R_GB), p_GB=_readonly(ws.p_GB), R_FM=_readonly(ws.R_FM), p_FM=_readonly(ws.p_FM),
             V_GB=_readonly(ws.V_GB), V_FM=_readonly(ws.V_FM), A_GB=_readonly(self.A_GB),
@@ -65,6 +67,7 @@ class _MatterCache:
         ws = self.ws.copy()
         new = _MatterCache(ws, self.layout)
         new.plan = self.plan  # never mutated after Instance: share it
+        new.stage_hooks = self.stage_hooks  # bound methods of topology objects: shared, like them
         new.body_forces[:] = self.body_forces
         new.mobility_forces[:] = self.mobility_forces
         new.A_GB[:] = self.A_GB
@@ -146,6 +149,10 @@ class SimbodyMatterSubsystem(Subsystem):
         self._locks_index = self.allocate_discrete_variable(state, Stage.Instance, {})
         self._gmap_index = self.allocate_lazy_cache_entry(state, Stage.Position, None)
         self._custom_constraint_hooks(state, "topology", self._constraints)
+        for mb in self._bodies[1:]:
+            hook = mb._custom_stage_hook("topology")
+            if hook is not None:
+                hook(state)
 
     def _custom_constraint_hooks(self, state: State, stage: str, constraints) -> None:
         for c in constraints:
@@ -214,6 +221,15 @@ class SimbodyMatterSubsystem(Subsystem):
         plan._state = None
         cache = _MatterCache(ws, layout)
         cache.plan = plan
+        # The user hooks of the stages the compiled sweeps do not need, gathered once per Instance so that
+        # a system without them pays nothing per step.
+        cache.stage_hooks = {
+            stage: [h for h in [mb._custom_stage_hook(stage) for mb in layout.custom]
+                    + [getattr(c._impl, f"realize_{stage}", None) for c in plan.customs] if h is not None]
+            for stage in ("time", "dynamics", "report")}
+        # Custom constraints' acceleration hooks run inside the constraint solve; mobilizers' run at the end.
+        cache.stage_hooks["acceleration"] = [h for h in (mb._custom_stage_hook("acceleration") for mb in layout.custom)
+                                             if h is not None]
         self.set_cache_entry(state, self._cache_index, cache)
         self._custom_constraint_hooks(state, "instance", plan.customs)
 
@@ -231,11 +247,7 @@ class SimbodyMatterSubsystem(Subsystem):
         if len(qb):
             ss.qerr[plan.quaternion_err_start:plan.quaternion_err_start + len(qb)] = ws.qerr[qb]
         if plan.m:
-            self._custom_constraint_hooks(state, "position", plan.customs)
-            if plan.mp:
-                from .constraint_solver import _Kinematics, position_errors
-
-                position_errors(plan, _Kinematics(state, plan, ws, ss.q), ss.qerr)
+            _cs.realize_position(self, state, ss, cache)
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
         ss = state._subs[self._index]
@@ -247,18 +259,22 @@ class SimbodyMatterSubsystem(Subsystem):
         np.copyto(ss.qdot, ws.qdot)
         plan = cache.plan
         if plan.m:
-            self._custom_constraint_hooks(state, "velocity", plan.customs)
-            if plan.mp + plan.mv:
-                from .constraint_solver import _Kinematics, velocity_errors
+            _cs.realize_velocity(self, state, ss, cache)
 
-                velocity_errors(plan, _Kinematics(state, plan, ws, ss.q, ss.u, ss.qdot), ss.uerr)
+    def realize_subsystem_time_impl(self, state: State) -> None:
+        for hook in state._subs[self._index].cache[self._cache_index].value.stage_hooks["time"]:
+            hook(state)
 
     def realize_subsystem_dynamics_impl(self, state: State) -> None:
         cache = state._subs[self._index].cache[self._cache_index].value
         cache.body_forces.fill(0.0)
         cache.mobility_forces.fill(0.0)
-        if cache.plan.customs:
-            self._custom_constraint_hooks(state, "dynamics", cache.plan.customs)
+        for hook in cache.stage_hooks["dynamics"]:
+            hook(state)
+
+    def realize_subsystem_report_impl(self, state: State) -> None:
+        for hook in state._subs[self._index].cache[self._cache_index].value.stage_hooks["report"]:
+            hook(state)
 
     def realize_subsystem_acceleration_impl(self, state: State) -> None:
         ss = state._subs[self._index]
@@ -269,22 +285,14 @@ class SimbodyMatterSubsystem(Subsystem):
             self._explain_non_finite_udot(state, cache)
         for mb in cache.layout.custom:  # their rows of qdotdot = N udot + NDot u
             mb._realize_custom_acceleration(state, ws)
-        plan = cache.plan
-        if not plan.m:
+        if cache.plan.m:
+            _cs.realize_acceleration(self, state, ss, cache)
+        else:
             np.copyto(ss.udot, ws.udot)
             np.copyto(ss.qdotdot, ws.qdotdot)
             np.copyto(cache.A_GB, ws.A_GB)
-            return
-        from .constraint_solver import solve_accelerations
-
-        udot, A, qdd, lam, aerr = solve_accelerations(self, state, cache, ws.udot.copy(), ws.A_GB.copy(),
-                                                      ws.qdotdot.copy())
-        np.copyto(ss.udot, udot)
-        np.copyto(ss.qdotdot, qdd)
-        np.copyto(cache.A_GB, A)
-        np.copyto(ss.multipliers, lam)
-        np.copyto(ss.udoterr, aerr)
-        self._custom_constraint_hooks(state, "acceleration", plan.customs)
+        for hook in cache.stage_hooks["acceleration"]:  # users' hooks see the final accelerations
+            hook(state)
 
     def _explain_non_finite_udot(self, state: State, cache: _MatterCache) -> None:
         """Raise a clear error for a forward-dynamics result that is not finite."""
@@ -304,13 +312,14 @@ class SimbodyMatterSubsystem(Subsystem):
         Newton iterations with minimum-norm steps in u-space (dq = N du); raises RuntimeError when
         the errors cannot be brought within ``accuracy``.
         """
-        from .constraint_solver import project_q
+        from .constraint_projection import project_q
 
         return project_q(self, state, accuracy)
 
     def project_u_impl(self, state: State, accuracy: float) -> bool:
-        """Move u onto the velocity constraints (pverr = verr = 0) with a minimum-norm change."""
-        from .constraint_solver import project_u
+        """Move u onto the velocity constraints (pverr = verr = 0) with the mass-weighted least change
+        (the one that removes the least kinetic energy)."""
+        from .constraint_projection import project_u
 
         return project_u(self, state, accuracy)
 
@@ -788,7 +797,8 @@ class SimbodyMatterSubsystem(Subsystem):
 
     def calc_projected_m_inv(self, state: State) -> np.ndarray:
         """G M^-1 G^T (m, m) (Position)."""
-        return self._gmap(state, need_inverse=True).A.copy()
+        A = self._gmap(state, need_inverse=True).A
+        return 0.5 * (A + A.T)
 
     def calc_residual_force(self, state: State, mobility_forces, body_forces, known_udot,
                             known_lambda) -> np.ndarray:
@@ -813,7 +823,8 @@ class SimbodyMatterSubsystem(Subsystem):
             return ws.udot.copy(), ws.A_GB.copy()
         from .constraint_solver import solve_accelerations
 
-        udot, A, _, _, _ = solve_accelerations(self, state, cache, ws.udot.copy(), ws.A_GB.copy(), ws.qdotdot.copy())
+        udot, A, qdd = np.empty(ws.nu), np.empty((ws.nb, 2, 3)), np.empty(ws.nq)
+        solve_accelerations(self, state, cache, ws.udot, ws.A_GB, ws.qdotdot, udot, A, qdd)
         return udot, A
 
     # ------------------------------------------------------------------ reaction forces

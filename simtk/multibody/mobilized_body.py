@@ -121,6 +121,10 @@ class MobilizedBody:
         if self._reversal is not None:
             self._reversal.instance(state)
 
+    def _custom_stage_hook(self, stage: str):
+        """The user's ``realize_<stage>`` hook of a Custom mobilizer, or None (those without sweep work)."""
+        return None
+
     def _realize_custom_position(self, state: "State", ws) -> None:
         """Fill ws.R_FM[i], ws.p_FM[i] and this body's columns of ws.H_FM from the State's q."""
         if self._reversal is not None:

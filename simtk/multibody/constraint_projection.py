@@ -1,0 +1,102 @@
+"""Projection of a State onto the constraint manifold (``System.project`` for the matter subsystem).
+
+``project_q`` normalizes the quaternions and moves q onto the position constraints by Newton
+iterations whose steps are the least-norm changes in u-space (dq = N du); ``project_u`` moves u
+onto the velocity constraints (pverr = verr = 0) by the mass-weighted least change, which removes
+the least kinetic energy. Both use the operators of ``constraint_solver.gmap`` (G, M^-1 G^T and
+the factorization of G M^-1 G^T) at the current q.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..common.stage import POSITION, VELOCITY
+from ..common.state import State
+from .constraint_solver import _Factor, gmap
+
+__all__: list[str] = []
+
+
+def _max_abs(x) -> float:
+    return float(np.max(np.abs(x))) if len(x) else 0.0
+
+
+def normalize_quaternions(q: np.ndarray, layout) -> None:
+    for i in layout.quaternion_bodies:
+        q0 = layout.qoff[i]
+        quat = q[q0:q0 + 4]
+        quat /= np.linalg.norm(quat)
+
+
+def project_q(matter, state: State, accuracy: float) -> bool:
+    """Normalize quaternions and Newton-project q onto perr = 0 (minimum-norm steps in u-space)."""
+    system = matter.get_system()
+    cache = matter._cache(state)
+    layout, plan = cache.layout, cache.plan
+    changed = False
+    if len(layout.quaternion_bodies):
+        normalize_quaternions(matter.upd_q(state), layout)
+        changed = True
+    if plan.mp == 0:
+        return changed
+    target = 0.01 * accuracy
+    ss = state._subs[matter._index]
+    best = np.inf
+    for _ in range(30):
+        system.realize(state, POSITION)
+        err = _max_abs(ss.qerr[:plan.mp])
+        if err <= target or (err >= 0.5 * best and err <= accuracy):
+            break  # converged, or stagnating at round-off within the tolerance
+        best = min(best, err)
+        cache = matter._cache(state)
+        g = gmap(matter, state, cache)
+        P = g.G[:plan.mp]
+        du = np.linalg.lstsq(P, -ss.qerr[:plan.mp], rcond=None)[0]
+        dq = np.zeros(cache.ws.nq)
+        cache.ws.multiply_by_n(False, du, dq)
+        q = matter.upd_q(state)
+        q += dq
+        normalize_quaternions(q, layout)
+        changed = True
+    else:
+        system.realize(state, POSITION)
+        err = _max_abs(ss.qerr[:plan.mp])
+    if err > accuracy:
+        raise RuntimeError(f"{matter._where()}: position projection failed at t = {state.get_time()}: the largest "
+                           f"constraint error is {err:.3g} > {accuracy:.3g} (inconsistent or singular constraints?)")
+    return changed
+
+
+def project_u(matter, state: State, accuracy: float) -> bool:
+    """Project u onto the velocity constraints (pverr = verr = 0) with minimum-norm corrections."""
+    system = matter.get_system()
+    cache = matter._cache(state)
+    plan = cache.plan
+    n = plan.mp + plan.mv
+    if n == 0:
+        return False
+    ss = state._subs[matter._index]
+    changed = False
+    target = 0.01 * accuracy
+    for _ in range(5):
+        system.realize(state, VELOCITY)
+        err = _max_abs(ss.uerr[:n])
+        if err <= target:
+            break
+        g = gmap(matter, state, matter._cache(state), need_inverse=True)
+        # Mass-weighted: du = -M^-1 G^T (G M^-1 G^T)^+ uerr changes the kinetic energy least.
+        if n == plan.m:
+            lam = g.factor.solve(np.ascontiguousarray(ss.uerr[:n]))
+        else:
+            lam = _Factor(np.ascontiguousarray(g.A[:n, :n])).solve(np.ascontiguousarray(ss.uerr[:n]))
+        du = -(lam @ g.YT[:n])
+        u = matter.upd_u(state)
+        u += du
+        changed = True
+    else:
+        system.realize(state, VELOCITY)
+        err = _max_abs(ss.uerr[:n])
+    if err > accuracy:
+        raise RuntimeError(f"{matter._where()}: velocity projection failed at t = {state.get_time()}: the largest "
+                           f"velocity constraint error is {err:.3g} > {accuracy:.3g}")
+    return changed

@@ -1,0 +1,525 @@
+"""Vectorized row families of the geometric built-in constraints, written as Simbody writes them.
+
+Each family evaluates K rows (or K point pairs) at once from the pose, velocity and acceleration
+arrays of the matter subsystem (all in Ground), and reproduces Simbody's equations exactly, also
+off the constraint manifold:
+
+===============  ===================================================================================
+``Coincident``   Ball and the translation rows of Weld: station S (s2 on body 2) and P (s1 on body 1)
+                 coincide. As in Simbody the three rows are measured and expressed in the *ancestor*
+                 A of the two bodies, and body 1 takes its reaction at its material point C that is
+                 currently at S (not at P):
+                 ``perr = R_AG (p_S - p_P)``, ``pverr = R_AG (v_S - v_C)``,
+                 ``paerr = R_AG (a_S - a_C - 2 w_GA x (v_S - v_C))`` with ``a_C`` the acceleration of
+                 the material point C. Off the manifold pverr is not d/dt perr: it is
+                 ``d/dt perr - w_AB1 x perr`` and ``paerr = d/dt pverr + w_AB1 x pverr`` (A-frame
+                 derivatives), Simbody's choice.
+``Plane``        PointInPlane, and PointOnLine as two of them: ``n . (p_S - p_B) - h`` with n fixed on
+                 the plane body B; the reaction on B acts at its material point C at S. These are
+                 scalars with exact time derivatives, so the frame they are computed in is immaterial.
+``Rod``          ``|p_S2 - p_S1| - L`` along Cz = unit(p_S2 - p_S1), forces at the two stations; when the
+                 stations coincide (|d| < eps^1.25) Cz is body 1's z axis, as in Simbody.
+``Angle``        ConstantAngle, ConstantOrientation and Weld's rotation rows: ``b . f - cos(theta)``
+                 for unit axes b (base) and f (follower), torques about c = f x b.
+``NoSlip``       NoSlip1D: ``n . (v1_P - v0_P)`` at the contact point P and direction n fixed on the
+                 case body; as in Simbody the acceleration row is that of the material points P0,
+                 P1 (``n . (a1_P - a0_P - (w_GC + w_GA) x (v1_P - v0_P))`` in Ground terms), which
+                 equals d/dt verr only while both material points move with P.
+===============  ===================================================================================
+
+A family's packed data ``P`` (from ``pack``) fixes its layout for the whole Instance: ``R`` rows
+(equations) of ``E`` force entries each, ``e_bodies`` (R, E) the bodies of the entries,
+``s_bodies`` (S,) the bodies of the S stations whose bias accelerations the fast rows read, and
+templates ``e_st0`` (R, E, 3), ``e_F0`` (R, E, 2, 3), ``s_st0`` (S, 3) for the parts that do not
+depend on q, and ``writes``, which of the three ``force_map`` writes at each q ("st", "F", "sts").
+``needs_vs`` (a class attribute) says whether ``fast`` reads the stations' velocities. Its routines:
+
+- ``position(P, kin) -> (perr (R,), geometry)``: the geometry is handed back to ``force_map`` at
+  the same q, so the per-q work is done once;
+- ``velocity`` and ``acceleration``: the reference rows (R,), used for the operators (G x) and
+  the families' own checks;
+- ``force_map(P, kin, geometry, st, F, sts) -> handle``: once per q, write the entries' stations
+  (in the body frames), their forces (torque, force at the station, in Ground) for a unit
+  multiplier, and the bias stations, into the views given;
+- ``fast(P, handle, ctx) -> (R,)``: the acceleration rows at the unconstrained accelerations as
+  ``G udot0 + bias``, the biases from one kernel call for the stations of all families.
+
+Shapes: ``R`` (nb, 3, 3), ``p`` (nb, 3), ``V`` and ``A`` (nb, 2, 3) = (angular, body-origin
+linear) in Ground.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__: list[str] = []
+
+_I1 = np.array([1, 2, 0])
+_I2 = np.array([2, 0, 1])
+#: Rod: below this distance the stations are taken to coincide (Simbody's TinyReal = eps^1.25).
+_TINY = float(np.finfo(float).eps) ** 1.25
+
+
+# ---------------------------------------------------------------------- small vectorized helpers
+def _take(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    return a.take(idx, axis=0)
+
+
+def _rot(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """R[k] @ v[k] for (K,3,3) and (K,3)."""
+    return np.matmul(R, v[..., None])[..., 0]
+
+
+def _rot_t(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """R[k]^T @ v[k] for (K,3,3) and (K,3)."""
+    return np.matmul(v[..., None, :], R)[..., 0, :]
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross product of broadcastable (..., 3) arrays (numpy's np.cross is ~10x slower)."""
+    return a.take(_I1, axis=-1) * b.take(_I2, axis=-1) - a.take(_I2, axis=-1) * b.take(_I1, axis=-1)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=-1)
+
+
+def _stations(kin, b: np.ndarray, s: np.ndarray):
+    """Offsets r = R_GB s and locations p_GB + r of stations s (K,3) on bodies b (K,)."""
+    r = np.matmul(kin.R.take(b, axis=0), s[:, :, None])[:, :, 0]
+    return r, kin.p.take(b, axis=0) + r
+
+
+def _material_velocity(V: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Velocity of the material points at offsets r (K,3) of bodies with spatial velocities V (K,2,3)."""
+    return V[:, 1] + _cross(V[:, 0], r)
+
+
+def _material_acceleration(V: np.ndarray, A: np.ndarray, r: np.ndarray) -> np.ndarray:
+    w = V[:, 0]
+    return A[:, 1] + _cross(A[:, 0], r) + _cross(w, _cross(w, r))
+
+
+def _intp(x) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.intp).reshape(-1)
+
+
+def _vecs(x) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float64).reshape(-1, 3)
+
+
+def _pair_layout(P: dict, first: np.ndarray, second: np.ndarray, rows_per_pair: int = 1) -> dict:
+    """Entries (first, second) on every row; bias stations: all firsts, then all seconds."""
+    K = len(first)
+    e = np.stack([first, second], axis=1)
+    P["e_bodies"] = np.repeat(e, rows_per_pair, axis=0) if rows_per_pair > 1 else e
+    P["s_bodies"] = np.concatenate([first, second])
+    P["K"] = K
+    P["R"] = K * rows_per_pair
+    return P
+
+
+# ====================================================================== Coincident (Ball, Weld translation)
+class Coincident:
+    """Point coincidence in the ancestor frame; K point pairs, three rows each (R = 3K)."""
+
+    needs_vs = False
+
+    @staticmethod
+    def pack(b1, s1, b2, s2, ancestor) -> dict:
+        b1, b2, a = _intp(b1), _intp(b2), _intp(ancestor)
+        P = _pair_layout(dict(b1=b1, b2=b2, s1=_vecs(s1), s2=_vecs(s2), a=a, ground=not a.any(),
+                              b21=np.concatenate([b2, b1])), b2, b1, 3)
+        K = P["K"]
+        P["s21"] = np.concatenate([P["s2"], P["s1"]])
+        st = np.zeros((K, 3, 2, 3))
+        st[:, :, 0] = P["s2"][:, None, :]
+        P["e_st0"] = st.reshape(-1, 2, 3)
+        s_st = np.zeros((2 * K, 3))
+        s_st[:K] = P["s2"]
+        P["s_st0"] = s_st
+        if P["ground"]:  # the row directions are the Ground axes, the same for every q
+            F = np.zeros((K, 3, 2, 2, 3))
+            F[:, :, 0, 1] = np.eye(3)
+            F[:, :, 1, 1] = -np.eye(3)
+            P["e_F0"] = F.reshape(-1, 2, 2, 3)
+        P["writes"] = {"st", "sts"} if P["ground"] else {"st", "sts", "F"}
+        return P
+
+    @staticmethod
+    def position(P, kin):
+        K = P["K"]
+        r, S = _stations(kin, P["b21"], P["s21"])  # S on body 2, then P on body 1
+        d = (S[:K] - S[K:])
+        if not P["ground"]:
+            d = _rot_t(kin.R.take(P["a"], axis=0), d)
+        return d.reshape(-1), S[:K]
+
+    @staticmethod
+    def _relative_velocity(P, kin, r2, S):
+        """v_S - v_C (K,3) in Ground, C the material point of body 1 at S."""
+        rC = S - _take(kin.p, P["b1"])
+        return _material_velocity(_take(kin.V, P["b2"]), r2) - _material_velocity(_take(kin.V, P["b1"]), rC), rC
+
+    @staticmethod
+    def velocity(P, kin) -> np.ndarray:
+        r2, S = _stations(kin, P["b2"], P["s2"])
+        dv, _ = Coincident._relative_velocity(P, kin, r2, S)
+        return (dv if P["ground"] else _rot_t(_take(kin.R, P["a"]), dv)).reshape(-1)
+
+    @staticmethod
+    def acceleration(P, kin) -> np.ndarray:
+        r2, S = _stations(kin, P["b2"], P["s2"])
+        dv, rC = Coincident._relative_velocity(P, kin, r2, S)
+        b1, b2 = P["b1"], P["b2"]
+        e = (_material_acceleration(_take(kin.V, b2), _take(kin.A, b2), r2)
+             - _material_acceleration(_take(kin.V, b1), _take(kin.A, b1), rC))
+        if not P["ground"]:
+            a = P["a"]
+            e = _rot_t(_take(kin.R, a), e - 2.0 * _cross(_take(kin.V, a)[:, 0], dv))
+        return e.reshape(-1)
+
+    @staticmethod
+    def force_map(P, kin, S, st, F, sts):
+        """Row j of each pair: +n_j at S on body 2, -n_j at C on body 1, n_j = R_GA e_j."""
+        if S is None:
+            S = _stations(kin, P["b2"], P["s2"])[1]
+        K, b1 = P["K"], P["b1"]
+        sC = _rot_t(kin.R.take(b1, axis=0), S - kin.p.take(b1, axis=0))  # C's station on body 1
+        st.reshape(K, 3, 2, 3)[:, :, 1] = sC[:, None, :]
+        sts[K:] = sC
+        if P["ground"]:
+            return None
+        RA = _take(kin.R, P["a"])
+        n = np.swapaxes(RA, 1, 2)  # (K, j, 3): row j's direction R_GA e_j
+        F4 = F.reshape(K, 3, 2, 2, 3)
+        F4[:, :, 0, 1] = n
+        F4[:, :, 1, 1] = -n
+        return RA
+
+    @staticmethod
+    def fast(P, RA, ctx) -> np.ndarray:
+        K = P["K"]
+        AB = ctx.AB_part
+        e = AB[:K, 1] - AB[K:, 1]
+        if RA is not None:
+            dv = _rot(RA, ctx.verr_part.reshape(K, 3))  # v_S - v_C = R_GA pverr
+            e = _rot_t(RA, e - 2.0 * _cross(_take(ctx.V, P["a"])[:, 0], dv))
+        return ctx.Gud_part + e.reshape(-1)
+
+
+# ====================================================================== Plane (PointInPlane, PointOnLine)
+class Plane:
+    """K rows ``n . (p_S - p_B) - h``, n = R_GB n_B fixed on the plane body B, S on the follower F."""
+
+    needs_vs = True
+
+    @staticmethod
+    def pack(bp, n_B, h, bf, s_F) -> dict:
+        bp, bf = _intp(bp), _intp(bf)
+        P = _pair_layout(dict(bp=bp, bf=bf, n=_vecs(n_B), h=np.asarray(h, dtype=np.float64).reshape(-1),
+                              s=_vecs(s_F)), bf, bp)
+        K = P["K"]
+        st = np.zeros((K, 2, 3))
+        st[:, 0] = P["s"]
+        P["e_st0"] = st
+        s_st = np.zeros((2 * K, 3))
+        s_st[:K] = P["s"]
+        P["s_st0"] = s_st
+        P["writes"] = {"st", "sts", "F"}
+        return P
+
+    @staticmethod
+    def _geometry(P, kin):
+        rS, S = _stations(kin, P["bf"], P["s"])
+        n = _rot(_take(kin.R, P["bp"]), P["n"])
+        return rS, n, S - _take(kin.p, P["bp"])
+
+    @staticmethod
+    def position(P, kin):
+        rS, n, d = Plane._geometry(P, kin)
+        return _dot(n, d) - P["h"], (n, d)
+
+    @staticmethod
+    def _relative_velocity(P, kin, rS, d):
+        return _material_velocity(_take(kin.V, P["bf"]), rS) - _material_velocity(_take(kin.V, P["bp"]), d)
+
+    @staticmethod
+    def velocity(P, kin) -> np.ndarray:
+        rS, n, d = Plane._geometry(P, kin)
+        return _dot(n, Plane._relative_velocity(P, kin, rS, d))
+
+    @staticmethod
+    def acceleration(P, kin) -> np.ndarray:
+        rS, n, d = Plane._geometry(P, kin)
+        dv = Plane._relative_velocity(P, kin, rS, d)
+        bp, bf = P["bp"], P["bf"]
+        Vp = _take(kin.V, bp)
+        e = (_material_acceleration(_take(kin.V, bf), _take(kin.A, bf), rS)
+             - _material_acceleration(Vp, _take(kin.A, bp), d) - 2.0 * _cross(Vp[:, 0], dv))
+        return _dot(n, e)
+
+    @staticmethod
+    def force_map(P, kin, geometry, st, F, sts):
+        """+n at S on the follower, -n at the plane body's material point C at S."""
+        n, d = Plane._geometry(P, kin)[1:] if geometry is None else geometry
+        sC = _rot_t(_take(kin.R, P["bp"]), d)
+        st[:, 1] = sC
+        sts[P["K"]:] = sC
+        F[:, 0, 1] = n
+        F[:, 1, 1] = -n
+        return n
+
+    @staticmethod
+    def fast(P, n, ctx) -> np.ndarray:
+        K = P["K"]
+        AB, VS = ctx.AB_part, ctx.VS_part
+        e = AB[:K, 1] - AB[K:, 1] - 2.0 * _cross(_take(ctx.V, P["bp"])[:, 0], VS[:K, 1] - VS[K:, 1])
+        return ctx.Gud_part + _dot(n, e)
+
+
+def simbody_perpendiculars(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Simbody's pair for a unit line direction d: ``x = unit(d x e_k)`` with k the axis of the
+    smallest ``|d_k|`` (the first such), and ``y = d x x``."""
+    a = np.abs(d)
+    k = (0 if a[0] <= a[2] else 2) if a[0] <= a[1] else (1 if a[1] <= a[2] else 2)
+    e = np.zeros(3)
+    e[k] = 1.0
+    x = np.cross(d, e)
+    x /= np.linalg.norm(x)
+    return x, np.cross(d, x)
+
+
+# ====================================================================== Rod
+class Rod:
+    """K rows ``|p_S2 - p_S1| - L``; the force acts along the line at the two stations."""
+
+    needs_vs = True
+
+    @staticmethod
+    def pack(b1, s1, b2, s2, length, ancestor) -> dict:
+        b1, b2 = _intp(b1), _intp(b2)
+        P = _pair_layout(dict(b1=b1, b2=b2, s1=_vecs(s1), s2=_vecs(s2), L=np.asarray(length, dtype=np.float64)
+                              .reshape(-1), a=_intp(ancestor), b21=np.concatenate([b2, b1])), b2, b1)
+        P["s21"] = np.concatenate([P["s2"], P["s1"]])
+        P["e_st0"] = np.stack([P["s2"], P["s1"]], axis=1)  # forces at the stations themselves
+        P["s_st0"] = P["s21"]
+        P["writes"] = {"F"}
+        P["L0"] = float(P["L"][0])
+        return P
+
+    @staticmethod
+    def _geometry(P, kin):
+        K = P["K"]
+        r, S = _stations(kin, P["b21"], P["s21"])
+        d = S[:K] - S[K:]
+        dist = np.sqrt(_dot(d, d))
+        if dist.min() >= _TINY:
+            return r, d / dist[:, None], dist, None
+        # Coincident stations: Simbody takes body 1's z axis as the direction.
+        sing = dist < _TINY
+        Cz = d / np.where(sing, 1.0, dist)[:, None]
+        Cz[sing] = _take(kin.R, P["b1"][sing])[:, :, 2]
+        return r, Cz, np.where(sing, 0.0, dist), sing
+
+    @staticmethod
+    def position(P, kin):
+        if P["K"] == 1:
+            return Rod._position_one(P, kin)
+        _, Cz, dist, sing = Rod._geometry(P, kin)
+        return dist - P["L"], (Cz, dist, sing)
+
+    @staticmethod
+    def _position_one(P, kin):
+        """One rod in scalar arithmetic (numpy's per-call cost dominates for a single element)."""
+        b21 = P["b21"]
+        (r2, r1), (p2, p1) = np.matmul(kin.R.take(b21, axis=0), P["s21"][:, :, None])[:, :, 0].tolist(), \
+            kin.p.take(b21, axis=0).tolist()
+        d = (p2[0] + r2[0] - p1[0] - r1[0], p2[1] + r2[1] - p1[1] - r1[1], p2[2] + r2[2] - p1[2] - r1[2])
+        dist = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        if dist < _TINY:
+            _, Cz, dist_a, sing = Rod._geometry(P, kin)
+            return dist_a - P["L"], (Cz, dist_a, sing)
+        return dist - P["L0"], ((d[0] / dist, d[1] / dist, d[2] / dist), dist, None)
+
+    @staticmethod
+    def _relative_velocity(P, kin, r):
+        K = P["K"]
+        return _material_velocity(_take(kin.V, P["b2"]), r[:K]) - _material_velocity(_take(kin.V, P["b1"]), r[K:])
+
+    @staticmethod
+    def velocity(P, kin) -> np.ndarray:
+        r, Cz, _, _ = Rod._geometry(P, kin)
+        return _dot(Cz, Rod._relative_velocity(P, kin, r))
+
+    @staticmethod
+    def _curvature(P, V, Cz, dist, sing, dv, Cz_dv):
+        """The velocity-product term of the acceleration row: (|dv|^2 - (Cz.dv)^2)/r, or for
+        coincident stations dv . (w_A1 x Cz) - 2 Cz . (w_GA x dv) (derivatives in the ancestor A)."""
+        if sing is None:
+            return (_dot(dv, dv) - Cz_dv * Cz_dv) / dist
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = (_dot(dv, dv) - Cz_dv * Cz_dv) / dist
+        w1 = _take(V, P["b1"][sing])[:, 0]
+        wA = _take(V, P["a"][sing])[:, 0]
+        ds, cs = dv[sing], Cz[sing]
+        out[sing] = _dot(ds, _cross(w1 - wA, cs)) - 2.0 * _dot(cs, _cross(wA, ds))
+        return out
+
+    @staticmethod
+    def acceleration(P, kin) -> np.ndarray:
+        K = P["K"]
+        r, Cz, dist, sing = Rod._geometry(P, kin)
+        dv = Rod._relative_velocity(P, kin, r)
+        b1, b2 = P["b1"], P["b2"]
+        da = (_material_acceleration(_take(kin.V, b2), _take(kin.A, b2), r[:K])
+              - _material_acceleration(_take(kin.V, b1), _take(kin.A, b1), r[K:]))
+        return _dot(Cz, da) + Rod._curvature(P, kin.V, Cz, dist, sing, dv, _dot(Cz, dv))
+
+    @staticmethod
+    def force_map(P, kin, geometry, st, F, sts):
+        Cz, dist, sing = Rod._geometry(P, kin)[1:] if geometry is None else geometry
+        F[:, 0, 1] = Cz
+        F[:, 1, 1] = (-Cz[0], -Cz[1], -Cz[2]) if type(Cz) is tuple else -Cz
+        return Cz, dist, sing
+
+    @staticmethod
+    def fast(P, h, ctx):
+        Cz, dist, sing = h
+        if type(dist) is float:
+            return Rod._fast_one(Cz, dist, ctx)
+        K = P["K"]
+        AB, VS = ctx.AB_part, ctx.VS_part
+        dv = VS[:K, 1] - VS[K:, 1]
+        return ctx.Gud_part + _dot(Cz, AB[:K, 1] - AB[K:, 1]) + Rod._curvature(P, ctx.V, Cz, dist, sing, dv,
+                                                                               ctx.verr_part)
+
+    @staticmethod
+    def _fast_one(Cz, dist, ctx) -> float:
+        """One (non-singular) rod in scalar arithmetic."""
+        (_, a2), (_, a1) = ctx.AB_part.tolist()
+        (_, v2), (_, v1) = ctx.VS_part.tolist()
+        dv = (v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2])
+        c = float(ctx.verr_part[0])
+        return (float(ctx.Gud_part[0]) + Cz[0] * (a2[0] - a1[0]) + Cz[1] * (a2[1] - a1[1]) + Cz[2] * (a2[2] - a1[2])
+                + (dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2] - c * c) / dist)
+
+
+# ====================================================================== Angle (ConstantAngle, orientation rows)
+class Angle:
+    """K rows ``b . f - cos``: unit axis b on the base body, f on the follower; torques about f x b."""
+
+    needs_vs = False
+
+    @staticmethod
+    def pack(bb, a_b, bf, a_f, cos) -> dict:
+        bb, bf = _intp(bb), _intp(bf)
+        P = _pair_layout(dict(bb=bb, bf=bf, ab=_vecs(a_b), af=_vecs(a_f), cos=np.asarray(cos, dtype=np.float64)
+                              .reshape(-1)), bf, bb)
+        P["s_bodies"] = P["s_bodies"][:0]  # no stations: the rows read the bodies' angular terms
+        P["writes"] = {"F"}
+        return P
+
+    @staticmethod
+    def _axes(P, kin):
+        return _rot(_take(kin.R, P["bb"]), P["ab"]), _rot(_take(kin.R, P["bf"]), P["af"])
+
+    @staticmethod
+    def position(P, kin):
+        b, f = Angle._axes(P, kin)
+        return _dot(b, f) - P["cos"], (b, f)
+
+    @staticmethod
+    def velocity(P, kin) -> np.ndarray:
+        b, f = Angle._axes(P, kin)
+        dw = _take(kin.V, P["bf"])[:, 0] - _take(kin.V, P["bb"])[:, 0]
+        return _dot(dw, _cross(f, b))
+
+    @staticmethod
+    def _velocity_product(b, f, wb, wf):
+        return _dot(wf - wb, _cross(_cross(wf, f), b) - _cross(_cross(wb, b), f))
+
+    @staticmethod
+    def acceleration(P, kin) -> np.ndarray:
+        b, f = Angle._axes(P, kin)
+        wb, wf = _take(kin.V, P["bb"])[:, 0], _take(kin.V, P["bf"])[:, 0]
+        dal = _take(kin.A, P["bf"])[:, 0] - _take(kin.A, P["bb"])[:, 0]
+        return _dot(dal, _cross(f, b)) + Angle._velocity_product(b, f, wb, wf)
+
+    @staticmethod
+    def force_map(P, kin, geometry, st, F, sts):
+        """Torque +c on the follower, -c on the base, c = f x b."""
+        b, f = Angle._axes(P, kin) if geometry is None else geometry
+        c = _cross(f, b)
+        F[:, 0, 0] = c
+        F[:, 1, 0] = -c
+        return b, f, c
+
+    @staticmethod
+    def fast(P, h, ctx) -> np.ndarray:
+        b, f, c = h
+        Ab = ctx.Abias[:, 0]
+        wb, wf = _take(ctx.V, P["bb"])[:, 0], _take(ctx.V, P["bf"])[:, 0]
+        return ctx.Gud_part + _dot(_take(Ab, P["bf"]) - _take(Ab, P["bb"]), c) + Angle._velocity_product(b, f, wb, wf)
+
+
+# ====================================================================== NoSlip (NoSlip1D)
+class NoSlip:
+    """K nonholonomic rows ``n . (v1_P - v0_P)`` at a point P with direction n fixed on the case body."""
+
+    needs_vs = True
+
+    @staticmethod
+    def pack(bc, p_C, n_C, b0, b1, ancestor) -> dict:
+        bc, b0, b1 = _intp(bc), _intp(b0), _intp(b1)
+        P = _pair_layout(dict(bc=bc, b0=b0, b1=b1, P=_vecs(p_C), n=_vecs(n_C), a=_intp(ancestor)), b1, b0)
+        P["writes"] = {"st", "sts", "F"}
+        return P
+
+    @staticmethod
+    def _geometry(P, kin):
+        _, Pg = _stations(kin, P["bc"], P["P"])
+        n = _rot(_take(kin.R, P["bc"]), P["n"])
+        return n, Pg - _take(kin.p, P["b1"]), Pg - _take(kin.p, P["b0"])
+
+    @staticmethod
+    def velocity(P, kin) -> np.ndarray:
+        n, r1, r0 = NoSlip._geometry(P, kin)
+        dv = _material_velocity(_take(kin.V, P["b1"]), r1) - _material_velocity(_take(kin.V, P["b0"]), r0)
+        return _dot(n, dv)
+
+    @staticmethod
+    def _coriolis_axis(P, V):
+        return _take(V, P["bc"])[:, 0] + _take(V, P["a"])[:, 0]
+
+    @staticmethod
+    def acceleration(P, kin) -> np.ndarray:
+        n, r1, r0 = NoSlip._geometry(P, kin)
+        b0, b1 = P["b0"], P["b1"]
+        V1, V0 = _take(kin.V, b1), _take(kin.V, b0)
+        dv = _material_velocity(V1, r1) - _material_velocity(V0, r0)
+        da = (_material_acceleration(V1, _take(kin.A, b1), r1) - _material_acceleration(V0, _take(kin.A, b0), r0))
+        return _dot(n, da - _cross(NoSlip._coriolis_axis(P, kin.V), dv))
+
+    @staticmethod
+    def force_map(P, kin, geometry, st, F, sts):
+        """+n on moving body 1 and -n on moving body 0, each at its material point at P."""
+        n, r1, r0 = NoSlip._geometry(P, kin)
+        K = P["K"]
+        s1 = _rot_t(_take(kin.R, P["b1"]), r1)
+        s0 = _rot_t(_take(kin.R, P["b0"]), r0)
+        st[:, 0] = s1
+        st[:, 1] = s0
+        sts[:K] = s1
+        sts[K:] = s0
+        F[:, 0, 1] = n
+        F[:, 1, 1] = -n
+        return n
+
+    @staticmethod
+    def fast(P, n, ctx) -> np.ndarray:
+        K = P["K"]
+        AB, VS = ctx.AB_part, ctx.VS_part
+        e = AB[:K, 1] - AB[K:, 1] - _cross(NoSlip._coriolis_axis(P, ctx.V), VS[:K, 1] - VS[K:, 1])
+        return ctx.Gud_part + _dot(n, e)
