@@ -49,6 +49,16 @@ forward_dynamics(mobility_forces (nu,), body_forces (nb,2,3)):
 Custom mobilizers (jtype == CUSTOM): Python writes their rows of R_FM, p_FM,
 H_FM before realize_position, of HDotu_FM and qdot before realize_velocity
 and of qdotdot after forward_dynamics; the kernels use those rows unchanged.
+
+Force kernels
+-------------
+The builders ``*_set`` (e.g. :func:`two_point_linear_spring_set`) validate the
+parameters of all elements of one built-in force kind and pack them into a
+``simtk_core.ForceSet``; :func:`add_forces` adds their forces into body_forces
+(nb,2,3) and mobility_forces (nu,) from a workspace's realized q, u, R_GB,
+p_GB, V_GB, p_GC, mass and p_BC, and :func:`force_energy` sums their potential
+energies. ``simtk_core.add_force_sets(sets, ws, body_forces, mobility_forces,
+zero_first)`` does several sets in one call (the force subsystem's hot path).
 """
 from __future__ import annotations
 
@@ -359,3 +369,258 @@ def multiply_by_n_inv(ws, transpose: bool, x, out=None) -> np.ndarray:
     out = _out(out, (n_out,))
     ws.multiply_by_n_inv(bool(transpose), _vec(ws, "x", x, n_in), out)
     return out
+
+
+# ---------------------------------------------------------------------- built-in force elements
+#
+# A ``simtk_core.ForceSet`` packs all elements of one built-in kind (at Instance
+# stage); ``fs.add(ws, body_forces, mobility_forces)`` adds their forces from the
+# workspace's realized kinematics (ws.q, ws.u, R_GB, p_GB, V_GB, p_GC, mass,
+# p_BC) in one nogil call, and ``fs.energy(ws, q=None)`` gives their potential
+# energy. The builders below validate everything; a caller holding arrays it
+# allocated itself (the force subsystem's accumulators) may call ``fs.add`` and
+# ``simtk_core.add_force_sets`` directly, which check only what keeps memory safe.
+
+#: kind name -> (code, bodies per element, parameter names, uses (q, u) indices)
+FORCE_KINDS: dict = dict(_k.FORCE_KINDS)
+
+__all__ += [
+    "FORCE_KINDS", "make_force_set", "add_forces", "force_energy", "uniform_gravity_set",
+    "two_point_linear_spring_set", "two_point_linear_damper_set", "two_point_constant_force_set",
+    "mobility_linear_spring_set", "mobility_linear_damper_set", "mobility_constant_force_set",
+    "mobility_linear_stop_set", "global_damper_set", "constant_force_set", "constant_torque_set",
+    "linear_bushing_set",
+]
+
+
+def _finite_array(name: str, x, shape: tuple) -> np.ndarray:
+    a = np.array(x, dtype=np.float64, order="C", copy=True)
+    if a.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+    bad = first_non_finite(a)
+    if bad >= 0:
+        idx = np.unravel_index(bad, shape)
+        raise ValueError(f"{name}: entry {tuple(int(i) for i in idx)} is not finite ({a[idx]!r})")
+    return a
+
+
+def _index_array(name: str, x, n: int) -> np.ndarray:
+    raw = np.asarray(x)
+    if raw.size and not np.issubdtype(raw.dtype, np.integer):
+        raise ValueError(f"{name}: expected integers, got dtype {raw.dtype}")
+    a = np.array(raw, dtype=np.int64, order="C").reshape(-1)
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected {n} indices, got shape {raw.shape}")
+    bad = np.flatnonzero(a < 0)
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] = {a[bad[0]]} is negative")
+    return a
+
+
+def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None):
+    """Validate the packed parameters of ``n`` elements of one kind and build their ForceSet.
+
+    Parameters
+    ----------
+    kind : str
+        A name of :data:`FORCE_KINDS` (e.g. ``"TwoPointLinearSpring"``).
+    params : array_like, shape (n, npk)
+        The constants of each element, in the order :data:`FORCE_KINDS` lists.
+    bodies : array_like of int, shape (n, nbk), optional
+        Body indices (nbk bodies per element for the kind; none for mobility kinds).
+    stations : array_like, shape (n, nbk, 3), optional
+        A station per body, in that body's frame.
+    index : array_like of int, shape (n, 2), optional
+        (q index, u index) per element, for the mobility kinds.
+
+    Returns
+    -------
+    simtk_core.ForceSet
+    """
+    try:
+        code, nbk, names, uses_index = FORCE_KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown force kind {kind!r}; known: {sorted(FORCE_KINDS)}") from None
+    p = np.asarray(params, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != len(names):
+        raise ValueError(f"{kind}: params: expected shape (n, {len(names)}) ({', '.join(names)}), got {p.shape}")
+    n = p.shape[0]
+    p = _finite_array(f"{kind}: params", p, (n, len(names)))
+    b = np.zeros((n, nbk), dtype=np.int64)
+    s = np.zeros((n, nbk, 3))
+    if nbk:
+        if bodies is None or stations is None:
+            raise ValueError(f"{kind}: needs bodies (n, {nbk}) and stations (n, {nbk}, 3)")
+        b = _index_array(f"{kind}: bodies", bodies, n * nbk).reshape(n, nbk)
+        s = _finite_array(f"{kind}: stations", stations, (n, nbk, 3))
+    elif bodies is not None and np.size(bodies):
+        raise ValueError(f"{kind}: takes no bodies")
+    ix = np.zeros((n, 2), dtype=np.int64)
+    if uses_index:
+        if index is None:
+            raise ValueError(f"{kind}: needs index (n, 2) = (q index, u index) per element")
+        ix = _index_array(f"{kind}: index", index, 2 * n).reshape(n, 2)
+    elif index is not None and np.size(index):
+        raise ValueError(f"{kind}: takes no mobility index")
+    return _k.ForceSet(code, b, s, p, ix)
+
+
+def _column(name: str, x, n: int) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64).reshape(-1)
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected {n} values, got shape {np.shape(x)}")
+    return a
+
+
+def _rows3(name: str, x) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 1 and a.shape == (3,):
+        a = a[None]
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"{name}: expected shape (n, 3), got {a.shape}")
+    return a
+
+
+def uniform_gravity_set(g, zero_height):
+    """UniformGravity: g (n, 3) in Ground and zero heights (n,)."""
+    g = _rows3("UniformGravity: g", g)
+    h0 = _column("UniformGravity: zero_height", zero_height, g.shape[0])
+    return make_force_set("UniformGravity", params=np.column_stack([g, h0]))
+
+
+def _two_point(kind: str, b1, s1, b2, s2, *columns):
+    b1 = np.asarray(b1).reshape(-1)
+    n = b1.shape[0]
+    b2 = np.asarray(b2).reshape(-1)
+    if b2.shape != (n,):
+        raise ValueError(f"{kind}: b1 and b2 must have the same length, got {n} and {b2.shape[0]}")
+    s1, s2 = _rows3(f"{kind}: s1", s1), _rows3(f"{kind}: s2", s2)
+    if s1.shape[0] != n or s2.shape[0] != n:
+        raise ValueError(f"{kind}: s1 and s2 must have shape ({n}, 3)")
+    params = np.column_stack([_column(f"{kind}: {name}", c, n)
+                              for name, c in zip(FORCE_KINDS[kind][2], columns)]).reshape(n, len(columns))
+    return make_force_set(kind, params=params, bodies=np.stack([b1, b2], axis=1),
+                          stations=np.stack([s1, s2], axis=1))
+
+
+def two_point_linear_spring_set(b1, s1, b2, s2, k, x0):
+    """TwoPointLinearSpring: bodies b1, b2 (n,), stations s1, s2 (n, 3), k, x0 (n,)."""
+    return _two_point("TwoPointLinearSpring", b1, s1, b2, s2, k, x0)
+
+
+def two_point_linear_damper_set(b1, s1, b2, s2, c):
+    """TwoPointLinearDamper: bodies b1, b2 (n,), stations s1, s2 (n, 3), c (n,)."""
+    return _two_point("TwoPointLinearDamper", b1, s1, b2, s2, c)
+
+
+def two_point_constant_force_set(b1, s1, b2, s2, f):
+    """TwoPointConstantForce: bodies b1, b2 (n,), stations s1, s2 (n, 3), f (n,)."""
+    return _two_point("TwoPointConstantForce", b1, s1, b2, s2, f)
+
+
+def _mobility(kind: str, qi, ui, *columns):
+    ui = np.asarray(ui).reshape(-1)
+    n = ui.shape[0]
+    qi = np.zeros(n, dtype=np.int64) if qi is None else np.asarray(qi).reshape(-1)
+    if qi.shape != (n,):
+        raise ValueError(f"{kind}: qi and ui must have the same length")
+    params = np.column_stack([_column(f"{kind}: {name}", c, n)
+                              for name, c in zip(FORCE_KINDS[kind][2], columns)]).reshape(n, len(columns))
+    return make_force_set(kind, params=params, index=np.stack([qi, ui], axis=1))
+
+
+def mobility_linear_spring_set(qi, ui, k, q0):
+    """MobilityLinearSpring: q indices qi, u indices ui, k, q0 (n,): adds -k (q[qi] - q0) to f[ui]."""
+    return _mobility("MobilityLinearSpring", qi, ui, k, q0)
+
+
+def mobility_linear_damper_set(ui, c):
+    """MobilityLinearDamper: u indices ui, c (n,): adds -c u[ui] to f[ui]."""
+    return _mobility("MobilityLinearDamper", None, ui, c)
+
+
+def mobility_constant_force_set(ui, f):
+    """MobilityConstantForce: u indices ui, f (n,): adds f to f[ui]."""
+    return _mobility("MobilityConstantForce", None, ui, f)
+
+
+def mobility_linear_stop_set(qi, ui, k, d, q_low, q_high):
+    """MobilityLinearStop: q and u indices, stiffness k, dissipation d and the stops (n,)."""
+    return _mobility("MobilityLinearStop", qi, ui, k, d, q_low, q_high)
+
+
+def global_damper_set(c):
+    """GlobalDamper: c (n,); adds -sum(c) u to every mobility."""
+    c = np.asarray(c, dtype=np.float64).reshape(-1)
+    return make_force_set("GlobalDamper", params=c[:, None])
+
+
+def constant_force_set(bodies, stations, f):
+    """ConstantForce: bodies (n,), stations p_BS (n, 3), forces f (n, 3) in Ground."""
+    b = np.asarray(bodies).reshape(-1, 1)
+    n = b.shape[0]
+    s = _rows3("ConstantForce: stations", stations).reshape(-1, 1, 3)
+    if s.shape[0] != n:
+        raise ValueError(f"ConstantForce: stations: expected shape ({n}, 3)")
+    return make_force_set("ConstantForce", params=_rows3("ConstantForce: f", f), bodies=b, stations=s)
+
+
+def constant_torque_set(bodies, t):
+    """ConstantTorque: bodies (n,), torques t (n, 3) in Ground."""
+    b = np.asarray(bodies).reshape(-1, 1)
+    return make_force_set("ConstantTorque", params=_rows3("ConstantTorque: t", t), bodies=b,
+                          stations=np.zeros((b.shape[0], 1, 3)))
+
+
+def linear_bushing_set(b1, R_B1F, p_B1F, b2, R_B2M, p_B2M, k6, c6):
+    """LinearBushing: bodies b1, b2 (n,), frames X_B1F, X_B2M as R (n, 3, 3) and p (n, 3),
+    stiffnesses k6 and dampings c6 (n, 6)."""
+    b1 = np.asarray(b1).reshape(-1)
+    n = b1.shape[0]
+    R1 = _finite_array("LinearBushing: R_B1F", R_B1F, (n, 3, 3))
+    R2 = _finite_array("LinearBushing: R_B2M", R_B2M, (n, 3, 3))
+    for name, R in (("R_B1F", R1), ("R_B2M", R2)):
+        if not n:
+            continue
+        # the tolerance of Rotation.from_matrix: the kernel uses R as given
+        err = np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max(axis=(1, 2))
+        bad = np.flatnonzero((err > 1e-6) | (np.abs(np.linalg.det(R) - 1.0) > 1e-6))
+        if bad.size:
+            raise ValueError(f"LinearBushing: {name}[{bad[0]}] is not a rotation matrix")
+    k6 = _finite_array("LinearBushing: k6", k6, (n, 6))
+    c6 = _finite_array("LinearBushing: c6", c6, (n, 6))
+    params = np.concatenate([R1.reshape(n, 9), R2.reshape(n, 9), k6, c6], axis=1)
+    stations = np.stack([_rows3("LinearBushing: p_B1F", p_B1F), _rows3("LinearBushing: p_B2M", p_B2M)], axis=1)
+    return make_force_set("LinearBushing", params=params, bodies=np.stack([b1, np.asarray(b2).reshape(-1)], axis=1),
+                          stations=stations)
+
+
+def _check_set(fs, ws) -> None:
+    if not isinstance(fs, _k.ForceSet):
+        raise TypeError(f"expected a simtk_core.ForceSet, got {type(fs).__name__}")
+    if fs.n and fs.bodies.size and int(fs.bodies.max()) >= ws.nb:
+        raise ValueError(f"force set: body index {int(fs.bodies.max())} is out of range for nb={ws.nb}")
+
+
+def add_forces(fs, ws, body_forces, mobility_forces) -> int:
+    """Add the forces of ForceSet ``fs`` into ``body_forces`` (nb, 2, 3) and ``mobility_forces`` (nu,).
+
+    Reads the workspace's realized kinematics (positions for every kind, velocities for the
+    dampers and the bushing). Returns the index of the first element whose forces are not finite
+    (they are left out: a LinearBushing at its X-Y-Z angle singularity), or -1.
+    """
+    _check_set(fs, ws)
+    bf = _out(body_forces, (ws.nb, 2, 3))
+    mf = _out(mobility_forces, (ws.nu,))
+    return int(fs.add(ws, bf, mf))
+
+
+def force_energy(fs, ws, q=None) -> float:
+    """Potential energy of ForceSet ``fs`` from the workspace's positions and ``q`` (nq,)
+    (default: the workspace's own q); 0 for non-conservative kinds."""
+    _check_set(fs, ws)
+    if q is not None:
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        if q.shape != (ws.nq,):
+            raise ValueError(f"q: expected shape ({ws.nq},), got {q.shape}")
+    return float(fs.energy(ws, q))

@@ -430,17 +430,16 @@ class ConstantCoordinate(Constraint):
         _coord_mobility_forces(kin, P["cid"][:, None], np.ones((len(P["cid"]), 1)), eq[:, 0], out)
 
 
-@_register
-class ConstantSpeed(Constraint):
-    """One nonholonomic equation: speed ``which_u`` of ``mobod`` stays at ``speed`` (verr = u - speed)."""
+class _OneSpeed(Constraint):
+    """What ConstantSpeed and ConstantAcceleration share: one equation on speed ``which_u`` of ``mobod``,
+    whose force is a generalized force on that speed."""
 
-    _mv = 1
-
-    def __init__(self, mobod, which_u: int, speed: float):
-        _mobod(mobod, "Constraint.ConstantSpeed")
+    def __init__(self, mobod, which_u: int, value: float):
+        name = f"Constraint.{type(self).__name__}"
+        _mobod(mobod, name)
         self._b = mobod._index
-        self._which = _index(which_u, "Constraint.ConstantSpeed: which_u")
-        self._speed = _real(speed, "Constraint.ConstantSpeed: speed")
+        self._which = _index(which_u, f"{name}: which_u")
+        self._value = _real(value, f"{name}: value")
         super().__init__(mobod._matter)
 
     def _constrained_mobilizer_indices(self):
@@ -449,11 +448,25 @@ class ConstantSpeed(Constraint):
     @classmethod
     def _pack(cls, elements, plan, state):
         return dict(u=np.array([plan.u_index(c._b, c._which, c) for c in elements]),
-                    value=np.array([c._speed for c in elements]))
+                    value=np.array([c._value for c in elements]))
 
     @classmethod
     def _position_errors(cls, P, kin):
         return np.zeros((len(P["u"]), 0))
+
+    @classmethod
+    def _force_map(cls, P, kin, eq, out):
+        out.add_mobility_forces(eq[:, 0], P["u"], np.ones(len(P["u"])))
+
+
+@_register
+class ConstantSpeed(_OneSpeed):
+    """One nonholonomic equation: speed ``which_u`` of ``mobod`` stays at ``speed`` (verr = u - speed)."""
+
+    _mv = 1
+
+    def __init__(self, mobod, which_u: int, speed: float):
+        super().__init__(mobod, which_u, speed)
 
     @classmethod
     def _velocity_errors(cls, P, kin):
@@ -463,35 +476,15 @@ class ConstantSpeed(Constraint):
     def _acceleration_errors(cls, P, kin):
         return kin.udot[P["u"]][:, None]
 
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        out.add_mobility_forces(eq[:, 0], P["u"], np.ones(len(P["u"])))
-
 
 @_register
-class ConstantAcceleration(Constraint):
+class ConstantAcceleration(_OneSpeed):
     """One acceleration-only equation: udot ``which_u`` of ``mobod`` equals ``a`` (aerr = udot - a)."""
 
     _ma = 1
 
     def __init__(self, mobod, which_u: int, a: float):
-        _mobod(mobod, "Constraint.ConstantAcceleration")
-        self._b = mobod._index
-        self._which = _index(which_u, "Constraint.ConstantAcceleration: which_u")
-        self._a = _real(a, "Constraint.ConstantAcceleration: a")
-        super().__init__(mobod._matter)
-
-    def _constrained_mobilizer_indices(self):
-        return [self._b]
-
-    @classmethod
-    def _pack(cls, elements, plan, state):
-        return dict(u=np.array([plan.u_index(c._b, c._which, c) for c in elements]),
-                    value=np.array([c._a for c in elements]))
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return np.zeros((len(P["u"]), 0))
+        super().__init__(mobod, which_u, a)
 
     @classmethod
     def _velocity_errors(cls, P, kin):
@@ -500,10 +493,6 @@ class ConstantAcceleration(Constraint):
     @classmethod
     def _acceleration_errors(cls, P, kin):
         return (kin.udot[P["u"]] - P["value"])[:, None]
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        out.add_mobility_forces(eq[:, 0], P["u"], np.ones(len(P["u"])))
 
 
 def _bodies_arg(matter, bodies, what: str) -> list[int]:

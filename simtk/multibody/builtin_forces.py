@@ -1,4 +1,8 @@
-"""Built-in force elements, each evaluated for all its enabled elements in one vectorized call.
+"""Built-in force elements, each evaluated for all its enabled elements in one compiled call.
+
+Each kind's ``_pack`` (at Instance) builds a ``simtk_core.ForceSet`` of its elements' parameters
+through the checked builders of ``simtk._core``; the force subsystem then calls the kernels of all
+kinds in one go per evaluation (``core/forces.pxi`` holds the formulas).
 
 Sign conventions (Simbody's): body forces are (torque about the body origin, force at the body
 origin) in Ground; a two-point spring pulls its points together when stretched; a two-point
@@ -10,34 +14,17 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .. import _core
 from ..common.stage import Stage
 from ..common.state import State
 from ..spatial import Transform
-from .force import Force
+from .force import Force, _Packed
 from .mobilized_body import MobilizedBody
 
 __all__ = []  # the elements are reached as Force.<Name>
 
 
-# ---------------------------------------------------------------------- shared kinematics
-def _stations(R_GB: np.ndarray, p_GB: np.ndarray, bodies: np.ndarray, p_BS: np.ndarray):
-    """For k stations: r = R_GB p_BS (offset from the body origin, in G) and p_GS, each (k, 3)."""
-    r = np.einsum("kij,kj->ki", R_GB[bodies], p_BS)
-    return r, p_GB[bodies] + r
-
-
-def _station_velocities(V_GB: np.ndarray, bodies: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """v_GS = v_GB + w_GB x r for k stations, (k, 3)."""
-    V = V_GB[bodies]
-    return V[:, 1] + np.cross(V[:, 0], r)
-
-
-def _add_station_forces(body_forces: np.ndarray, bodies: np.ndarray, r: np.ndarray, f: np.ndarray) -> None:
-    """Add force f (k, 3) applied at stations r (k, 3) from the origins of ``bodies``."""
-    np.add.at(body_forces[:, 0], bodies, np.cross(r, f))
-    np.add.at(body_forces[:, 1], bodies, f)
-
-
+# ---------------------------------------------------------------------- argument checks
 def _body(x, what: str, forces=None) -> MobilizedBody:
     if not isinstance(x, MobilizedBody):
         raise TypeError(f"{what}: expected a MobilizedBody, got {type(x).__name__}")
@@ -98,6 +85,7 @@ class _UniformGravity(Force):
     """
 
     _position_only = True
+    _conservative = True
 
     def __init__(self, forces, matter, g, zero_height: float = 0.0):
         _matter_arg(matter, f"Force.{type(self).__name__}: matter")
@@ -116,28 +104,8 @@ class _UniformGravity(Force):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        g = np.array([e._g for e in elements])
-        return SimpleNamespace(g=g.sum(axis=0), g_each=g, h0=np.array([e._zero_height for e in elements]))
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        R, p = matter._pos_arrays(state)
-        mass, com = matter._mass_arrays(state)
-        r = np.einsum("bij,bj->bi", R[1:], com[1:])
-        F = mass[1:, None] * packed.g
-        body_forces[1:, 0] += np.cross(r, F)
-        body_forces[1:, 1] += F
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state):
-        R, p = matter._pos_arrays(state)
-        mass, com = matter._mass_arrays(state)
-        p_C = p[1:] + np.einsum("bij,bj->bi", R[1:], com[1:])
-        m = mass[1:]
-        total = 0.0
-        for g, h0 in zip(packed.g_each, packed.h0):
-            total += -float(m @ (p_C @ g)) - float(np.linalg.norm(g)) * h0 * float(m.sum())
-        return total
+        return _Packed(_core.uniform_gravity_set(np.array([e._g for e in elements]).reshape(-1, 3),
+                                                 [e._zero_height for e in elements]), elements)
 
 
 @_element("Gravity")
@@ -163,34 +131,10 @@ class _TwoPoint(Force):
         super().__init__(forces)
         self._b1, self._b2, self._s1, self._s2 = b1, b2, s1, s2
 
-    @classmethod
-    def _pack_points(cls, elements):
-        return SimpleNamespace(
-            b1=np.array([e._b1._index for e in elements], dtype=np.intp),
-            b2=np.array([e._b2._index for e in elements], dtype=np.intp),
-            s1=np.array([e._s1 for e in elements]).reshape(-1, 3),
-            s2=np.array([e._s2 for e in elements]).reshape(-1, 3),
-        )
-
     @staticmethod
-    def _geometry(packed, matter, state):
-        """r1, r2 (station offsets in G), d = p2 - p1 (k, 3) and its length (k,)."""
-        R, p = matter._pos_arrays(state)
-        r1, x1 = _stations(R, p, packed.b1, packed.s1)
-        r2, x2 = _stations(R, p, packed.b2, packed.s2)
-        d = x2 - x1
-        return r1, r2, d, np.linalg.norm(d, axis=1)
-
-    @staticmethod
-    def _unit(d: np.ndarray, length: np.ndarray) -> np.ndarray:
-        # Coincident points have no line of action: such an element applies no force (as Simbody).
-        safe = np.where(length > 0.0, length, 1.0)
-        return np.where((length > 0.0)[:, None], d / safe[:, None], 0.0)
-
-    @staticmethod
-    def _apply(packed, body_forces, r1, r2, f_on_2):
-        _add_station_forces(body_forces, packed.b1, r1, -f_on_2)
-        _add_station_forces(body_forces, packed.b2, r2, f_on_2)
+    def _points(elements):
+        return ([e._b1._index for e in elements], np.array([e._s1 for e in elements]).reshape(-1, 3),
+                [e._b2._index for e in elements], np.array([e._s2 for e in elements]).reshape(-1, 3))
 
 
 @_element("TwoPointLinearSpring")
@@ -198,6 +142,7 @@ class _TwoPointLinearSpring(_TwoPoint):
     """Spring of stiffness k and rest length x0 between two stations; PE = k/2 (|d| - x0)^2."""
 
     _position_only = True
+    _conservative = True
 
     def __init__(self, forces, b1, s1, b2, s2, k: float, x0: float):
         self._k = _real(k, "Force.TwoPointLinearSpring: k", nonnegative=True)
@@ -206,21 +151,8 @@ class _TwoPointLinearSpring(_TwoPoint):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_points(elements)
-        packed.k = np.array([e._k for e in elements])
-        packed.x0 = np.array([e._x0 for e in elements])
-        return packed
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        r1, r2, d, length = cls._geometry(packed, matter, state)
-        tension = packed.k * (length - packed.x0)
-        cls._apply(packed, body_forces, r1, r2, -tension[:, None] * cls._unit(d, length))
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state):
-        _, _, _, length = cls._geometry(packed, matter, state)
-        return float(0.5 * np.sum(packed.k * (length - packed.x0) ** 2))
+        return _Packed(_core.two_point_linear_spring_set(*cls._points(elements), [e._k for e in elements],
+                                                         [e._x0 for e in elements]), elements)
 
 
 @_element("TwoPointLinearDamper")
@@ -233,17 +165,8 @@ class _TwoPointLinearDamper(_TwoPoint):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_points(elements)
-        packed.c = np.array([e._c for e in elements])
-        return packed
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        r1, r2, d, length = cls._geometry(packed, matter, state)
-        V = matter._vel_arrays(state)
-        e = cls._unit(d, length)
-        rate = np.einsum("ki,ki->k", _station_velocities(V, packed.b2, r2) - _station_velocities(V, packed.b1, r1), e)
-        cls._apply(packed, body_forces, r1, r2, -(packed.c * rate)[:, None] * e)
+        return _Packed(_core.two_point_linear_damper_set(*cls._points(elements), [e._c for e in elements]),
+                       elements)
 
 
 @_element("TwoPointConstantForce")
@@ -251,6 +174,7 @@ class _TwoPointConstantForce(_TwoPoint):
     """Force of constant magnitude f along the line of two stations, pushing apart when f > 0; PE = -f |d|."""
 
     _position_only = True
+    _conservative = True
 
     def __init__(self, forces, b1, s1, b2, s2, f: float):
         self._f = _real(f, "Force.TwoPointConstantForce: f")
@@ -258,19 +182,8 @@ class _TwoPointConstantForce(_TwoPoint):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_points(elements)
-        packed.f = np.array([e._f for e in elements])
-        return packed
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        r1, r2, d, length = cls._geometry(packed, matter, state)
-        cls._apply(packed, body_forces, r1, r2, packed.f[:, None] * cls._unit(d, length))
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state):
-        _, _, _, length = cls._geometry(packed, matter, state)
-        return float(-np.sum(packed.f * length))
+        return _Packed(_core.two_point_constant_force_set(*cls._points(elements), [e._f for e in elements]),
+                       elements)
 
 
 # ---------------------------------------------------------------------- mobility elements
@@ -284,12 +197,13 @@ class _MobilityElement(Force):
         self._mobod, self._which = mobod, int(which)
 
     _needs_q = True
+    _energy_needs_positions = False
 
     @classmethod
-    def _pack_indices(cls, elements, matter, state):
+    def _indices(cls, elements, matter, state):
+        """(q indices, u indices) of the elements' mobilities in the matter's q and u."""
         idx = [_mobility(matter, state, e, e._mobod, e._which, cls._needs_q) for e in elements]
-        return SimpleNamespace(qi=np.array([i for i, _ in idx], dtype=np.intp),
-                               ui=np.array([j for _, j in idx], dtype=np.intp))
+        return [i for i, _ in idx], [j for _, j in idx]
 
 
 @_element("MobilityLinearSpring")
@@ -297,6 +211,7 @@ class _MobilityLinearSpring(_MobilityElement):
     """Generalized force -k (q - q0) on one coordinate (qdot = u); PE = k/2 (q - q0)^2."""
 
     _position_only = True
+    _conservative = True
 
     def __init__(self, forces, mobod, which_u: int, k: float, q0: float):
         self._k = _real(k, "Force.MobilityLinearSpring: k", nonnegative=True)
@@ -305,20 +220,9 @@ class _MobilityLinearSpring(_MobilityElement):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_indices(elements, matter, state)
-        packed.k = np.array([e._k for e in elements])
-        packed.q0 = np.array([e._q0 for e in elements])
-        return packed
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        q = matter.get_q(state)
-        np.add.at(mobility_forces, packed.ui, -packed.k * (q[packed.qi] - packed.q0))
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state):
-        q = matter.get_q(state)
-        return float(0.5 * np.sum(packed.k * (q[packed.qi] - packed.q0) ** 2))
+        qi, ui = cls._indices(elements, matter, state)
+        return _Packed(_core.mobility_linear_spring_set(qi, ui, [e._k for e in elements],
+                                                        [e._q0 for e in elements]), elements)
 
 
 @_element("MobilityLinearDamper")
@@ -333,14 +237,8 @@ class _MobilityLinearDamper(_MobilityElement):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_indices(elements, matter, state)
-        packed.c = np.array([e._c for e in elements])
-        return packed
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        u = matter.get_u(state)
-        np.add.at(mobility_forces, packed.ui, -packed.c * u[packed.ui])
+        _, ui = cls._indices(elements, matter, state)
+        return _Packed(_core.mobility_linear_damper_set(ui, [e._c for e in elements]), elements)
 
 
 @_element("MobilityConstantForce")
@@ -356,13 +254,8 @@ class _MobilityConstantForce(_MobilityElement):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_indices(elements, matter, state)
-        packed.f = np.array([e._f for e in elements])
-        return packed
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        np.add.at(mobility_forces, packed.ui, packed.f)
+        _, ui = cls._indices(elements, matter, state)
+        return _Packed(_core.mobility_constant_force_set(ui, [e._f for e in elements]), elements)
 
 
 @_element("MobilityLinearStop")
@@ -372,6 +265,8 @@ class _MobilityLinearStop(_MobilityElement):
     With penetration x > 0 beyond a stop and its rate xdot, the stop pushes back with
     k x (1 + d xdot), never pulling; PE = k x^2 / 2.
     """
+
+    _conservative = True
 
     def __init__(self, forces, mobod, which_q: int, k: float, d: float, q_low: float, q_high: float):
         self._k = _real(k, "Force.MobilityLinearStop: k", nonnegative=True)
@@ -384,29 +279,9 @@ class _MobilityLinearStop(_MobilityElement):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        packed = cls._pack_indices(elements, matter, state)
-        for name in ("k", "d", "q_low", "q_high"):
-            setattr(packed, name, np.array([getattr(e, "_" + name) for e in elements]))
-        return packed
-
-    @staticmethod
-    def _penetrations(packed, q):
-        x = q[packed.qi]
-        return np.maximum(packed.q_low - x, 0.0), np.maximum(x - packed.q_high, 0.0)
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        q, u = matter.get_q(state), matter.get_u(state)
-        below, above = cls._penetrations(packed, q)
-        v = u[packed.ui]
-        push_up = packed.k * below * np.maximum(1.0 - packed.d * v, 0.0)  # xdot = -v below the low stop
-        push_down = packed.k * above * np.maximum(1.0 + packed.d * v, 0.0)
-        np.add.at(mobility_forces, packed.ui, push_up - push_down)
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state):
-        below, above = cls._penetrations(packed, matter.get_q(state))
-        return float(0.5 * np.sum(packed.k * (below ** 2 + above ** 2)))
+        qi, ui = cls._indices(elements, matter, state)
+        k, d, lo, hi = ([getattr(e, "_" + name) for e in elements] for name in ("k", "d", "q_low", "q_high"))
+        return _Packed(_core.mobility_linear_stop_set(qi, ui, k, d, lo, hi), elements)
 
 
 @_element("GlobalDamper")
@@ -420,11 +295,7 @@ class _GlobalDamper(Force):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        return SimpleNamespace(c=float(sum(e._c for e in elements)))
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        mobility_forces -= packed.c * matter.get_u(state)
+        return _Packed(_core.global_damper_set([e._c for e in elements]), elements)
 
 
 # ---------------------------------------------------------------------- body elements
@@ -442,15 +313,9 @@ class _ConstantForce(Force):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        return SimpleNamespace(b=np.array([e._body._index for e in elements], dtype=np.intp),
-                               s=np.array([e._station for e in elements]).reshape(-1, 3),
-                               f=np.array([e._f for e in elements]).reshape(-1, 3))
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        R, p = matter._pos_arrays(state)
-        r, _ = _stations(R, p, packed.b, packed.s)
-        _add_station_forces(body_forces, packed.b, r, packed.f)
+        return _Packed(_core.constant_force_set([e._body._index for e in elements],
+                                                np.array([e._station for e in elements]).reshape(-1, 3),
+                                                np.array([e._f for e in elements]).reshape(-1, 3)), elements)
 
 
 @_element("ConstantTorque")
@@ -466,32 +331,11 @@ class _ConstantTorque(Force):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        return SimpleNamespace(b=np.array([e._body._index for e in elements], dtype=np.intp),
-                               t=np.array([e._t for e in elements]).reshape(-1, 3))
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        np.add.at(body_forces[:, 0], packed.b, packed.t)
+        return _Packed(_core.constant_torque_set([e._body._index for e in elements],
+                                                 np.array([e._t for e in elements]).reshape(-1, 3)), elements)
 
 
 # ---------------------------------------------------------------------- bushing
-def _xyz_angles(R: np.ndarray) -> np.ndarray:
-    """Body-fixed X-Y-Z angles of rotation matrices R (k, 3, 3): R = Rx(a) Ry(b) Rz(c)."""
-    b = np.arcsin(np.clip(R[:, 0, 2], -1.0, 1.0))
-    a = np.arctan2(-R[:, 1, 2], R[:, 2, 2])
-    c = np.arctan2(-R[:, 0, 1], R[:, 0, 0])
-    return np.stack([a, b, c], axis=1)
-
-
-def _xyz_rates_to_w_matrix(q: np.ndarray) -> np.ndarray:
-    """Hw(q) (k, 3, 3) with w_FM (in F) = Hw(q) qdot for body-fixed X-Y-Z angles."""
-    c0, s0, c1, s1 = np.cos(q[:, 0]), np.sin(q[:, 0]), np.cos(q[:, 1]), np.sin(q[:, 1])
-    one, zero = np.ones_like(c0), np.zeros_like(c0)
-    return np.stack([np.stack([one, zero, s1], 1),
-                     np.stack([zero, c0, -s0 * c1], 1),
-                     np.stack([zero, s0, c0 * c1], 1)], 1)
-
-
 @_element("LinearBushing")
 class _LinearBushing(Force):
     """Linear 6-dof spring-damper between frame F on b1 and frame M on b2.
@@ -500,6 +344,8 @@ class _LinearBushing(Force):
     generalized force f = -(k6 * q + c6 * qdot) is applied to b2 at M's origin as the spatial force
     whose power is f . qdot, and its opposite to b1 at the same point. PE = 1/2 sum k6 q^2.
     """
+
+    _conservative = True
 
     def __init__(self, forces, b1, X_B1F, b2, X_B2M, k6, c6):
         self._b1 = _body(b1, "Force.LinearBushing: b1", forces)
@@ -515,53 +361,19 @@ class _LinearBushing(Force):
         self._k6, self._c6 = k6.copy(), c6.copy()
         super().__init__(forces)
 
+    def _singularity_hint(self) -> str:
+        return (": the relative rotation of its frames is at the X-Y-Z angles' singularity (second angle "
+                "+-90 degrees), where the bushing's torque is undefined")
+
     @classmethod
     def _pack(cls, elements, matter, state):
-        return SimpleNamespace(
-            b1=np.array([e._b1._index for e in elements], dtype=np.intp),
-            b2=np.array([e._b2._index for e in elements], dtype=np.intp),
-            R_B1F=np.array([e._X_B1F.R.matrix for e in elements]), p_B1F=np.array([e._X_B1F.p for e in elements]),
-            R_B2M=np.array([e._X_B2M.R.matrix for e in elements]), p_B2M=np.array([e._X_B2M.p for e in elements]),
-            k=np.array([e._k6 for e in elements]), c=np.array([e._c6 for e in elements]))
-
-    @staticmethod
-    def _frames(packed, matter, state):
-        R, p = matter._pos_arrays(state)
-        R_GF = R[packed.b1] @ packed.R_B1F
-        R_GM = R[packed.b2] @ packed.R_B2M
-        rF, p_GF = _stations(R, p, packed.b1, packed.p_B1F)
-        rM, p_GM = _stations(R, p, packed.b2, packed.p_B2M)
-        R_FM = np.swapaxes(R_GF, 1, 2) @ R_GM
-        p_FM = np.einsum("kji,kj->ki", R_GF, p_GM - p_GF)
-        return R_GF, p_GF, p_GM, rM, np.concatenate([_xyz_angles(R_FM), p_FM], axis=1)
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        R, p = matter._pos_arrays(state)
-        V = matter._vel_arrays(state)
-        R_GF, p_GF, p_GM, rM, q = cls._frames(packed, matter, state)
-        w1, w2 = V[packed.b1, 0], V[packed.b2, 0]
-        v_GF = V[packed.b1, 1] + np.cross(w1, p_GF - p[packed.b1])
-        v_GM = V[packed.b2, 1] + np.cross(w2, rM)
-        w_FM = np.einsum("kji,kj->ki", R_GF, w2 - w1)
-        v_FM = np.einsum("kji,kj->ki", R_GF, v_GM - v_GF - np.cross(w1, p_GM - p_GF))
-        Hw = _xyz_rates_to_w_matrix(q[:, :3])
-        angle_rates = np.linalg.solve(Hw, w_FM[:, :, None])[:, :, 0]
-        qdot = np.concatenate([angle_rates, v_FM], axis=1)
-        f = -(packed.k * q + packed.c * qdot)
-        # Power f . qdot = (Hw^-T f_ang) . w_FM + f_lin . v_FM: torque Hw^-T f_ang and force f_lin, in F.
-        torque_F = np.linalg.solve(np.swapaxes(Hw, 1, 2), f[:, :3, None])[:, :, 0]
-        torque = np.einsum("kij,kj->ki", R_GF, torque_F)
-        force = np.einsum("kij,kj->ki", R_GF, f[:, 3:])
-        np.add.at(body_forces[:, 0], packed.b2, torque + np.cross(rM, force))
-        np.add.at(body_forces[:, 1], packed.b2, force)
-        np.add.at(body_forces[:, 0], packed.b1, -torque - np.cross(p_GM - p[packed.b1], force))
-        np.add.at(body_forces[:, 1], packed.b1, -force)
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state):
-        q = cls._frames(packed, matter, state)[4]
-        return float(0.5 * np.sum(packed.k * q * q))
+        return _Packed(_core.linear_bushing_set(
+            [e._b1._index for e in elements], np.array([e._X_B1F.R.matrix for e in elements]).reshape(-1, 3, 3),
+            np.array([e._X_B1F.p for e in elements]).reshape(-1, 3),
+            [e._b2._index for e in elements], np.array([e._X_B2M.R.matrix for e in elements]).reshape(-1, 3, 3),
+            np.array([e._X_B2M.p for e in elements]).reshape(-1, 3),
+            np.array([e._k6 for e in elements]).reshape(-1, 6), np.array([e._c6 for e in elements]).reshape(-1, 6)),
+            elements)
 
 
 # ---------------------------------------------------------------------- discrete forces

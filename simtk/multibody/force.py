@@ -1,8 +1,9 @@
 """Force elements held by a GeneralForceSubsystem: the ``Force`` base and ``Force.Custom``.
 
-Built-in elements live in ``builtin_forces.py``; each kind is evaluated for all its enabled
-elements in one vectorized call (``_pack`` at Instance, ``_calc_bulk`` at Dynamics), so the cost
-in Python is per kind, not per element.
+Built-in elements live in ``builtin_forces.py``; each kind packs the parameters of all its enabled
+elements once per instance (``_pack``, at Instance) into a compiled ``ForceSet``, and one nogil
+kernel call per kind adds their forces (``_calc_bulk``) or sums their energies (``_energy_bulk``),
+so the cost in Python is per kind, not per element.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _core
 from ..common.errors import StageTooLowError
 from ..common.stage import Stage
 from ..common.state import State
@@ -18,6 +20,29 @@ if TYPE_CHECKING:
     from .force_subsystem import GeneralForceSubsystem
 
 __all__ = ["Force"]
+
+_forces_finite = _core._k.forces_finite  # compiled: both accumulators in one call
+
+
+class _Packed:
+    """The packed form of the enabled elements of one built-in kind: the compiled set and the
+    elements it holds, in order (to name one in an error)."""
+
+    __slots__ = ("fs", "elements")
+
+    def __init__(self, fs, elements: list):
+        self.fs = fs
+        self.elements = list(elements)
+
+    def __deepcopy__(self, memo):
+        return self  # never mutated after Instance: copies of a State share it
+
+    def raise_if_bad(self, bad: int) -> None:
+        """Raise for element ``bad`` whose forces the kernel could not evaluate (-1: none)."""
+        if bad >= 0:
+            e = self.elements[bad]
+            raise FloatingPointError(f"{e!r}: its forces are not finite in this configuration"
+                                     f"{e._singularity_hint()}")
 
 
 class Force:
@@ -113,21 +138,41 @@ class Force:
     def _realize_hook(self, state: State, stage: str) -> None:
         """Per-stage hook for elements with state of their own (Force.Custom); nothing by default."""
 
+    def _singularity_hint(self) -> str:
+        return ""
+
     # ------------------------------------------------------------------ bulk protocol (built-ins)
+    #: Whether the kind has a potential energy (the others give 0 without looking at the State).
+    _conservative = False
+    #: Whether the kind's energy reads body positions (False: only q, so it needs just Instance).
+    _energy_needs_positions = True
+
     @classmethod
     def _pack(cls, elements: list, matter, state: State):
-        """Gather the parameters of ``elements`` into arrays (at Instance)."""
+        """Gather the parameters of ``elements`` (at Instance): a ``_Packed`` compiled set for the
+        kernel kinds; other kinds may return anything their ``_calc_bulk`` understands."""
         raise NotImplementedError
 
     @classmethod
     def _calc_bulk(cls, packed, matter, state: State, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
-        """Add the forces of all packed elements."""
-        raise NotImplementedError
+        """Add the forces of all packed elements: one kernel call for the compiled kinds.
+
+        ``body_forces`` (nb, 2, 3) and ``mobility_forces`` (nu,) must be C-contiguous float64.
+        """
+        need = Stage.Position if cls._position_only else Stage.Velocity
+        ws = matter._at(state, need, f"Force.{cls.__name__} forces").ws
+        packed.raise_if_bad(packed.fs.add(ws, body_forces, mobility_forces))
 
     @classmethod
     def _energy_bulk(cls, packed, matter, state: State) -> float:
         """Potential energy of all packed elements (0 for non-conservative kinds)."""
-        return 0.0
+        if not cls._conservative:
+            return 0.0
+        if cls._energy_needs_positions:
+            ws = matter._at(state, Stage.Position, f"Force.{cls.__name__} potential energy").ws
+        else:
+            ws = matter._cache(state).ws
+        return float(packed.fs.energy(ws, np.ascontiguousarray(matter.get_q(state), dtype=np.float64)))
 
 
 class _CustomImplementation:
@@ -237,7 +282,7 @@ class _Custom(Force):
 
     def _calc_custom(self, state: State, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
         self._impl.calc_force(state, body_forces, _EMPTY_PARTICLE_FORCES, mobility_forces)
-        if not (np.isfinite(body_forces).all() and np.isfinite(mobility_forces).all()):
+        if not _forces_finite(body_forces, mobility_forces):
             raise FloatingPointError(f"{self!r} ({type(self._impl).__name__}.calc_force) produced a non-finite force")
 
     def _add_own_forces(self, state, matter, body_forces, mobility_forces) -> None:

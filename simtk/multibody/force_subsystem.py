@@ -5,15 +5,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _core
 from ..common.stage import Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
+from .force import _Packed
 
 if TYPE_CHECKING:
     from .force import Force
     from .multibody_system import MultibodySystem
 
 __all__ = ["ForceSubsystem", "GeneralForceSubsystem"]
+
+# The compiled entry points of the Dynamics hook, called without _core's checks: the arrays are the
+# matter's accumulators and this subsystem's own caches, allocated with the right shapes.
+_add_force_sets = _core._k.add_force_sets
+_accumulate_forces = _core._k.accumulate_forces
 
 
 class ForceSubsystem(Subsystem):
@@ -45,18 +52,35 @@ class _PositionForces:
 
 
 class _ForceGroups:
-    """Per-instance plan: the enabled elements grouped by how they are evaluated."""
+    """Per-instance plan: the enabled elements grouped by how they are evaluated.
 
-    __slots__ = ("position_groups", "velocity_groups", "custom_position", "custom_velocity", "enabled",
-                 "has_customs")
+    Position-only elements go into the cached position part, the others are evaluated at every
+    Dynamics realization. Built-in kinds are compiled ``ForceSet``s, evaluated by one call per
+    group; other bulk kinds (DiscreteForces) and Force.Custom elements run in Python.
+    """
+
+    __slots__ = ("position_groups", "velocity_groups", "position_sets", "velocity_sets", "position_packed",
+                 "velocity_packed", "position_python", "velocity_python", "custom_position", "custom_velocity",
+                 "enabled", "has_customs", "has_position", "has_velocity")
 
     def __init__(self):
-        self.position_groups: list = []  # (force class, packed parameters) evaluated in bulk
+        self.position_groups: list = []  # (force class, packed parameters), for energies
         self.velocity_groups: list = []
+        self.position_sets: tuple = ()  # compiled ForceSets of the built-in kinds
+        self.velocity_sets: tuple = ()
+        self.position_packed: tuple = ()  # their _Packed (to name an element in an error)
+        self.velocity_packed: tuple = ()
+        self.position_python: list = []  # (force class, packed) of the other bulk kinds
+        self.velocity_python: list = []
         self.custom_position: list = []  # Force.Custom elements, one Python call each
         self.custom_velocity: list = []
         self.enabled: list = []
         self.has_customs = False
+        self.has_position = False
+        self.has_velocity = False
+
+    def __deepcopy__(self, memo):
+        return self  # never changed after Instance: copies of a State share it
 
 
 class GeneralForceSubsystem(ForceSubsystem):
@@ -70,6 +94,7 @@ class GeneralForceSubsystem(ForceSubsystem):
     def __init__(self, system: "MultibodySystem", name: str = "forces"):
         super().__init__(system, name)
         self._forces: list["Force"] = []
+        self._matter_subsystem = None  # found on first use; a System's matter never changes once set
 
     # ------------------------------------------------------------------ elements
     def _adopt_force(self, force: "Force") -> int:
@@ -86,7 +111,10 @@ class GeneralForceSubsystem(ForceSubsystem):
         return self._forces[i]
 
     def _matter(self):
-        return self.get_system().get_matter_subsystem()
+        matter = self._matter_subsystem
+        if matter is None:
+            matter = self._matter_subsystem = self.get_system().get_matter_subsystem()
+        return matter
 
     # ------------------------------------------------------------------ realization
     def realize_subsystem_topology_impl(self, state: State) -> None:
@@ -117,7 +145,15 @@ class GeneralForceSubsystem(ForceSubsystem):
         for cls, elements in by_class.items():
             packed = cls._pack(elements, matter, state)
             (groups.position_groups if cls._position_only else groups.velocity_groups).append((cls, packed))
+        for part in ("position", "velocity"):
+            bulk = getattr(groups, f"{part}_groups")
+            compiled = [packed for _, packed in bulk if isinstance(packed, _Packed)]
+            setattr(groups, f"{part}_packed", tuple(compiled))
+            setattr(groups, f"{part}_sets", tuple(p.fs for p in compiled))
+            setattr(groups, f"{part}_python", [(c, p) for c, p in bulk if not isinstance(p, _Packed)])
         groups.has_customs = bool(groups.custom_position or groups.custom_velocity)
+        groups.has_position = bool(groups.position_groups or groups.custom_position)
+        groups.has_velocity = bool(groups.velocity_groups or groups.custom_velocity)
         self.set_cache_entry(state, self._groups_index, groups)
         cached = self.upd_cache_entry(state, self._position_index)
         nb, nu = matter.get_num_bodies(), matter.get_num_mobilities(state)
@@ -132,35 +168,52 @@ class GeneralForceSubsystem(ForceSubsystem):
         return state._subs[self._index].cache[self._groups_index].value
 
     def realize_subsystem_time_impl(self, state: State) -> None:
-        self._custom_hooks(state, "time")
+        if state._subs[self._index].cache[self._groups_index].value.has_customs:
+            self._custom_hooks(state, "time")
 
     def realize_subsystem_position_impl(self, state: State) -> None:
-        self._custom_hooks(state, "position")
+        if state._subs[self._index].cache[self._groups_index].value.has_customs:
+            self._custom_hooks(state, "position")
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
-        self._custom_hooks(state, "velocity")
+        if state._subs[self._index].cache[self._groups_index].value.has_customs:
+            self._custom_hooks(state, "velocity")
 
     def realize_subsystem_dynamics_impl(self, state: State) -> None:
-        groups = self._groups(state)
+        # Runs once per evaluation of the equations of motion: with built-in elements only it is a
+        # few attribute reads and one compiled call per group (plus one to add the cached part).
+        ss = state._subs[self._index]
+        groups = ss.cache[self._groups_index].value
         if groups.has_customs:
             self._custom_hooks(state, "dynamics")
         matter = self._matter()
-        body_forces, mobility_forces = matter._accumulators(state)
-        if groups.position_groups or groups.custom_position:
-            entry = state._subs[self._index].cache[self._position_index]
+        # the matter's Instance cache, read directly as matter._accumulators() does (the State
+        # is checked by System.realize before any hook runs)
+        mcache = state._subs[matter._index].cache[matter._cache_index].value
+        ws = mcache.ws
+        if groups.has_position:
+            entry = ss.cache[self._position_index]
             cached = entry.value
-            if not state._cache_is_current(state._subs[self._index], entry):
-                cached.body_forces.fill(0.0)
-                cached.mobility_forces.fill(0.0)
-                self._add_forces(state, matter, groups.position_groups, groups.custom_position,
-                                 cached.body_forces, cached.mobility_forces)
+            if not state._cache_is_current(ss, entry):
+                failed = _add_force_sets(groups.position_sets, ws, cached.body_forces, cached.mobility_forces, True)
+                if failed is not None:
+                    groups.position_packed[failed[0]].raise_if_bad(failed[1])
+                if groups.position_python or groups.custom_position:
+                    self._add_python_forces(state, matter, groups.position_python, groups.custom_position,
+                                            cached.body_forces, cached.mobility_forces)
                 entry.marked_at = state._epoch
-            body_forces += cached.body_forces
-            mobility_forces += cached.mobility_forces
-        self._add_forces(state, matter, groups.velocity_groups, groups.custom_velocity, body_forces, mobility_forces)
+            _accumulate_forces(cached.body_forces, cached.mobility_forces, mcache.body_forces, mcache.mobility_forces)
+        if groups.has_velocity:
+            failed = _add_force_sets(groups.velocity_sets, ws, mcache.body_forces, mcache.mobility_forces, False)
+            if failed is not None:
+                groups.velocity_packed[failed[0]].raise_if_bad(failed[1])
+            if groups.velocity_python or groups.custom_velocity:
+                self._add_python_forces(state, matter, groups.velocity_python, groups.custom_velocity,
+                                        mcache.body_forces, mcache.mobility_forces)
 
     def realize_subsystem_acceleration_impl(self, state: State) -> None:
-        self._custom_hooks(state, "acceleration")
+        if state._subs[self._index].cache[self._groups_index].value.has_customs:
+            self._custom_hooks(state, "acceleration")
 
     def realize_subsystem_report_impl(self, state: State) -> None:
         self._custom_hooks(state, "report")
@@ -175,9 +228,9 @@ class GeneralForceSubsystem(ForceSubsystem):
             f._realize_hook(state, stage)
 
     @staticmethod
-    def _add_forces(state, matter, bulk_groups, customs, body_forces, mobility_forces) -> None:
-        for cls, packed in bulk_groups:
-            cls._calc_bulk(packed, matter, state, body_forces, mobility_forces)
+    def _add_python_forces(state, matter, python_groups, customs, body_forces, mobility_forces) -> None:
+        for cls, p in python_groups:
+            cls._calc_bulk(p, matter, state, body_forces, mobility_forces)
         for f in customs:
             f._calc_custom(state, body_forces, mobility_forces)
 

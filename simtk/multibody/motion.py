@@ -286,8 +286,8 @@ class _PrescribedQ(_MotionElement):
         _coord_mobility_forces(kin, P["cid"][:, None], np.ones((len(P["cid"]), 1)), eq[:, 0], out)
 
 
-class _PrescribedU(_MotionElement):
-    _mv = 1
+class _PrescribedSpeedElement(_MotionElement):
+    """What prescribing u and prescribing udot share: one equation on one speed, a force on that speed."""
 
     @classmethod
     def _pack(cls, elements, plan, state):
@@ -297,6 +297,14 @@ class _PrescribedU(_MotionElement):
     @classmethod
     def _position_errors(cls, P, kin):
         return np.zeros((len(P["u"]), 0))
+
+    @classmethod
+    def _force_map(cls, P, kin, eq, out):
+        out.add_mobility_forces(eq[:, 0], P["u"], np.ones(len(P["u"])))
+
+
+class _PrescribedU(_PrescribedSpeedElement):
+    _mv = 1
 
     @classmethod
     def _velocity_errors(cls, P, kin):
@@ -308,22 +316,9 @@ class _PrescribedU(_MotionElement):
         _, ud = cls._targets(P, kin, "_velocity", 2)
         return (kin.udot[P["u"]] - ud)[:, None]
 
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        out.add_mobility_forces(eq[:, 0], P["u"], np.ones(len(P["u"])))
 
-
-class _PrescribedUDot(_MotionElement):
+class _PrescribedUDot(_PrescribedSpeedElement):
     _ma = 1
-
-    @classmethod
-    def _pack(cls, elements, plan, state):
-        return dict(u=np.array([plan.u_index(c._body, c._which, c) for c in elements], dtype=np.intp),
-                    sources=cls._sources(elements))
-
-    @classmethod
-    def _position_errors(cls, P, kin):
-        return np.zeros((len(P["u"]), 0))
 
     @classmethod
     def _velocity_errors(cls, P, kin):
@@ -333,10 +328,6 @@ class _PrescribedUDot(_MotionElement):
     def _acceleration_errors(cls, P, kin):
         (ud,) = cls._targets(P, kin, "_acceleration", 1)
         return (kin.udot[P["u"]] - ud)[:, None]
-
-    @classmethod
-    def _force_map(cls, P, kin, eq, out):
-        out.add_mobility_forces(eq[:, 0], P["u"], np.ones(len(P["u"])))
 
 
 def motion_elements(matter, state: State, layout, locks: dict) -> list:

@@ -1,0 +1,646 @@
+# Built-in force elements, evaluated in bulk over the kinematics of a
+# TreeKernels workspace.
+#
+# A ForceSet holds the packed parameters of all enabled elements of ONE kind
+# (built once per State at Instance stage, validated by simtk/_core.py); one
+# call adds every element's forces into body_forces (nb,2,3) (torque about the
+# body origin, force at the body origin, in Ground) and mobility_forces (nu,),
+# reading R_GB, p_GB, V_GB, p_GC, mass, p_BC, q and u straight from the
+# workspace's Tree struct. The kernels are noexcept nogil and allocate nothing.
+#
+# Sign conventions (Simbody's): a two-point spring pulls its stations together
+# when stretched; a positive two-point constant force pushes them apart; a
+# mobility spring pushes its coordinate back to q0.
+#
+# Packed layout of a set of n elements of a kind with nbk bodies and npk
+# parameters per element (see FORCE_KINDS):
+#   bodies   (n, nbk) int64       body indices
+#   stations (n, nbk, 3) float64  a station (in its body's frame) per body
+#   params   (n, npk) float64     the constants, in the order FORCE_KINDS lists
+#   index    (n, 2) int64         (q index, u index) for the mobility kinds
+
+from libc.math cimport asin, atan2, isfinite
+
+cdef enum:
+    FK_GRAVITY = 0
+    FK_TWO_POINT_SPRING = 1
+    FK_TWO_POINT_DAMPER = 2
+    FK_TWO_POINT_CONSTANT = 3
+    FK_MOBILITY_SPRING = 4
+    FK_MOBILITY_DAMPER = 5
+    FK_MOBILITY_CONSTANT = 6
+    FK_MOBILITY_STOP = 7
+    FK_GLOBAL_DAMPER = 8
+    FK_CONSTANT_FORCE = 9
+    FK_CONSTANT_TORQUE = 10
+    FK_BUSHING = 11
+    FK_NUM_KINDS = 12
+
+# name -> (code, bodies per element, parameter names, uses (q, u) indices)
+FORCE_KINDS = {
+    "UniformGravity": (FK_GRAVITY, 0, ("gx", "gy", "gz", "zero_height"), False),
+    "TwoPointLinearSpring": (FK_TWO_POINT_SPRING, 2, ("k", "x0"), False),
+    "TwoPointLinearDamper": (FK_TWO_POINT_DAMPER, 2, ("c",), False),
+    "TwoPointConstantForce": (FK_TWO_POINT_CONSTANT, 2, ("f",), False),
+    "MobilityLinearSpring": (FK_MOBILITY_SPRING, 0, ("k", "q0"), True),
+    "MobilityLinearDamper": (FK_MOBILITY_DAMPER, 0, ("c",), True),
+    "MobilityConstantForce": (FK_MOBILITY_CONSTANT, 0, ("f",), True),
+    "MobilityLinearStop": (FK_MOBILITY_STOP, 0, ("k", "d", "q_low", "q_high"), True),
+    "GlobalDamper": (FK_GLOBAL_DAMPER, 0, ("c",), False),
+    "ConstantForce": (FK_CONSTANT_FORCE, 1, ("fx", "fy", "fz"), False),
+    "ConstantTorque": (FK_CONSTANT_TORQUE, 1, ("tx", "ty", "tz"), False),
+    "LinearBushing": (FK_BUSHING, 2, tuple(f"R_B1F{i}" for i in range(9)) +
+                      tuple(f"R_B2M{i}" for i in range(9)) +
+                      tuple(f"k{i}" for i in range(6)) + tuple(f"c{i}" for i in range(6)), False),
+}
+
+
+cdef struct FSet:
+    int kind
+    Py_ssize_t n
+    int nbk             # bodies (and stations) per element
+    int npk             # parameters per element
+    const idx_t* bodies
+    const double* stations
+    const double* params
+    const idx_t* index
+
+
+# ---------------------------------------------------------------------------
+# Shared kinematics
+# ---------------------------------------------------------------------------
+
+cdef inline void station_in_ground(const Tree* t, idx_t b, const double* p_BS, double* r,
+                                   double* p_GS) noexcept nogil:
+    # r = R_GB p_BS (offset from the body origin, in G), p_GS = p_GB + r
+    mat33_vec(t.R_GB + 9 * b, p_BS, r)
+    p_GS[0] = t.p_GB[3 * b] + r[0]
+    p_GS[1] = t.p_GB[3 * b + 1] + r[1]
+    p_GS[2] = t.p_GB[3 * b + 2] + r[2]
+
+
+cdef inline void station_velocity(const Tree* t, idx_t b, const double* r, double* v) noexcept nogil:
+    # v_GS = v_GB + w_GB x r
+    cdef const double* V = t.V_GB + 6 * b
+    v[0] = V[3]; v[1] = V[4]; v[2] = V[5]
+    cross3_add(V, r, v)
+
+
+cdef inline void add_station_force(double* body_forces, idx_t b, const double* r,
+                                   const double* f, double sign) noexcept nogil:
+    # body b gets sign*f applied at offset r from its origin: torque r x (sign f), force sign f
+    cdef double* F = body_forces + 6 * b
+    cdef double g0 = sign * f[0], g1 = sign * f[1], g2 = sign * f[2]
+    F[0] += r[1] * g2 - r[2] * g1
+    F[1] += r[2] * g0 - r[0] * g2
+    F[2] += r[0] * g1 - r[1] * g0
+    F[3] += g0
+    F[4] += g1
+    F[5] += g2
+
+
+# ---------------------------------------------------------------------------
+# Kernels, one per family of kinds
+# ---------------------------------------------------------------------------
+
+cdef void k_gravity_forces(const FSet* s, const Tree* t, double* bf) noexcept nogil:
+    # The elements' g add up: F_i = m_i sum(g) at the mass center, i.e.
+    # torque (R_GB p_BC) x F_i about the origin. Cost: ~30 flops per body.
+    cdef Py_ssize_t i, j
+    cdef double g[3]
+    cdef double r[3]
+    cdef double F[3]
+    cdef double m
+    g[0] = 0.0; g[1] = 0.0; g[2] = 0.0
+    for j in range(s.n):
+        g[0] += s.params[s.npk * j]
+        g[1] += s.params[s.npk * j + 1]
+        g[2] += s.params[s.npk * j + 2]
+    for i in range(1, t.nb):
+        m = t.mass[i]
+        F[0] = m * g[0]; F[1] = m * g[1]; F[2] = m * g[2]
+        mat33_vec(t.R_GB + 9 * i, t.p_BC + 3 * i, r)
+        add_station_force(bf, i, r, F, 1.0)
+
+
+cdef double k_gravity_energy(const FSet* s, const Tree* t) noexcept nogil:
+    # PE = sum_e [ -sum_i m_i (g_e . p_GCi) - |g_e| h0_e sum_i m_i ]
+    cdef Py_ssize_t i, j
+    cdef const double* g
+    cdef double e = 0.0, mgp, msum
+    for j in range(s.n):
+        g = s.params + s.npk * j
+        mgp = 0.0
+        msum = 0.0
+        for i in range(1, t.nb):
+            mgp += t.mass[i] * dot3(t.p_GC + 3 * i, g)
+            msum += t.mass[i]
+        e += -mgp - sqrt(dot3(g, g)) * g[3] * msum
+    return e
+
+
+cdef inline double two_point_geometry(const FSet* s, const Tree* t, Py_ssize_t j, double* r1,
+                                      double* r2, double* e) noexcept nogil:
+    # Station offsets r1, r2 (in G), unit vector e from station 1 to station 2
+    # (zero for coincident stations: no line of action, no force, as Simbody);
+    # returns the distance.
+    cdef double p1[3]
+    cdef double p2[3]
+    cdef double L
+    station_in_ground(t, s.bodies[2 * j], s.stations + 6 * j, r1, p1)
+    station_in_ground(t, s.bodies[2 * j + 1], s.stations + 6 * j + 3, r2, p2)
+    e[0] = p2[0] - p1[0]; e[1] = p2[1] - p1[1]; e[2] = p2[2] - p1[2]
+    L = sqrt(dot3(e, e))
+    if L > 0.0:
+        e[0] /= L; e[1] /= L; e[2] /= L
+    else:
+        e[0] = 0.0; e[1] = 0.0; e[2] = 0.0
+    return L
+
+
+cdef void k_two_point_forces(const FSet* s, const Tree* t, double* bf) noexcept nogil:
+    # f_on_2 = a e along the line, -f_on_2 on station 1, with
+    #   spring a = -k (L - x0), damper a = -c (v2 - v1) . e, constant a = f.
+    cdef Py_ssize_t j
+    cdef double r1[3]
+    cdef double r2[3]
+    cdef double e[3]
+    cdef double v1[3]
+    cdef double v2[3]
+    cdef double f[3]
+    cdef double L, a
+    cdef const double* prm
+    for j in range(s.n):
+        L = two_point_geometry(s, t, j, r1, r2, e)
+        if L == 0.0:
+            continue
+        prm = s.params + s.npk * j
+        if s.kind == FK_TWO_POINT_SPRING:
+            a = -prm[0] * (L - prm[1])
+        elif s.kind == FK_TWO_POINT_DAMPER:
+            station_velocity(t, s.bodies[2 * j], r1, v1)
+            station_velocity(t, s.bodies[2 * j + 1], r2, v2)
+            a = -prm[0] * ((v2[0] - v1[0]) * e[0] + (v2[1] - v1[1]) * e[1] + (v2[2] - v1[2]) * e[2])
+        else:
+            a = prm[0]
+        f[0] = a * e[0]; f[1] = a * e[1]; f[2] = a * e[2]
+        add_station_force(bf, s.bodies[2 * j], r1, f, -1.0)
+        add_station_force(bf, s.bodies[2 * j + 1], r2, f, 1.0)
+
+
+cdef double k_two_point_energy(const FSet* s, const Tree* t) noexcept nogil:
+    # spring k/2 (L - x0)^2; constant force -f L; damper 0
+    cdef Py_ssize_t j
+    cdef double r1[3]
+    cdef double r2[3]
+    cdef double e[3]
+    cdef double L, x, total = 0.0
+    cdef const double* prm
+    if s.kind == FK_TWO_POINT_DAMPER:
+        return 0.0
+    for j in range(s.n):
+        L = two_point_geometry(s, t, j, r1, r2, e)
+        prm = s.params + s.npk * j
+        if s.kind == FK_TWO_POINT_SPRING:
+            x = L - prm[1]
+            total += 0.5 * prm[0] * x * x
+        else:
+            total -= prm[0] * L
+    return total
+
+
+cdef void k_mobility_forces(const FSet* s, const double* q, const double* u, double* mf) noexcept nogil:
+    # spring -k (q - q0); damper -c u; constant f; stop: with penetration
+    # below = max(q_low - q, 0), above = max(q - q_high, 0) and v = u,
+    #   k below max(1 - d v, 0) - k above max(1 + d v, 0)   (never pulls)
+    cdef Py_ssize_t j
+    cdef idx_t qi, ui
+    cdef const double* prm
+    cdef double x, below, above, up, down
+    for j in range(s.n):
+        qi = s.index[2 * j]
+        ui = s.index[2 * j + 1]
+        prm = s.params + s.npk * j
+        if s.kind == FK_MOBILITY_SPRING:
+            mf[ui] += -prm[0] * (q[qi] - prm[1])
+        elif s.kind == FK_MOBILITY_DAMPER:
+            mf[ui] += -prm[0] * u[ui]
+        elif s.kind == FK_MOBILITY_CONSTANT:
+            mf[ui] += prm[0]
+        else:
+            x = q[qi]
+            below = prm[2] - x
+            above = x - prm[3]
+            up = 0.0
+            down = 0.0
+            if below > 0.0:
+                up = 1.0 - prm[1] * u[ui]
+                up = prm[0] * below * (up if up > 0.0 else 0.0)
+            if above > 0.0:
+                down = 1.0 + prm[1] * u[ui]
+                down = prm[0] * above * (down if down > 0.0 else 0.0)
+            mf[ui] += up - down
+
+
+cdef double k_mobility_energy(const FSet* s, const double* q) noexcept nogil:
+    # spring k/2 (q - q0)^2; stop k/2 (below^2 + above^2); others 0
+    cdef Py_ssize_t j
+    cdef const double* prm
+    cdef double x, below, above, total = 0.0
+    if s.kind != FK_MOBILITY_SPRING and s.kind != FK_MOBILITY_STOP:
+        return 0.0
+    for j in range(s.n):
+        prm = s.params + s.npk * j
+        x = q[s.index[2 * j]]
+        if s.kind == FK_MOBILITY_SPRING:
+            total += 0.5 * prm[0] * (x - prm[1]) * (x - prm[1])
+        else:
+            below = prm[2] - x
+            above = x - prm[3]
+            if below > 0.0:
+                total += 0.5 * prm[0] * below * below
+            if above > 0.0:
+                total += 0.5 * prm[0] * above * above
+    return total
+
+
+cdef void k_global_damper(const FSet* s, const Tree* t, const double* u, double* mf) noexcept nogil:
+    # -c u on every mobility, with c the sum of the elements' c
+    cdef Py_ssize_t j
+    cdef double c = 0.0
+    for j in range(s.n):
+        c += s.params[s.npk * j]
+    for j in range(t.nu):
+        mf[j] -= c * u[j]
+
+
+cdef void k_body_constants(const FSet* s, const Tree* t, double* bf) noexcept nogil:
+    # ConstantForce: f (in G) at station r = R_GB p_BS; ConstantTorque: t (in G)
+    cdef Py_ssize_t j
+    cdef idx_t b
+    cdef double r[3]
+    cdef const double* prm
+    for j in range(s.n):
+        b = s.bodies[j]
+        prm = s.params + s.npk * j
+        if s.kind == FK_CONSTANT_FORCE:
+            mat33_vec(t.R_GB + 9 * b, s.stations + 3 * j, r)
+            add_station_force(bf, b, r, prm, 1.0)
+        else:
+            bf[6 * b] += prm[0]
+            bf[6 * b + 1] += prm[1]
+            bf[6 * b + 2] += prm[2]
+
+
+cdef inline void bushing_frames(const FSet* s, const Tree* t, Py_ssize_t j, double* R_GF,
+                                double* rF, double* rM, double* d, double* qb) noexcept nogil:
+    # Frames F = X_GB1 X_B1F and M = X_GB2 X_B2M; rF = R_GB1 p_B1F,
+    # rM = R_GB2 p_B2M, d = p_GM - p_GF; qb = (X-Y-Z body-fixed angles of
+    # R_FM = R_GF^T R_GM, p_FM = R_GF^T d).
+    cdef idx_t b1 = s.bodies[2 * j], b2 = s.bodies[2 * j + 1]
+    cdef const double* prm = s.params + s.npk * j
+    cdef double R_GM[9]
+    cdef double p_GF[3]
+    cdef double p_GM[3]
+    cdef double R02, R12, R22, R01, R00
+    cdef int a
+    mat33_mul(t.R_GB + 9 * b1, prm, R_GF)
+    mat33_mul(t.R_GB + 9 * b2, prm + 9, R_GM)
+    station_in_ground(t, b1, s.stations + 6 * j, rF, p_GF)
+    station_in_ground(t, b2, s.stations + 6 * j + 3, rM, p_GM)
+    for a in range(3):
+        d[a] = p_GM[a] - p_GF[a]
+    # only five entries of R_FM are needed for the angles: R_FM[r, c] = col_r(R_GF) . col_c(R_GM)
+    R00 = R_GF[0] * R_GM[0] + R_GF[3] * R_GM[3] + R_GF[6] * R_GM[6]
+    R01 = R_GF[0] * R_GM[1] + R_GF[3] * R_GM[4] + R_GF[6] * R_GM[7]
+    R02 = R_GF[0] * R_GM[2] + R_GF[3] * R_GM[5] + R_GF[6] * R_GM[8]
+    R12 = R_GF[1] * R_GM[2] + R_GF[4] * R_GM[5] + R_GF[7] * R_GM[8]
+    R22 = R_GF[2] * R_GM[2] + R_GF[5] * R_GM[5] + R_GF[8] * R_GM[8]
+    if R02 > 1.0:
+        R02 = 1.0
+    elif R02 < -1.0:
+        R02 = -1.0
+    qb[0] = atan2(-R12, R22)
+    qb[1] = asin(R02)
+    qb[2] = atan2(-R01, R00)
+    mat33T_vec(R_GF, d, qb + 3)
+
+
+cdef Py_ssize_t k_bushing_forces(const FSet* s, const Tree* t, double* bf) noexcept nogil:
+    # Generalized force f = -(k6 q + c6 qdot) on the bushing coordinates q
+    # (X-Y-Z angles of R_FM, p_FM in F). Its power f . qdot equals
+    # (Hw^-T f_ang) . w_FM + f_lin . v_FM with w_FM = Hw(q) angle rates, so b2
+    # gets torque R_GF Hw^-T f_ang and force R_GF f_lin at M's origin, and b1
+    # their opposite at the same point. Hw = [[1,0,s1],[0,c0,-s0 c1],[0,s0,c0 c1]]
+    # has det c1 and is inverted in closed form. Returns the first element
+    # whose forces are not finite (left out), or -1.
+    cdef Py_ssize_t j
+    cdef idx_t b1, b2
+    cdef double R_GF[9]
+    cdef double rF[3]
+    cdef double rM[3]
+    cdef double d[3]
+    cdef double qb[6]
+    cdef double qd[6]
+    cdef double f[6]
+    cdef double dw[3]
+    cdef double tmp[3]
+    cdef double w_FM[3]
+    cdef double y[3]
+    cdef double torque[3]
+    cdef double force[3]
+    cdef double rb1[3]
+    cdef double c0, s0, c1, s1, g
+    cdef const double* prm
+    cdef const double* V1
+    cdef const double* V2
+    cdef int a
+    cdef Py_ssize_t bad = -1
+    for j in range(s.n):
+        b1 = s.bodies[2 * j]
+        b2 = s.bodies[2 * j + 1]
+        prm = s.params + s.npk * j
+        V1 = t.V_GB + 6 * b1
+        V2 = t.V_GB + 6 * b2
+        bushing_frames(s, t, j, R_GF, rF, rM, d, qb)
+        # w_FM = R_GF^T (w2 - w1);  v_FM = R_GF^T (v_GM - v_GF - w1 x d)
+        for a in range(3):
+            dw[a] = V2[a] - V1[a]
+            tmp[a] = V2[3 + a] - V1[3 + a]
+        cross3_add(V2, rM, tmp)
+        cross3_sub(V1, rF, tmp)
+        cross3_sub(V1, d, tmp)
+        mat33T_vec(R_GF, dw, w_FM)
+        mat33T_vec(R_GF, tmp, qd + 3)
+        c0 = cos(qb[0]); s0 = sin(qb[0]); c1 = cos(qb[1]); s1 = sin(qb[1])
+        # angle rates = Hw^-1 w_FM
+        qd[1] = c0 * w_FM[1] + s0 * w_FM[2]
+        qd[2] = (c0 * w_FM[2] - s0 * w_FM[1]) / c1
+        qd[0] = w_FM[0] - s1 * qd[2]
+        for a in range(6):
+            f[a] = -(prm[18 + a] * qb[a] + prm[24 + a] * qd[a])
+        # torque in F: y = Hw^-T f_ang
+        g = f[2] - s1 * f[0]
+        y[0] = f[0]
+        y[1] = c0 * f[1] - s0 * g / c1
+        y[2] = c0 * g / c1 + s0 * f[1]
+        mat33_vec(R_GF, y, torque)
+        mat33_vec(R_GF, f + 3, force)
+        if not (isfinite(torque[0]) and isfinite(torque[1]) and isfinite(torque[2])
+                and isfinite(force[0]) and isfinite(force[1]) and isfinite(force[2])):
+            if bad < 0:
+                bad = j
+            continue
+        # b2: torque + rM x force at its origin; b1: -(torque + (p_GM - p_GB1) x force)
+        for a in range(3):
+            bf[6 * b2 + a] += torque[a]
+            bf[6 * b1 + a] -= torque[a]
+            rb1[a] = rF[a] + d[a]
+        add_station_force(bf, b2, rM, force, 1.0)
+        add_station_force(bf, b1, rb1, force, -1.0)
+    return bad
+
+
+cdef double k_bushing_energy(const FSet* s, const Tree* t) noexcept nogil:
+    # 1/2 sum k6 q^2
+    cdef Py_ssize_t j
+    cdef double R_GF[9]
+    cdef double rF[3]
+    cdef double rM[3]
+    cdef double d[3]
+    cdef double qb[6]
+    cdef double total = 0.0
+    cdef const double* prm
+    cdef int a
+    for j in range(s.n):
+        bushing_frames(s, t, j, R_GF, rF, rM, d, qb)
+        prm = s.params + s.npk * j
+        for a in range(6):
+            total += 0.5 * prm[18 + a] * qb[a] * qb[a]
+    return total
+
+
+cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const double* u,
+                         double* bf, double* mf) noexcept nogil:
+    # Adds the forces of every element of s; returns the first element whose
+    # forces could not be evaluated (left out), or -1.
+    if s.n == 0:
+        return -1
+    if s.kind == FK_GRAVITY:
+        k_gravity_forces(s, t, bf)
+    elif s.kind <= FK_TWO_POINT_CONSTANT:
+        k_two_point_forces(s, t, bf)
+    elif s.kind <= FK_MOBILITY_STOP:
+        k_mobility_forces(s, q, u, mf)
+    elif s.kind == FK_GLOBAL_DAMPER:
+        k_global_damper(s, t, u, mf)
+    elif s.kind <= FK_CONSTANT_TORQUE:
+        k_body_constants(s, t, bf)
+    else:
+        return k_bushing_forces(s, t, bf)
+    return -1
+
+
+cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    if s.n == 0:
+        return 0.0
+    if s.kind == FK_GRAVITY:
+        return k_gravity_energy(s, t)
+    elif s.kind <= FK_TWO_POINT_CONSTANT:
+        return k_two_point_energy(s, t)
+    elif s.kind <= FK_MOBILITY_STOP:
+        return k_mobility_energy(s, q)
+    elif s.kind == FK_BUSHING:
+        return k_bushing_energy(s, t)
+    return 0.0
+
+
+# ---------------------------------------------------------------------------
+# Python entry points
+# ---------------------------------------------------------------------------
+
+cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
+    # memory safety only: the caller (simtk/_core.py or a trusted hook) has
+    # already made the arrays; this keeps a mistake from writing out of bounds
+    cdef cnp.ndarray x
+    if not isinstance(a, cnp.ndarray):
+        return False
+    x = <cnp.ndarray>a
+    return (cnp.PyArray_TYPE(x) == cnp.NPY_DOUBLE and cnp.PyArray_IS_C_CONTIGUOUS(x)
+            and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
+
+
+cdef class ForceSet:
+    """The packed parameters of all enabled built-in force elements of one kind.
+
+    Build it through the checked builders of :mod:`simtk._core` (e.g.
+    ``two_point_linear_spring_set``); see core/forces.pxi for the layout.
+    """
+
+    cdef FSet s
+    cdef readonly int kind
+    cdef readonly Py_ssize_t n
+    cdef readonly object bodies, stations, params, index
+    cdef idx_t max_body, max_q, max_u
+
+    def __init__(self, int kind, bodies, stations, params, index):
+        cdef Py_ssize_t nbk, npk
+        if not 0 <= kind < FK_NUM_KINDS:
+            raise ValueError(f"unknown force kind {kind}")
+        self.bodies = np.array(bodies, dtype=np.int64, order="C", copy=True)
+        self.stations = np.array(stations, dtype=np.float64, order="C", copy=True)
+        self.params = np.array(params, dtype=np.float64, order="C", copy=True)
+        self.index = np.array(index, dtype=np.int64, order="C", copy=True)
+        if self.bodies.ndim != 2 or self.params.ndim != 2 or self.index.ndim != 2:
+            raise ValueError("ForceSet: bodies, params and index must be 2-D")
+        self.n = self.params.shape[0]
+        nbk = self.bodies.shape[1]
+        npk = self.params.shape[1]
+        if (self.bodies.shape[0] != self.n or self.stations.shape != (self.n, nbk, 3)
+                or self.index.shape != (self.n, 2)):
+            raise ValueError("ForceSet: inconsistent shapes of bodies, stations, params, index")
+        for name, a in (("bodies", self.bodies), ("index", self.index)):
+            if a.size and a.min() < 0:
+                raise ValueError(f"ForceSet: negative entry in {name}")
+        for a in (self.bodies, self.stations, self.params, self.index):
+            a.flags.writeable = False
+        self.max_body = int(self.bodies.max()) if self.bodies.size else -1
+        # only the spring and the stop read q (the other kinds' q column is unused)
+        self.max_q = (int(self.index[:, 0].max()) if self.n and kind in (FK_MOBILITY_SPRING, FK_MOBILITY_STOP)
+                      else -1)
+        self.max_u = (int(self.index[:, 1].max()) if self.n and FK_MOBILITY_SPRING <= kind <= FK_MOBILITY_STOP
+                      else -1)
+        self.kind = kind
+        self.s.kind = kind
+        self.s.n = self.n
+        self.s.nbk = <int>nbk
+        self.s.npk = <int>npk
+        self.s.bodies = _ip(self.bodies)
+        self.s.stations = _dp(self.stations)
+        self.s.params = _dp(self.params)
+        self.s.index = _ip(self.index)
+
+    def __reduce__(self):
+        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index))
+
+    def __deepcopy__(self, memo):
+        return self  # immutable
+
+    def __copy__(self):
+        return self
+
+    cdef int _fits(self, TreeKernels ws, Py_ssize_t nq) except -1:
+        if self.max_body >= ws.nb or self.max_q >= nq or self.max_u >= ws.nu:
+            raise ValueError(f"ForceSet (kind {self.kind}): its body or mobility indices do not fit "
+                             f"a tree with nb={ws.nb}, nq={nq}, nu={ws.nu}")
+        return 0
+
+    def add(self, TreeKernels ws, body_forces, mobility_forces):
+        """Add every element's forces into ``body_forces`` (nb,2,3) and
+        ``mobility_forces`` (nu,), in place, from the workspace's realized
+        kinematics (ws.q, ws.u, R_GB, p_GB, V_GB, ...).
+
+        Returns the index of the first element whose forces are not finite
+        (left out; a LinearBushing at its angle singularity), or -1.
+        """
+        cdef Py_ssize_t bad
+        cdef double* bf
+        cdef double* mf
+        if not _is_f64_vector(body_forces, 6 * ws.nb, True):
+            raise ValueError(f"body_forces: expected a writable C-contiguous float64 ({ws.nb}, 2, 3) array")
+        if not _is_f64_vector(mobility_forces, ws.nu, True):
+            raise ValueError(f"mobility_forces: expected a writable C-contiguous float64 ({ws.nu},) array")
+        self._fits(ws, ws.nq)
+        bf = _dp(body_forces)
+        mf = _dp(mobility_forces)
+        with nogil:
+            bad = fset_add(&self.s, &ws.t, ws.t.q, ws.t.u, bf, mf)
+        return bad
+
+    def energy(self, TreeKernels ws, q=None):
+        """Potential energy of the elements (0 for non-conservative kinds), from
+        the workspace's realized positions and ``q`` (nq,) (default ``ws.q``)."""
+        cdef const double* qp = ws.t.q
+        cdef double e
+        if q is not None:
+            if not _is_f64_vector(q, ws.nq, False):
+                raise ValueError(f"q: expected a C-contiguous float64 ({ws.nq},) array")
+            qp = _dp(q)
+        self._fits(ws, ws.nq)
+        with nogil:
+            e = fset_energy(&self.s, &ws.t, qp)
+        return e
+
+
+def add_force_sets(tuple sets, TreeKernels ws, body_forces, mobility_forces, bint zero_first=False):
+    """Add the forces of every ForceSet in ``sets`` into ``body_forces``
+    (nb,2,3) and ``mobility_forces`` (nu,), zeroing them first if asked (one
+    call for a whole group of kinds). Returns None, or ``(i, j)``: element j of sets[i]
+    gave non-finite forces (they were left out; the rest are added)."""
+    cdef Py_ssize_t i, bad, nsets = len(sets)
+    cdef double* bf
+    cdef double* mf
+    cdef ForceSet fs
+    cdef object failed = None
+    if not _is_f64_vector(body_forces, 6 * ws.nb, True):
+        raise ValueError(f"body_forces: expected a writable C-contiguous float64 ({ws.nb}, 2, 3) array")
+    if not _is_f64_vector(mobility_forces, ws.nu, True):
+        raise ValueError(f"mobility_forces: expected a writable C-contiguous float64 ({ws.nu},) array")
+    for i in range(nsets):
+        (<ForceSet?>sets[i])._fits(ws, ws.nq)
+    bf = _dp(body_forces)
+    mf = _dp(mobility_forces)
+    if zero_first:
+        memset(bf, 0, 6 * ws.nb * sizeof(double))
+        if ws.nu:
+            memset(mf, 0, ws.nu * sizeof(double))
+    for i in range(nsets):
+        fs = <ForceSet>sets[i]
+        with nogil:
+            bad = fset_add(&fs.s, &ws.t, ws.t.q, ws.t.u, bf, mf)
+        if bad >= 0 and failed is None:
+            failed = (i, bad)
+    return failed
+
+
+def accumulate_forces(src_body_forces, src_mobility_forces, body_forces, mobility_forces):
+    """body_forces += src_body_forces; mobility_forces += src_mobility_forces
+    (float64, C-contiguous, matching sizes)."""
+    cdef Py_ssize_t k, nbf, nmf
+    cdef double* d
+    cdef const double* s
+    if not isinstance(body_forces, cnp.ndarray) or not isinstance(mobility_forces, cnp.ndarray):
+        raise TypeError("accumulate_forces: expected numpy arrays")
+    nbf = cnp.PyArray_SIZE(<cnp.ndarray>body_forces)
+    nmf = cnp.PyArray_SIZE(<cnp.ndarray>mobility_forces)
+    if not (_is_f64_vector(body_forces, nbf, True) and _is_f64_vector(src_body_forces, nbf, False)
+            and _is_f64_vector(mobility_forces, nmf, True)
+            and _is_f64_vector(src_mobility_forces, nmf, False)):
+        raise ValueError("accumulate_forces: expected C-contiguous float64 arrays of matching sizes, "
+                         "the targets writable")
+    cdef double* d2 = _dp(mobility_forces)
+    cdef const double* s2 = _dp(src_mobility_forces)
+    d = _dp(body_forces)
+    s = _dp(src_body_forces)
+    with nogil:
+        for k in range(nbf):
+            d[k] += s[k]
+        for k in range(nmf):
+            d2[k] += s2[k]
+
+
+def forces_finite(body_forces, mobility_forces):
+    """True when every entry of both C-contiguous float64 arrays is finite."""
+    cdef Py_ssize_t k, n
+    cdef const double* x
+    for a in (body_forces, mobility_forces):
+        if not isinstance(a, cnp.ndarray):
+            raise TypeError("forces_finite: expected numpy arrays")
+        n = cnp.PyArray_SIZE(<cnp.ndarray>a)
+        if not _is_f64_vector(a, n, False):
+            raise ValueError("forces_finite: expected C-contiguous float64 arrays")
+        x = _dp(a)
+        for k in range(n):
+            if not isfinite(x[k]):
+                return False
+    return True
