@@ -174,6 +174,7 @@ class SimbodyMatterSubsystem(Subsystem):
             if code == _core.CUSTOM:
                 nq, nu = mb._custom_sizes(state)
                 q_init = mb._custom_default_q(state)
+                uses_quaternion = mb._custom_uses_quaternion(state)
             else:
                 q_init = _default_q(joint, nq, uses_quaternion)
             codes[i] = code
@@ -476,15 +477,12 @@ class SimbodyMatterSubsystem(Subsystem):
     def calc_m_inv(self, state: State) -> np.ndarray:
         """M^-1 (nu, nu), column by column with the O(n) operator (Position)."""
         ws = self._ws_at(state, POSITION, "calc_m_inv()")
-        out = np.zeros((ws.nu, ws.nu))
-        e = np.zeros(ws.nu)
         col = np.zeros(ws.nu)
-        for j in range(ws.nu):
-            e[j] = 1.0
+
+        def m_inv_column(e):
             ws.multiply_by_m_inv(e, col)
-            out[:, j] = col
-            e[j] = 0.0
-        return out
+            return col
+        return _columns(ws.nu, ws.nu, m_inv_column)
 
     def multiply_by_m(self, state: State, a) -> np.ndarray:
         """M a for a (nu,), in O(n) (Position)."""
@@ -582,15 +580,12 @@ class SimbodyMatterSubsystem(Subsystem):
     def calc_system_jacobian(self, state: State) -> np.ndarray:
         """J (6 nb, nu): column j is the body spatial velocities for a unit u_j (Position)."""
         ws = self._ws_at(state, POSITION, "calc_system_jacobian()")
-        J = np.zeros((6 * ws.nb, ws.nu))
-        e = np.zeros(ws.nu)
         col = np.zeros((ws.nb, 2, 3))
-        for j in range(ws.nu):
-            e[j] = 1.0
+
+        def jacobian_column(e):
             ws.jacobian(e, col)
-            J[:, j] = col.reshape(-1)
-            e[j] = 0.0
-        return J
+            return col
+        return _columns(6 * ws.nb, ws.nu, jacobian_column)
 
     def calc_bias_for_system_jacobian(self, state: State) -> np.ndarray:
         """JDot u: body accelerations (nb, 2, 3) when udot = 0 (Velocity)."""
@@ -608,25 +603,13 @@ class SimbodyMatterSubsystem(Subsystem):
         """Station Jacobian (3k, nu) for k stations p_BS on ``bodies`` (Position)."""
         ws = self._ws_at(state, POSITION, "calc_station_jacobian()")
         b, s = self._stations_arg(bodies, stations, "calc_station_jacobian()")
-        J = np.zeros((3 * len(b), ws.nu))
-        e = np.zeros(ws.nu)
-        for j in range(ws.nu):
-            e[j] = 1.0
-            J[:, j] = _core.station_jacobian(ws, b, s, e).reshape(-1)
-            e[j] = 0.0
-        return J
+        return _columns(3 * len(b), ws.nu, lambda e: _core.station_jacobian(ws, b, s, e))
 
     def calc_frame_jacobian(self, state: State, bodies, frame_origins) -> np.ndarray:
         """Frame Jacobian (6k, nu): spatial velocities of frames at ``frame_origins`` on ``bodies`` (Position)."""
         ws = self._ws_at(state, POSITION, "calc_frame_jacobian()")
         b, s = self._stations_arg(bodies, frame_origins, "calc_frame_jacobian()")
-        J = np.zeros((6 * len(b), ws.nu))
-        e = np.zeros(ws.nu)
-        for j in range(ws.nu):
-            e[j] = 1.0
-            J[:, j] = _core.frame_jacobian(ws, b, s, e).reshape(-1)
-            e[j] = 0.0
-        return J
+        return _columns(6 * len(b), ws.nu, lambda e: _core.frame_jacobian(ws, b, s, e))
 
     # ------------------------------------------------------------------ operators: kinematic coupling N
     def multiply_by_n(self, state: State, transpose: bool, v) -> np.ndarray:
@@ -864,6 +847,21 @@ class SimbodyMatterSubsystem(Subsystem):
         out[:, 1] = F[:, 1]
         out[:, 0] = F[:, 0] - np.cross(ws.p_GM - p, F[:, 1])
         return out
+
+
+def _columns(n_rows: int, n_cols: int, apply) -> np.ndarray:
+    """The (n_rows, n_cols) matrix of a linear operator, one O(n) application per unit vector.
+
+    ``apply(e)`` returns the operator applied to e (any shape with n_rows entries); the explicit
+    matrices of the O(n) operators cost O(n nu) this way.
+    """
+    out = np.zeros((n_rows, n_cols))
+    e = np.zeros(n_cols)
+    for j in range(n_cols):
+        e[j] = 1.0
+        out[:, j] = np.reshape(apply(e), -1)
+        e[j] = 0.0
+    return out
 
 
 def _vec3(x, what: str) -> np.ndarray:

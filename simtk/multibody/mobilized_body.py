@@ -121,6 +121,12 @@ class MobilizedBody:
         if self._reversal is not None:
             self._reversal.instance(state)
 
+    def _custom_uses_quaternion(self, state: "State") -> bool:
+        """Whether a Custom (or reversed) mobilizer's first four q are a quaternion to keep normalized."""
+        if self._reversal is not None:
+            return self._reversal.uses_quaternion(state)
+        return False
+
     def _custom_stage_hook(self, stage: str):
         """The user's ``realize_<stage>`` hook of a Custom mobilizer, or None (those without sweep work)."""
         return None

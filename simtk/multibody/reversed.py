@@ -88,6 +88,9 @@ class Reversal:
         _, nq, nu, _ = _core.JOINT_TYPES[self._joint(state)]
         return nq, nu
 
+    def uses_quaternion(self, state: "State") -> bool:
+        return bool(_core.JOINT_TYPES[self._joint(state)][3])
+
     def default_q(self, state: "State") -> np.ndarray:
         _, nq, _, quaternion = _core.JOINT_TYPES[self._joint(state)]
         q = np.zeros(nq)
@@ -111,6 +114,7 @@ class Reversal:
         u0, u1 = int(ws.uoff[i]), int(ws.uoff[i + 1])
         m = self.mobod._matter
         one.ws.realize_position(np.ascontiguousarray(state._subs[m._index].q[q0:q1]))
+        ws.qerr[i] = one.ws.qerr[1]  # the quaternion's |q| - 1 (0 for joints without one), for projection
         R_MF, p_MF = one.ws.R_FM[1], one.ws.p_FM[1]
         R = R_MF.T.copy()
         p = -(R @ p_MF)
