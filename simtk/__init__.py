@@ -4,6 +4,9 @@ Everything a user needs is importable from here: ``from simtk import MultibodySy
 """
 from .common import (
     CacheEntryOutOfDateError,
+    ConstraintViolationError,
+    NonFiniteForceError,
+    SingularArticulatedInertiaError,
     EventTriggerInfo,
     PeriodicEventHandler,
     PeriodicEventReporter,
@@ -31,6 +34,7 @@ from .math import (
     IntegratorError,
     NonFiniteDerivativeError,
     RungeKutta2Integrator,
+    SimulationDivergedError,
     RungeKutta3Integrator,
     RungeKuttaFeldbergIntegrator,
     RungeKuttaMersonIntegrator,
@@ -60,10 +64,12 @@ __all__ = [
     # staged framework
     "Stage", "State", "System", "Subsystem", "Function",
     "StageError", "StageTooLowError", "StageOutOfRangeError", "CacheEntryOutOfDateError", "TopologyVersionError",
+    "NonFiniteForceError", "SingularArticulatedInertiaError", "ConstraintViolationError",
     "EventTriggerInfo", "TriggeredEventHandler", "ScheduledEventHandler", "PeriodicEventHandler",
     "TriggeredEventReporter", "ScheduledEventReporter", "PeriodicEventReporter", "ReporterChangedStateError",
     # numerics
     "Integrator", "IntegratorError", "StepSizeTooSmallError", "NonFiniteDerivativeError", "SimulationOverError",
+    "SimulationDivergedError",
     "ExplicitEulerIntegrator", "RungeKutta2Integrator", "RungeKutta3Integrator", "RungeKuttaMersonIntegrator",
     "RungeKuttaFeldbergIntegrator", "VerletIntegrator", "SemiExplicitEulerIntegrator",
     "SemiExplicitEuler2Integrator", "ScipyIntegrator", "TimeStepper", "Assembler", "Markers", "QValue",

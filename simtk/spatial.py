@@ -42,10 +42,13 @@ __all__ = [
 #: subtraction (shifting to the mass center), tight enough to catch real mistakes.
 INERTIA_RTOL = 1e-9
 
-#: Absolute floor (kg m^2) of the same tolerance. A mass center that is off the origin only by
-#: roundoff (say 1e-16 m) makes the central inertia come out as -m*1e-32 after the shift; this floor
-#: accepts that while staying far below the inertia of any body studied in SI units.
-INERTIA_ATOL = 1e-20
+#: Absolute floor (kg m^2) of the same tolerance: the round-off of an inertia computed from numbers of
+#: order one in SI units (16 machine epsilons, about 3.6e-15 kg m^2). Model files written by CAD
+#: exporters carry such round-off where an inertia should be zero: iCub's URDF has central moments of
+#: -5.4e-20 and principal moments (0, 0, 4.1e-18), which no relative test can accept because the
+#: largest moment is itself round-off. A model written in other units (grams, millimetres) scales
+#: this floor by the square of its length unit times its mass unit.
+INERTIA_ATOL = 16 * float(np.finfo(np.float64).eps)
 
 #: Default tolerance of `Rotation.from_matrix` on ``max|R^T R - 1|`` and ``|det R - 1|``.
 ROTATION_TOL = 1e-6

@@ -1,6 +1,9 @@
 """The staged framework (SimTKcommon in Simbody): stages, State, System, Subsystem."""
 from .errors import (
     CacheEntryOutOfDateError,
+    ConstraintViolationError,
+    NonFiniteForceError,
+    SingularArticulatedInertiaError,
     StageError,
     StageOutOfRangeError,
     StageTooLowError,
@@ -37,6 +40,9 @@ __all__ = [
     "System",
     "Subsystem",
     "StageError",
+    "NonFiniteForceError",
+    "SingularArticulatedInertiaError",
+    "ConstraintViolationError",
     "StageTooLowError",
     "StageOutOfRangeError",
     "CacheEntryOutOfDateError",

@@ -9,6 +9,9 @@ __all__ = [
     "StageOutOfRangeError",
     "CacheEntryOutOfDateError",
     "TopologyVersionError",
+    "NonFiniteForceError",
+    "SingularArticulatedInertiaError",
+    "ConstraintViolationError",
 ]
 
 
@@ -49,3 +52,37 @@ class CacheEntryOutOfDateError(StageError):
 
 class TopologyVersionError(StageError):
     """A State was used after its System's topology changed (call ``realize_topology`` again)."""
+
+
+class NonFiniteForceError(FloatingPointError):
+    """A force element produced a NaN or infinite force from a finite State.
+
+    ``element`` is the element (its repr names its kind, index and subsystem).
+    """
+
+    def __init__(self, message: str, element=None):
+        super().__init__(message)
+        self.element = element
+
+
+class SingularArticulatedInertiaError(FloatingPointError):
+    """Forward dynamics met an articulated inertia that is singular about one of a body's mobilities
+    (a massless body, or a subtree with no inertia about that mobility's axis).
+
+    ``body`` is the mobilized body and ``mobility`` the index of the mobility within it.
+    """
+
+    def __init__(self, message: str, body=None, mobility: int = -1):
+        super().__init__(message)
+        self.body, self.mobility = body, mobility
+
+
+class ConstraintViolationError(RuntimeError):
+    """The constraints cannot be satisfied: projection or assembly left an error above the tolerance.
+
+    ``constraint`` is the element with the largest remaining error and ``error`` that error.
+    """
+
+    def __init__(self, message: str, constraint=None, error: float = float("nan")):
+        super().__init__(message)
+        self.constraint, self.error = constraint, error

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .component import Component
 from .stage import STAGE_NAMES, Stage
 from .state import State
 
@@ -124,7 +125,7 @@ def _next_multiple(t: float, interval: float, include_current_time: bool) -> flo
 
 
 # ---------------------------------------------------------------------------------------------- handlers
-class _Triggered:
+class _Triggered(Component):
     """What triggered handlers and reporters share: a stage, trigger info and a witness function."""
 
     def _init_triggered(self, stage, info: EventTriggerInfo | None) -> None:
@@ -195,7 +196,7 @@ class SubsystemEventTrigger(TriggeredEventHandler):
         return f"<event trigger {self._index} of {self._subsystem!r} at {self._stage.name}>"
 
 
-class ScheduledEventHandler:
+class ScheduledEventHandler(Component):
     """An event that happens at times known in advance.
 
     Subclass it and implement ``get_next_event_time(state, include_current_time)`` and
@@ -245,7 +246,7 @@ class TriggeredEventReporter(_Triggered):
         raise NotImplementedError(f"{type(self).__name__} must implement handle_event(state)")
 
 
-class ScheduledEventReporter:
+class ScheduledEventReporter(Component):
     """Report at times known in advance; ``handle_event(state)`` must not change the State."""
 
     def get_next_event_time(self, state: State, include_current_time: bool) -> float:

@@ -213,6 +213,7 @@ class State:
         "_ydot", "_qdot", "_udot", "_zdot", "_qdotdot", "_ydot_ro", "_qdot_ro", "_udot_ro", "_zdot_ro",
         "_qdotdot_ro",
         "_qerr", "_uerr", "_udoterr", "_multipliers", "_qerr_ro", "_uerr_ro", "_udoterr_ro", "_multipliers_ro",
+        "_param_version", "_names", "_named_discrete",
         "__weakref__",
     )
 
@@ -225,6 +226,9 @@ class State:
         self._epoch = 0
         self._inval_epoch = [0] * 11
         self._t = 0.0
+        self._param_version = 0  # the System's property-change counter this State has seen
+        self._names = None  # absolute path -> index in y, made when Model is realized
+        self._named_discrete = None  # "<path>:<name>" -> (subsystem, index) of by-name discrete variables
         for name in ("_y", "_q", "_u", "_z", "_ydot", "_qdot", "_udot", "_zdot", "_qdotdot",
                      "_qerr", "_uerr", "_udoterr", "_multipliers"):
             setattr(self, name, None)
@@ -706,6 +710,8 @@ class State:
         new._epoch = self._epoch
         new._inval_epoch = list(self._inval_epoch)
         new._t = self._t
+        new._param_version = self._param_version
+        new._names, new._named_discrete = self._names, self._named_discrete  # never mutated: shared
         # Components and Systems referenced from cache values are shared, never cloned.
         memo = {}
         system = self._system

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .component import Component, check_component_name
 from .errors import CacheEntryOutOfDateError, StageOutOfRangeError, StageTooLowError
 from .stage import (
     ACCELERATION,
@@ -54,7 +55,7 @@ def _as_block(init, where: str) -> np.ndarray:
     return _checked_vector(a, len(a), where)
 
 
-class Subsystem:
+class Subsystem(Component):
     """A Subsystem: allocates variables and cache in a State and computes them stage by stage.
 
     Subclass it and override any of the ``realize_subsystem_<stage>_impl(state)`` hooks; each
@@ -87,7 +88,9 @@ class Subsystem:
     """
 
     def __init__(self, system: "System | None" = None, name: str = "", version: str = ""):
-        self._name = name or type(self).__name__
+        self._component_fields()
+        if name:
+            self._c_name = check_component_name(name, f"{type(self).__name__}()")
         self._version = version
         self._system = None
         self._index = -1
@@ -143,9 +146,12 @@ class Subsystem:
             raise RuntimeError(f"Subsystem '{self._name}' has not been adopted by a System")
         return self._index
 
-    def get_name(self) -> str:
-        """The name given at construction (the class name by default)."""
-        return self._name
+    @property
+    def _name(self) -> str:
+        return self.get_name()
+
+    def _default_stem(self) -> str:
+        return type(self).__name__  # a subsystem is named after its class unless named
 
     def get_version(self) -> str:
         """The version string given at construction."""
@@ -161,6 +167,41 @@ class Subsystem:
 
     def _where(self) -> str:
         return f"Subsystem '{self._name}' (#{self._index})"
+
+    # ------------------------------------------------------------------ named variables
+    def _allocate_declared(self, state: State) -> None:
+        """Allocate the variables declared by name on this subsystem and the components below it
+        (`Component.add_discrete_variable` and friends); runs first while realizing Topology."""
+        for comp in [self] + self.get_subcomponents():
+            if comp._owning_subsystem() is not self:
+                continue
+            slots = comp.__dict__["_c_slots"] = {}
+            for name, (kind, spec) in comp.__dict__.get("_c_declared", {}).items():
+                if kind == "state_variable":
+                    i = self.allocate_z(state, [spec[0]])
+                elif kind == "discrete_variable":
+                    i = self.allocate_discrete_variable(state, spec[0], spec[1])
+                elif kind == "cache_variable":
+                    i = self.allocate_lazy_cache_entry(state, spec[1], spec[0])
+                else:  # modeling_option
+                    i = self.allocate_discrete_variable(state, spec[1], 0)
+                slots[name] = (kind, self, i)
+
+    def _state_variable_names(self, state: State) -> tuple[list[str], list[str], list[str]]:
+        """The names of this subsystem's q, u and z, relative to it (``q0``, ``u0``, ``z0``... unless
+        declared with `add_state_variable` or named by a subclass)."""
+        ss = self._ss(state)
+        z = [f"z{i}" for i in range(ss.nz)]
+        for comp in [self] + self.get_subcomponents():
+            for name, (kind, _sub, i) in comp.__dict__.get("_c_slots", {}).items():
+                if kind == "state_variable" and _sub is self:
+                    z[i] = self.get_relative_path_name(comp) + "/" + name if comp is not self else name
+        return [f"q{i}" for i in range(ss.nq)], [f"u{i}" for i in range(ss.nu)], z
+
+    def _describe_variable(self, state: State, kind: str, i: int) -> str:
+        """Name this subsystem's ``kind`` ('q', 'u' or 'z') variable ``i`` for an error message;
+        subsystems that know better (the matter subsystem names the body) override it."""
+        return f"{kind}[{i}] of {self._where()}"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self._name}' #{self._index}>"
@@ -585,13 +626,27 @@ class Subsystem:
         val = e.value
         return _readonly(val) if isinstance(val, np.ndarray) else val
 
+    def _writable_ce(self, state: State, i: int, what: str):
+        """Cache entry ``i`` for writing: as Simbody's ``updCacheEntry``, the stage before the entry's
+        earliest must be realized, or the value written would be computed from stale inputs."""
+        ss, e = self._ce(state, i, what)
+        if ss.stage < e.earliest - 1:
+            raise StageTooLowError(f"{self._where()}: {what[:-2]}({i})", e.earliest - 1, ss.stage)
+        return e
+
     def upd_cache_entry(self, state: State, i: int) -> Any:
-        """The stored object of cache entry ``i``, for in-place change; its validity is unchanged."""
-        return self._ce(state, i, "upd_cache_entry()")[1].value
+        """The stored object of cache entry ``i``, for in-place change; its validity is unchanged.
+
+        Allowed once the stage before the entry's earliest stage is realized (Simbody's rule).
+        """
+        return self._writable_ce(state, i, "upd_cache_entry()").value
 
     def set_cache_entry(self, state: State, i: int, value) -> None:
-        """Replace the value of cache entry ``i``; its validity is unchanged."""
-        self._ce(state, i, "set_cache_entry()")[1].value = value
+        """Replace the value of cache entry ``i``; its validity is unchanged.
+
+        Allowed once the stage before the entry's earliest stage is realized (Simbody's rule).
+        """
+        self._writable_ce(state, i, "set_cache_entry()").value = value
 
     def is_cache_value_realized(self, state: State, i: int) -> bool:
         """Whether cache entry ``i`` is current (same test as ``get_cache_entry``)."""

@@ -5,12 +5,17 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import StageOutOfRangeError
+from .component import Component
+from .errors import StageOutOfRangeError, StageTooLowError
 from .stage import ACCELERATION, INSTANCE, MODEL, POSITION, REPORT, STAGE_NAMES, TOPOLOGY, VELOCITY, Stage
 from .state import State
 from .subsystem import Subsystem
 
 __all__ = ["System"]
+
+
+def _copy_value(v):
+    return v.copy() if isinstance(v, np.ndarray) else v
 
 _HOOK_NAMES = (
     None,
@@ -26,7 +31,7 @@ _HOOK_NAMES = (
 )
 
 
-class System:
+class System(Component):
     """A System: Subsystems that share one State and are realized in a fixed order.
 
     The System owns the topology (its subsystems and their properties); every variable lives in
@@ -50,6 +55,12 @@ class System:
         self._plan: list[list[tuple[int, object]]] = [[] for _ in range(11)]
         self._event_handlers: list = []
         self._event_reporters: list = []
+        self._component_fields()
+        # Property changes since States were made: a counter, and the counter's value at the last change
+        # of each stage (States compare their own copy of the counter at realize()).
+        self._param_version = 0
+        self._param_version_at = [0] * 11
+        self._pending_changes: list = []
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self._name}' with {len(self._subsystems)} subsystems>"
@@ -64,6 +75,7 @@ class System:
             raise TypeError(f"{self!r}: adopt_subsystem() takes a Subsystem, got {type(sub).__name__}")
         if sub._system is not None:
             raise ValueError(f"{sub!r} already belongs to {sub._system!r}")
+        self._adopt_component(sub)  # refuses a duplicate explicit name before anything changes
         sub._system = self
         sub._index = len(self._subsystems)
         self._subsystems.append(sub)
@@ -100,11 +112,15 @@ class System:
 
         Handlers belong to the topology: adding one invalidates existing States.
         """
+        if isinstance(handler, Component):
+            self._adopt_component(handler)
         self._event_handlers.append(handler)
         self.invalidate_system_topology_cache()
 
     def add_event_reporter(self, reporter) -> None:
         """Add an event reporter; reporters observe a State and never change it."""
+        if isinstance(reporter, Component):
+            self._adopt_component(reporter)
         self._event_reporters.append(reporter)
         self.invalidate_system_topology_cache()
 
@@ -165,6 +181,8 @@ class System:
         """
         if state._system is not self or state._topology_version != self._topology_version:
             state._check_system(self)
+        if state._param_version != self._param_version:
+            self._apply_parameter_changes(state)
         g = state._stage
         if g >= stage:
             return
@@ -205,14 +223,19 @@ class System:
         subs = state._subs
         for idx, hook in self._plan[g]:
             ss = subs[idx]
-            if ss.stage < g and hook is not None:
+            if ss.stage < g and (hook is not None or g == TOPOLOGY):
                 try:
-                    hook(state)
+                    if g == TOPOLOGY:
+                        self._subsystems[idx]._allocate_declared(state)
+                    if hook is not None:
+                        hook(state)
                 except Exception as exc:
                     # Hooks before this one allocated already: forget it all so a retry starts clean.
                     state._forget_allocations(g)
                     exc.add_note(f"while realizing {STAGE_NAMES[g]} of subsystem '{ss.name}' (#{idx})")
                     raise
+        if g == TOPOLOGY:
+            state._param_version = self._param_version
         if g == MODEL:
             state._layout_model()
         elif g == INSTANCE:
@@ -223,6 +246,144 @@ class System:
         state._stage = g
         state._hi = max(state._hi, g)
         self._num_realizations[g] += 1
+        if g == MODEL:
+            # Every State knows its variables by path, so it can be migrated after the topology changes.
+            state._names = self._build_variable_directory(state)
+            state._named_discrete = self._named_discrete_slots()
+
+    # ------------------------------------------------------------------ variables by path
+    def _build_variable_directory(self, state: State) -> dict[str, int]:
+        """Absolute path of every continuous variable -> its index in y = (q, u, z)."""
+        directory: dict[str, int] = {}
+        nq, nu = len(state._q), len(state._u)
+        for sub, ss in zip(self._subsystems, state._subs):
+            names = sub._state_variable_names(state)
+            base = sub.get_absolute_path() + "/"
+            for kind_names, off in ((names[0], ss.q0), (names[1], nq + ss.u0), (names[2], nq + nu + ss.z0)):
+                for i, name in enumerate(kind_names):
+                    path = base + name
+                    if path in directory:
+                        raise ValueError(f"{sub!r}: two state variables are named {path!r}")
+                    directory[path] = off + i
+        return directory
+
+    def _named_discrete_slots(self) -> dict[str, tuple[int, int]]:
+        """``<component path>:<name>`` of every discrete variable and modeling option declared by name ->
+        (subsystem index, discrete variable index)."""
+        out = {}
+        for comp in self.get_subcomponents():
+            for name, (kind, sub, i) in comp.__dict__.get("_c_slots", {}).items():
+                if kind in ("discrete_variable", "modeling_option"):
+                    out[f"{comp.get_absolute_path()}:{name}"] = (sub._index, i)
+        return out
+
+    def _variable_directory(self, state: State | None) -> dict[str, int]:
+        if state is None:
+            if self._default_state is None:
+                self.realize_topology()
+            state = self._default_state
+        elif state._system is not self or state._topology_version != self._topology_version:
+            state._check_system(self)
+        if state._stage < MODEL:
+            state._need(MODEL, "state variables by name")
+        return state._names
+
+    # ------------------------------------------------------------------ property changes
+    def _parameter_changed(self, stage: Stage, component: Component) -> None:
+        """A property of ``component`` changed: stale every State from ``stage`` on (at its next realize)."""
+        if stage <= TOPOLOGY:
+            self.invalidate_system_topology_cache()
+            return
+        self._param_version += 1
+        self._param_version_at[int(stage)] = self._param_version
+        self._default_state = None  # the default State is rebuilt with the new values
+
+    def _apply_parameter_changes(self, state: State) -> None:
+        seen = state._param_version
+        lowest = min((g for g, v in enumerate(self._param_version_at) if v > seen), default=None)
+        if lowest is not None and state._stage >= lowest:
+            state.invalidate_all(Stage(lowest))
+        state._param_version = self._param_version
+
+    # ------------------------------------------------------------------ change requests (Ptolemy's)
+    def request_change(self, change) -> None:
+        """Queue ``change(system)``, a structural edit (add or remove an element, a Topology property), to
+        be applied between steps by `apply_pending_changes` (a TimeStepper does it for you)."""
+        if not callable(change):
+            raise TypeError(f"{self!r}: request_change() takes a callable change(system), got {change!r}")
+        self._pending_changes.append(change)
+
+    def has_pending_changes(self) -> bool:
+        """Whether changes were requested and not yet applied."""
+        return bool(self._pending_changes)
+
+    def apply_pending_changes(self, state: State) -> State:
+        """Apply the queued changes and return ``state`` migrated into the new topology.
+
+        ``state`` is read before the first change runs, so every variable whose path still exists
+        afterwards keeps its value. If a change raises, the ones after it stay queued.
+        """
+        snapshot = self._snapshot(state)
+        while self._pending_changes:
+            change = self._pending_changes.pop(0)
+            change(self)
+        return self._restore(snapshot)
+
+    def migrate_state(self, old_state: State) -> State:
+        """A new default State with every variable of ``old_state`` whose path still exists.
+
+        Carries the time, the continuous variables by path, the discrete variables and modeling options
+        declared by name; ``old_state`` may be of an older topology of this System.
+        """
+        return self._restore(self._snapshot(old_state))
+
+    def _snapshot(self, state: State) -> dict:
+        if state._system is not self:
+            state._check_system(self)
+        if state._names is None or state._y is None:  # never realized to Model: nothing laid out to carry
+            raise StageTooLowError("System.migrate_state(old_state)", MODEL, state._stage)
+        y = np.array(state._y)
+        discrete = {key: _copy_value(state._subs[sx].discrete[i].value)
+                    for key, (sx, i) in (state._named_discrete or {}).items()}
+        options = {}
+        if state._topology_version == self._topology_version:
+            for comp in self.get_subcomponents():
+                for name, (n, get, _set) in comp._builtin_modeling_options().items():
+                    options[(comp, name)] = int(get(state))
+        return {"t": state._t, "y": {p: float(y[i]) for p, i in state._names.items()},
+                "discrete": discrete, "options": options}
+
+    def _restore(self, snap: dict) -> State:
+        new = self.realize_topology()
+        for (comp, name), value in snap["options"].items():
+            if comp.get_root() is self:
+                comp._builtin_modeling_options()[name][2](new, value)
+        slots = self._named_discrete_slots()
+        for key, value in snap["discrete"].items():
+            if key in slots:
+                sx, i = slots[key]
+                self._subsystems[sx].set_discrete_variable(new, i, value)
+        self.realize(new, Stage.Model)
+        y = np.array(new.get_y())
+        for path, i in new._names.items():
+            if path in snap["y"]:
+                y[i] = snap["y"][path]
+        new.set_y(y)
+        new.set_time(snap["t"])
+        return new
+
+    def _describe_y(self, state: State, i: int) -> str:
+        """Name entry ``i`` of y = (q, u, z) by its subsystem (and body, where the subsystem knows it)."""
+        nq, nu = state.get_nq(), state.get_nu()
+        kind, j = ("q", i) if i < nq else ("u", i - nq) if i < nq + nu else ("z", i - nq - nu)
+        for ss in state._subs:
+            start, n = {"q": (ss.q0, ss.nq), "u": (ss.u0, ss.nu), "z": (ss.z0, ss.nz)}[kind]
+            if start <= j < start + n:
+                try:
+                    return self._subsystems[ss.index]._describe_variable(state, kind, j - start)
+                except Exception:  # a description must never hide the error it explains
+                    return f"{kind}[{j - start}] of {ss.where()}"
+        return f"y[{i}]"
 
     def get_num_realizations_of_this_stage(self, stage) -> int:
         """How many times this System has realized ``stage`` (in any State)."""

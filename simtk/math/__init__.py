@@ -11,6 +11,7 @@ from .integrator import (
     Integrator,
     IntegratorError,
     NonFiniteDerivativeError,
+    SimulationDivergedError,
     SimulationOverError,
     StepSizeTooSmallError,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "IntegratorError",
     "StepSizeTooSmallError",
     "NonFiniteDerivativeError",
+    "SimulationDivergedError",
     "SimulationOverError",
     "ExplicitEulerIntegrator",
     "RungeKutta2Integrator",

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 from scipy import optimize
 
+from ..common.errors import ConstraintViolationError
 from ..common.stage import Stage
 from ..common.state import State
 
@@ -235,6 +236,24 @@ class Assembler:
             parts.append(c._residuals(matter, work))
         return np.concatenate(parts) if parts else np.zeros(0)
 
+    def _error_owner(self, work: State, layout_quats, k: int):
+        """The element behind entry ``k`` of `_error_vector`: a constraint, a quaternion's body, or a condition."""
+        matter = self._matter
+        mp = matter._plan(work).mp
+        if k < mp:
+            return matter._position_equation_owner(work, k)
+        k -= mp
+        if k < len(layout_quats):
+            layout = matter._cache(work).layout
+            return matter.get_mobilized_body(int(layout.quaternion_bodies[k]))
+        k -= len(layout_quats)
+        for c in self._errors:
+            n = len(c._residuals(matter, work))
+            if k < n:
+                return c
+            k -= n
+        return None
+
     def _goal_vector(self, work: State) -> np.ndarray:
         parts = [np.sqrt(w) * c._residuals(self._matter, work) for c, w in self._goals if w > 0]
         return np.concatenate(parts) if parts else np.zeros(0)
@@ -242,7 +261,8 @@ class Assembler:
     def assemble(self, state: State) -> float:
         """Change the q of ``state`` to satisfy the errors and minimize the goals; returns the goal cost.
 
-        Raises RuntimeError when the errors cannot be brought within the tolerance.
+        Raises ConstraintViolationError (a RuntimeError) naming the element with the largest error when the
+        errors cannot be brought within the tolerance.
         """
         system, matter = self._system, self._matter
         system.realize(state, Stage.Instance)
@@ -285,9 +305,11 @@ class Assembler:
         err = errors(x)
         worst = float(np.max(np.abs(err))) if len(err) else 0.0
         if worst > self._tolerance:
-            raise RuntimeError(f"Assembler.assemble(): could not satisfy the assembly errors: the largest is "
-                               f"{worst:.3g} > tolerance {self._tolerance:.3g} (inconsistent constraints, locks or "
-                               "ranges?)")
+            owner = self._error_owner(work, quats, int(np.argmax(np.abs(err))))
+            raise ConstraintViolationError(
+                f"Assembler.assemble(): could not satisfy the assembly errors: the largest is {worst:.3g} "
+                f"> tolerance {self._tolerance:.3g}, in {owner!r} (inconsistent constraints, locks or ranges?)",
+                owner, worst)
         q = q_full.copy()
         q[free] = x
         for q0 in quats:  # exactly unit quaternions

@@ -45,6 +45,7 @@ __all__ = [
     "IntegratorError",
     "StepSizeTooSmallError",
     "NonFiniteDerivativeError",
+    "SimulationDivergedError",
     "SimulationOverError",
 ]
 
@@ -62,6 +63,12 @@ class StepSizeTooSmallError(IntegratorError):
 
 class NonFiniteDerivativeError(IntegratorError):
     """The System produced a NaN or infinite derivative that a smaller step could not avoid."""
+
+
+class SimulationDivergedError(NonFiniteDerivativeError):
+    """The State grew without bound (by orders of magnitude since the start of the interval) until an
+    evaluation failed: the step is too large for the system's fastest motion, or the model is unstable.
+    The message names the variable that grew most and how fast."""
 
 
 class SimulationOverError(IntegratorError):
@@ -350,6 +357,8 @@ class Integrator:
         self._realize_derivatives_or_raise("at the start of a continuous interval")
         self._compute_weights()
         self._save_start()
+        # Where this interval began, to tell a diverging simulation from a singular model on failure.
+        self._interval_start = (self._t0, self._y0.copy(), self._n_taken)
         self._w0[:] = self._witness_values(self._w0)
         self._sampler = s.copy() if self._witnesses else None
         if stage <= INSTANCE or not math.isfinite(self._h_pred):
@@ -582,15 +591,18 @@ class Integrator:
                         f"{self._method_name}: meeting accuracy {acc!r} needs a step below the minimum step size "
                         f"{h_min!r} at t = {t0!r} (last error norm {err!r} with step {h_try!r}); the State is left "
                         f"at t = {t0!r}")
-        except BaseException:
+            # Accepted.
+            if self._adv._stage < ACCELERATION and self._realize_derivatives() is None:
+                raise NonFiniteDerivativeError(
+                    f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not finite at the "
+                    f"end of an accepted step; the State is left at t = {t0!r}")
+        except BaseException as exc:
             self._restore_start()
+            if isinstance(exc, (FloatingPointError, NonFiniteDerivativeError)):
+                report = self._divergence_report(h_try, exc)
+                if report is not None:
+                    raise SimulationDivergedError(report) from exc
             raise
-        # Accepted.
-        if self._adv._stage < ACCELERATION and self._realize_derivatives() is None:
-            self._restore_start()
-            raise NonFiniteDerivativeError(
-                f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not finite at the end "
-                f"of an accepted step; the State is left at t = {t0!r}")
         self._n_taken += 1
         self._h_prev = h_try
         if self._n_taken == 1:
@@ -600,6 +612,39 @@ class Integrator:
             if t1 == t_max and h_try < h:
                 h_next = max(h_next, h)  # a step cut short for a report keeps the natural size
             self._h_pred = min(h_next, self._max_step)
+
+    #: A variable that grew by more than this factor (in units of its weight) since the start of the
+    #: interval, when an evaluation fails, marks the failure as divergence rather than a singular model.
+    _DIVERGENCE_GROWTH = 1e6
+
+    def _divergence_report(self, h: float, exc: BaseException) -> str | None:
+        """The message of a diverged simulation, or None when the State has not grown explosively.
+
+        Growth of variable k is ``max(1, w_k |y_k|) / max(1, w_k |y_k(start)|)`` from the start of the
+        continuous interval to the last good step (the same scaling as the error norm).
+        """
+        t_start, y_start, n_start = self._interval_start
+        y, w = self._y0, self._wy
+        with np.errstate(over="ignore", invalid="ignore"):
+            growth = np.maximum(1.0, w * np.abs(y)) / np.maximum(1.0, w * np.abs(y_start))
+        growth[~np.isfinite(growth)] = np.inf
+        k = int(np.argmax(growth))
+        if not growth[k] > self._DIVERGENCE_GROWTH:
+            return None
+        steps = max(self._n_taken - n_start, 1)
+        elapsed = self._t0 - t_start
+        rate = ""
+        if math.isfinite(growth[k]) and elapsed > 0:
+            rate = (f" (x{growth[k] ** (1.0 / steps):.3g} per step over {steps} steps, an e-folding time of "
+                    f"{elapsed / math.log(growth[k]):.3g})")
+        what = self._system._describe_y(self._adv, k)
+        advice = ("take a smaller step, or use an error-controlled integrator such as RungeKuttaMersonIntegrator"
+                  if not self._has_error_control or self._fixed_step is not None else
+                  "tighten the accuracy, or check the model for an instability (a negative stiffness, an energy "
+                  "source)")
+        return (f"{self._method_name}: the simulation diverged: {what} grew from {y_start[k]:.6g} at t = {t_start!r} "
+                f"to {y[k]:.6g} at t = {self._t0!r}{rate}, and then an evaluation failed with a step of {h!r}: "
+                f"{advice}. The State is left at t = {self._t0!r}. (The failure: {exc})")
 
     def _finish_step(self) -> None:
         """After an accepted step (or localized event): project, auto-update, save as the new start."""

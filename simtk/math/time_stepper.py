@@ -111,13 +111,33 @@ class TimeStepper:
             for e in due:
                 e[1] = e[0].get_next_event_time(s, False)
 
+    def step_by(self, dt: float) -> "Integrator.SuccessfulStepStatus":
+        """``step_to(get_time() + dt)``; ``dt`` must be finite and >= 0."""
+        try:
+            dt = float(dt)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"TimeStepper.step_by: expected a time interval, got {dt!r}") from exc
+        if not (dt >= 0.0 and math.isfinite(dt)):
+            raise ValueError(f"TimeStepper.step_by: the interval must be finite and >= 0, got {dt!r}")
+        if not self._initialized:
+            raise RuntimeError("TimeStepper.step_by: call initialize(state) first")
+        return self.step_to(self._integ.get_time() + dt)
+
     def step_to(self, final_time: float) -> "Integrator.SuccessfulStepStatus":
         """Advance to ``final_time`` (or the end of the simulation), handling events on the way."""
         if not self._initialized:
             raise RuntimeError("TimeStepper.step_to: call initialize(state) first")
         integ = self._integ
         S = Integrator.SuccessfulStepStatus
-        final_time = float(final_time)
+        try:
+            final_time = float(final_time)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"TimeStepper.step_to: expected a time, got {final_time!r}") from exc
+        t = integ.get_time()
+        if math.isnan(final_time) or final_time < t:
+            # Simbody refuses to step backwards; returning "success" would hide a wrong time.
+            raise ValueError(f"TimeStepper.step_to: final time {final_time!r} is before the current time {t!r}; "
+                             "a simulation only moves forward (initialize() again from an earlier State)")
         while True:
             self._due_scheduled()
             if integ.is_simulation_over():

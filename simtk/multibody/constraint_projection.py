@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common.errors import ConstraintViolationError
 from ..common.stage import POSITION, VELOCITY
 from ..common.state import State
 from .constraint_solver import _Factor, gmap
@@ -62,8 +63,13 @@ def project_q(matter, state: State, accuracy: float) -> bool:
         system.realize(state, POSITION)
         err = _max_abs(ss.qerr[:plan.mp])
     if err > accuracy:
-        raise RuntimeError(f"{matter._where()}: position projection failed at t = {state.get_time()}: the largest "
-                           f"constraint error is {err:.3g} > {accuracy:.3g} (inconsistent or singular constraints?)")
+        worst = int(np.argmax(np.abs(ss.qerr[:plan.mp])))
+        owner = matter._position_equation_owner(state, worst)
+        raise ConstraintViolationError(
+            f"{matter._where()}: the position constraints cannot be satisfied at t = {state.get_time()!r}: after "
+            f"projection {owner!r} still has an error of {ss.qerr[worst]:.3g} (tolerance {accuracy:.3g}); its "
+            "equations contradict the others or cannot be met in this configuration (a loop that cannot close, "
+            "a lock against a constraint)", owner, float(ss.qerr[worst]))
     return changed
 
 

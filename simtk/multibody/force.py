@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _core
-from ..common.errors import StageTooLowError
+from ..common.errors import NonFiniteForceError, StageTooLowError
 from ..common.stage import Stage
 from ..common.state import State
 
@@ -41,8 +41,8 @@ class _Packed:
         """Raise for element ``bad`` whose forces the kernel could not evaluate (-1: none)."""
         if bad >= 0:
             e = self.elements[bad]
-            raise FloatingPointError(f"{e!r}: its forces are not finite in this configuration"
-                                     f"{e._singularity_hint()}")
+            raise NonFiniteForceError(f"{e!r}: its forces are not finite in this configuration"
+                                      f"{e._singularity_hint()}", e)
 
 
 class Force:
@@ -283,7 +283,9 @@ class _Custom(Force):
     def _calc_custom(self, state: State, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
         self._impl.calc_force(state, body_forces, _EMPTY_PARTICLE_FORCES, mobility_forces)
         if not _forces_finite(body_forces, mobility_forces):
-            raise FloatingPointError(f"{self!r} ({type(self._impl).__name__}.calc_force) produced a non-finite force")
+            raise NonFiniteForceError(
+                f"{self!r} ({type(self._impl).__name__}.calc_force) produced a non-finite force at t = "
+                f"{state.get_time()!r}", self)
 
     def _add_own_forces(self, state, matter, body_forces, mobility_forces) -> None:
         self._calc_custom(state, body_forces, mobility_forces)

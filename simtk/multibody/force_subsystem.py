@@ -46,9 +46,9 @@ class _PositionForces:
 
     __slots__ = ("body_forces", "mobility_forces")
 
-    def __init__(self):
-        self.body_forces = np.zeros((0, 2, 3))
-        self.mobility_forces = np.zeros(0)
+    def __init__(self, nb: int, nu: int):
+        self.body_forces = np.zeros((nb, 2, 3))
+        self.mobility_forces = np.zeros(nu)
 
 
 class _ForceGroups:
@@ -121,7 +121,6 @@ class GeneralForceSubsystem(ForceSubsystem):
         defaults = np.array([f._disabled_by_default for f in self._forces], dtype=bool)
         self._disabled_index = self.allocate_discrete_variable(state, Stage.Instance, defaults)
         self._groups_index = self.allocate_cache_entry(state, Stage.Instance, Stage.Instance, _ForceGroups())
-        self._position_index = self.allocate_lazy_cache_entry(state, Stage.Position, _PositionForces())
         for f in self._forces:
             f._realize_hook(state, "topology")
 
@@ -155,10 +154,10 @@ class GeneralForceSubsystem(ForceSubsystem):
         groups.has_position = bool(groups.position_groups or groups.custom_position)
         groups.has_velocity = bool(groups.velocity_groups or groups.custom_velocity)
         self.set_cache_entry(state, self._groups_index, groups)
-        cached = self.upd_cache_entry(state, self._position_index)
-        nb, nu = matter.get_num_bodies(), matter.get_num_mobilities(state)
-        cached.body_forces = np.zeros((nb, 2, 3))
-        cached.mobility_forces = np.zeros(nu)
+        # Sized by this instance's mobilities, so allocated here (Instance may still allocate; a change of
+        # Instance forgets it and allocates it again, with the same index).
+        self._position_index = self.allocate_lazy_cache_entry(
+            state, Stage.Position, _PositionForces(matter.get_num_bodies(), matter.get_num_mobilities(state)))
         for f in groups.enabled:
             f._realize_hook(state, "instance")
 

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import _core
-from ..common.errors import StageTooLowError
+from ..common.errors import SingularArticulatedInertiaError, StageTooLowError
 from ..common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
 from ..common.state import State, _readonly
 from ..common.subsystem import Subsystem
@@ -296,16 +296,80 @@ class SimbodyMatterSubsystem(Subsystem):
             hook(state)
 
     def _explain_non_finite_udot(self, state: State, cache: _MatterCache) -> None:
-        """Raise a clear error for a forward-dynamics result that is not finite."""
+        """Raise the error that names why forward dynamics gave a non-finite udot (a cold path).
+
+        In order: the State itself is not finite (the simulation diverged before this evaluation);
+        the applied forces are not finite; some body's articulated inertia is singular about one of
+        its mobilities (named); otherwise the magnitudes overflowed (a diverging simulation).
+        """
         ws = cache.ws
+        t = state.get_time()
+        ss = state._subs[self._index]
+        for kind, values in (("q", ss.q), ("u", ss.u)):
+            if not np.isfinite(values).all():
+                i = int(np.flatnonzero(~np.isfinite(values))[0])
+                raise FloatingPointError(
+                    f"{self._where()}: the State's {self._describe_variable(state, kind, i)} is {values[i]} at t = "
+                    f"{t!r}: the simulation diverged before this evaluation")
         if not (np.isfinite(cache.body_forces).all() and np.isfinite(cache.mobility_forces).all()):
-            raise FloatingPointError(f"{self._where()}: the applied forces are not finite at t = {state.get_time()}")
-        bad = int(np.flatnonzero(~np.isfinite(ws.udot))[0])
-        body = int(np.searchsorted(ws.uoff, bad, side="right") - 1)
+            raise FloatingPointError(f"{self._where()}: the applied forces are not finite at t = {t!r}")
+        singular = self._singular_articulated_inertia(ws)
+        if singular is not None:
+            body, k, lam = singular
+            raise SingularArticulatedInertiaError(
+                f"{self._where()}: forward dynamics is singular at t = {t!r}: the articulated inertia of "
+                f"{self._bodies[body]!r} about its mobility {k} is {lam:.3g} (a massless body, or a subtree "
+                "without inertia about that mobility's axis); give the bodies beyond it mass and inertia about "
+                "that axis", self._bodies[body], k)
+        i = int(np.argmax(np.abs(ss.u)))
         raise FloatingPointError(
-            f"{self._where()}: forward dynamics gave a non-finite udot for {self._bodies[body]!r} at t = "
-            f"{state.get_time()}: its articulated inertia is singular (a massless body, or a subtree without "
-            "inertia about one of its mobilities)")
+            f"{self._where()}: forward dynamics overflowed at t = {t!r} although every articulated inertia is "
+            f"regular: the largest speed is {self._describe_variable(state, 'u', i)} = {ss.u[i]:.3g}, so the "
+            "motion has grown without bound (the simulation diverged)")
+
+    @staticmethod
+    def _singular_articulated_inertia(ws) -> tuple[int, int, float] | None:
+        """The body whose ``D = S^T P S`` is singular, as (body, mobility, eigenvalue), or None.
+
+        Singular means not finite, or a smallest eigenvalue at round-off of ``|P| |S|^2`` (zero
+        included: a massless subtree has P = 0). Searched tip to base, the order in which P is
+        computed: a singular D makes every ancestor's P non-finite too, and descendants have higher
+        indices, so the first one met is the cause.
+        """
+        eps = float(np.finfo(float).eps)
+        for b in range(len(ws.parent) - 1, 0, -1):
+            u0, u1 = int(ws.uoff[b]), int(ws.uoff[b + 1])
+            if u1 == u0:
+                continue
+            S = np.asarray(ws.S[u0:u1]).reshape(u1 - u0, 6)
+            P = np.asarray(ws.P[b])
+            D = S @ P @ S.T
+            if not np.isfinite(D).all():
+                return b, 0, float("nan")
+            lam, vec = np.linalg.eigh(0.5 * (D + D.T))
+            scale = float(np.abs(P).max()) * float(np.abs(S).max()) ** 2
+            if lam[0] <= 64 * eps * scale:
+                return b, int(np.argmax(np.abs(vec[:, 0]))), float(lam[0])
+        return None
+
+    def _position_equation_owner(self, state: State, eq: int):
+        """The constraint (or the mobilized body of a lock or Motion) that owns position equation ``eq``."""
+        plan = self._cache(state).plan
+        for ci, eqs in plan.slots.items():
+            if eq in eqs:
+                return self._constraints[ci]
+        for b, eqs in plan.motion_slots.items():
+            if eq in eqs:
+                return self._bodies[b]
+        return None
+
+    def _describe_variable(self, state: State, kind: str, i: int) -> str:
+        """``q[i]``/``u[i]`` of this subsystem named by its body, e.g. ``u[3] (<MobilizedBody.Pin #4> mobility 0)``."""
+        cache = self._cache(state)
+        off = cache.ws.qoff if kind == "q" else cache.ws.uoff
+        body = int(np.searchsorted(off, i, side="right") - 1)
+        word = "coordinate" if kind == "q" else "mobility"
+        return f"{kind}[{i}] ({self._bodies[body]!r} {word} {i - int(off[body])})"
 
     def project_q_impl(self, state: State, accuracy: float) -> bool:
         """Normalize quaternions and move q onto the position constraints (perr = 0) within ``accuracy``.

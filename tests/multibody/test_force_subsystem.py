@@ -53,8 +53,8 @@ class ExampleSubsystem(ForceSubsystem):
     potential is +1/|r| (its gradient is -r/|r|^3), which is what is used here and checked below.
     """
 
-    def __init__(self, system):
-        super().__init__(system, "Example", "1.0")
+    def __init__(self, system, name="Example"):
+        super().__init__(system, name, "1.0")  # sibling names are unique: a second one needs its own
 
     def get_strength(self, state) -> float:
         return 1.0
@@ -204,7 +204,7 @@ def test_force_subsystems_are_realized_after_matter_and_add_up():
     first = ExampleSubsystem(system)
     forces = GeneralForceSubsystem(system)
     g = Force.UniformGravity(forces, matter, [0.0, -9.8, 0.0])
-    second = ExampleSubsystem(system)
+    second = ExampleSubsystem(system, "Example2")
     assert system.get_force_subsystems() == (first, forces, second)
     state = system.realize_topology()
     place_apart(matter, state, rng)
