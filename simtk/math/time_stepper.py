@@ -89,6 +89,25 @@ class TimeStepper:
         if terminate or lowest != Stage.Infinity:
             integ.reinitialize(lowest if lowest != Stage.Infinity else Stage.Report, terminate)
 
+    def _apply_pending_changes(self) -> None:
+        """Apply the System's queued structural changes (``System.request_change``) between steps and go on
+        from the migrated State: scheduled events keep their times, new ones start after now.
+
+        The integrator is initialized again from the new State, so its statistics restart.
+        """
+        system, integ = self._system, self._integ
+        new = system.apply_pending_changes(integ.get_advanced_state())
+        old = {id(e[0]): e[1] for e in self._handlers + self._reporters}
+        integ.initialize(new)
+        s = integ.get_advanced_state()
+
+        def schedule(items, kind):
+            return [[x, old[id(x)] if id(x) in old else x.get_next_event_time(s, False)]
+                    for x in items if isinstance(x, kind)]
+
+        self._handlers = schedule(system.get_event_handlers(), ScheduledEventHandler)
+        self._reporters = schedule(system.get_event_reporters(), ScheduledEventReporter)
+
     def _run_reporters(self, reporters, state: State) -> None:
         for r in reporters:
             report_without_change(r, state)
@@ -140,6 +159,8 @@ class TimeStepper:
                              "a simulation only moves forward (initialize() again from an earlier State)")
         while True:
             self._due_scheduled()
+            if self._system._pending_changes:  # requested by a handler, or between calls
+                self._apply_pending_changes()
             if integ.is_simulation_over():
                 return S.EndOfSimulation
             if integ.get_time() >= final_time:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ..common.component import Component
 from ..common.errors import StageTooLowError
 from ..common.stage import ACCELERATION, POSITION, VELOCITY
 from ..common.state import State
@@ -53,7 +54,7 @@ def _mobod(x, where: str):
     return x
 
 
-class Constraint:
+class Constraint(Component):
     """Base of every constraint; the constraint joins the matter subsystem of its bodies on construction.
 
     Subclasses are the built-ins (``Constraint.Rod``, ``Constraint.Ball``, ...) and
@@ -73,7 +74,7 @@ class Constraint:
         self._index = self._matter._adopt_constraint(self)
 
     def __repr__(self) -> str:
-        return f"<Constraint.{type(self).__name__} #{self._index}>"
+        return f"<Constraint.{type(self).__name__} #{self._index} {self.get_absolute_path()!r}>"
 
     # ------------------------------------------------------------------ identity
     def get_constraint_index(self) -> int:

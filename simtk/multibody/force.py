@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _core
+from ..common.component import Component
 from ..common.errors import NonFiniteForceError, StageTooLowError
 from ..common.stage import Stage
 from ..common.state import State
@@ -45,7 +46,7 @@ class _Packed:
                                       f"{e._singularity_hint()}", e)
 
 
-class Force:
+class Force(Component):
     """Base of every force element; the element is added to ``forces`` on construction.
 
     Parameters
@@ -70,7 +71,7 @@ class Force:
         self._index = forces._adopt_force(self)
 
     def __repr__(self) -> str:
-        return f"<Force.{type(self).__name__} #{getattr(self, '_index', '?')}>"
+        return f"<Force.{type(self).__name__} #{getattr(self, '_index', '?')} {self.get_absolute_path()!r}>"
 
     def __deepcopy__(self, memo):
         return self  # a topology object: States that refer to it share it

@@ -98,6 +98,7 @@ class GeneralForceSubsystem(ForceSubsystem):
 
     # ------------------------------------------------------------------ elements
     def _adopt_force(self, force: "Force") -> int:
+        self._adopt_component(force)
         self._forces.append(force)
         self.invalidate_subsystem_topology_cache()
         return len(self._forces) - 1

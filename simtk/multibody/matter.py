@@ -94,6 +94,7 @@ class SimbodyMatterSubsystem(Subsystem):
         super().__init__(None, name)
         self._bodies: list[MobilizedBody] = []
         self.ground = _Ground(self)
+        self._adopt_component(self.ground, "ground")
         self._bodies.append(self.ground)
         self._constraints: list = []
         self._motions: dict = {}
@@ -107,6 +108,7 @@ class SimbodyMatterSubsystem(Subsystem):
                     f"MobilizedBody.{type(mobod).__name__}: the {joint} mobilizer is not implemented yet")
         if mobod._matter is not self:
             raise ValueError(f"{mobod!r}: its parent belongs to another matter subsystem")
+        self._adopt_component(mobod)
         self._bodies.append(mobod)
         self.invalidate_subsystem_topology_cache()
         return len(self._bodies) - 1
@@ -698,6 +700,7 @@ class SimbodyMatterSubsystem(Subsystem):
 
     # ------------------------------------------------------------------ constraints and motions (topology)
     def _adopt_constraint(self, constraint) -> int:
+        self._adopt_component(constraint)
         self._constraints.append(constraint)
         self.invalidate_subsystem_topology_cache()
         return len(self._constraints) - 1
@@ -714,6 +717,7 @@ class SimbodyMatterSubsystem(Subsystem):
         b = motion._mobod._index
         if b in self._motions:
             raise ValueError(f"{motion._mobod!r} already has a Motion ({self._motions[b]!r})")
+        motion._mobod._adopt_component(motion)
         self._motions[b] = motion
         self.invalidate_subsystem_topology_cache()
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..common.component import Component
 from ..spatial import Body, MassProperties, Rotation, Transform
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def _vec(x, n: int, where: str) -> np.ndarray:
     return a
 
 
-class MobilizedBody:
+class MobilizedBody(Component):
     """A body and its mobilizer: ``X_GB = X_GP * X_PF * X_FM(q) * ~X_BM``.
 
     Built-ins are nested classes (``MobilizedBody.Pin``, ``MobilizedBody.Ball``, ...), each made as
@@ -203,7 +204,7 @@ class MobilizedBody:
         return self._index == 0
 
     def __repr__(self) -> str:
-        return f"<MobilizedBody.{type(self).__name__} #{self._index}>"
+        return f"<MobilizedBody.{type(self).__name__} #{self._index} {self.get_absolute_path()!r}>"
 
     def __deepcopy__(self, memo):
         return self  # a topology object: copies of a State share it, never clone it
@@ -416,7 +417,7 @@ class _Ground(MobilizedBody):
         self._index = 0
 
     def __repr__(self) -> str:
-        return "<MobilizedBody.Ground #0>"
+        return f"<MobilizedBody.Ground #0 {self.get_absolute_path()!r}>"
 
 
 def _builtin(name: str, joint: str, doc: str, euler: str | None = None, n_params: int = 0, params=None):

@@ -17,6 +17,7 @@ import enum
 
 import numpy as np
 
+from ..common.component import Component
 from ..common.state import State
 from .mobilized_body import MobilizedBody
 
@@ -39,7 +40,7 @@ def _level(x, where: str) -> _Level:
         raise ValueError(f"{where}: expected a Motion.Level, got {x!r}") from exc
 
 
-class Motion:
+class Motion(Component):
     """Base of the Motions; a Motion is attached to one mobilized body (a topology change).
 
     Parameters
@@ -58,7 +59,7 @@ class Motion:
         self._matter._adopt_motion(self)
 
     def __repr__(self) -> str:
-        return f"<Motion.{type(self).__name__} on {self._mobod!r}>"
+        return f"<Motion.{type(self).__name__} {self.get_absolute_path()!r}>"
 
     def get_mobilized_body(self) -> MobilizedBody:
         """The mobilized body whose motion this prescribes."""
