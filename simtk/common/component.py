@@ -326,7 +326,7 @@ class Component:
             self._validate_property_change(name, new)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{self._component_where()}: property {name!r}: {e}") from None
-        setattr(holder, p.attr, new)
+        p.store(holder, new)
         root = self.get_root()
         changed = getattr(root, "_parameter_changed", None)
         if changed is not None:

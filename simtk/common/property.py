@@ -114,15 +114,19 @@ class Property:
         The instance attribute that stores it (built-in elements keep their existing attributes).
     doc : str
         One line for ``help`` and the property listing.
+    fget, fset : callable, optional
+        For a value kept in another form: ``fget(obj)`` reads it, ``fset(obj, validated)`` stores it.
     """
 
     def __init__(self, default: Any = _MISSING, *, stage: Stage = Stage.Instance,
-                 check: Callable[[Any], Any] | None = None, attr: str | None = None, doc: str = ""):
+                 check: Callable[[Any], Any] | None = None, attr: str | None = None, doc: str = "",
+                 fget: Callable[[Any], Any] | None = None, fset: Callable[[Any, Any], None] | None = None):
         self.default = default
         self.stage = Stage(stage)
         self.check = check
         self.attr = attr
         self.doc = doc
+        self.fget, self.fset = fget, fset
         self.name = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -131,6 +135,8 @@ class Property:
             self.attr = f"_prop_{name}"
 
     def get(self, obj: Any) -> Any:
+        if self.fget is not None:
+            return self.fget(obj)
         value = getattr(obj, self.attr, self.default)
         if value is _MISSING:
             raise AttributeError(f"property {self.name!r} has no value and no default")
@@ -138,6 +144,13 @@ class Property:
 
     def validate(self, value: Any) -> Any:
         return self.check(value) if self.check is not None else value
+
+    def store(self, obj: Any, value: Any) -> None:
+        """Keep an already validated value."""
+        if self.fset is not None:
+            self.fset(obj, value)
+        else:
+            setattr(obj, self.attr, value)
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
@@ -150,7 +163,7 @@ class Property:
         if hasattr(component, "set_property"):
             component.set_property(self.name, value)
         else:  # a plain object (an implementation not yet attached to an element)
-            setattr(obj, self.attr, self.validate(value))
+            self.store(obj, self.validate(value))
 
     def __repr__(self) -> str:
         return f"Property({self.name!r}, stage={self.stage.name})"

@@ -15,6 +15,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import _core
+from ..common.output import output
+from ..common.property import Property, nonnegative, real, vector3
 from ..common.stage import Stage
 from ..common.state import State
 from ..spatial import Transform
@@ -87,6 +89,10 @@ class _UniformGravity(Force):
     _position_only = True
     _conservative = True
 
+    gravity = Property(stage=Stage.Instance, check=vector3, attr="_g", doc="g (3,), in Ground")
+    zero_height = Property(stage=Stage.Instance, check=real, attr="_zero_height",
+                           doc="height along -g where the potential energy is zero")
+
     def __init__(self, forces, matter, g, zero_height: float = 0.0):
         _matter_arg(matter, f"Force.{type(self).__name__}: matter")
         g = _vec3(g, f"Force.{type(self).__name__}: g")
@@ -131,6 +137,22 @@ class _TwoPoint(Force):
         super().__init__(forces)
         self._b1, self._b2, self._s1, self._s2 = b1, b2, s1, s2
 
+    station1 = Property(stage=Stage.Instance, check=vector3, attr="_s1", doc="s1 (3,) on b1, in b1")
+    station2 = Property(stage=Stage.Instance, check=vector3, attr="_s2", doc="s2 (3,) on b2, in b2")
+
+    def _separation(self, state):
+        """(d, |d|) with d = p2 - p1, the vector between the stations in Ground (Position)."""
+        d = (self._b2.find_station_location_in_ground(state, self._s2)
+             - self._b1.find_station_location_in_ground(state, self._s1))
+        return d, float(np.linalg.norm(d))
+
+    def _separation_rate(self, state) -> float:
+        """d|d|/dt (Velocity)."""
+        d, n = self._separation(state)
+        v = (self._b2.find_station_velocity_in_ground(state, self._s2)
+             - self._b1.find_station_velocity_in_ground(state, self._s1))
+        return float(d @ v / n) if n > 0 else 0.0
+
     @staticmethod
     def _points(elements):
         return ([e._b1._index for e in elements], np.array([e._s1 for e in elements]).reshape(-1, 3),
@@ -143,6 +165,14 @@ class _TwoPointLinearSpring(_TwoPoint):
 
     _position_only = True
     _conservative = True
+
+    stiffness = Property(stage=Stage.Instance, check=nonnegative, attr="_k", doc="k")
+    rest_length = Property(stage=Stage.Instance, check=nonnegative, attr="_x0", doc="x0")
+
+    @output(Stage.Position, float, name="tension")
+    def _output_tension(self, state) -> float:
+        """k (|d| - x0): positive when stretched (pulling the stations together)."""
+        return self._k * (self._separation(state)[1] - self._x0)
 
     def __init__(self, forces, b1, s1, b2, s2, k: float, x0: float):
         self._k = _real(k, "Force.TwoPointLinearSpring: k", nonnegative=True)
@@ -158,6 +188,13 @@ class _TwoPointLinearSpring(_TwoPoint):
 @_element("TwoPointLinearDamper")
 class _TwoPointLinearDamper(_TwoPoint):
     """Damper c resisting the rate of change of the distance between two stations."""
+
+    damping = Property(stage=Stage.Instance, check=nonnegative, attr="_c", doc="c")
+
+    @output(Stage.Velocity, float, name="tension")
+    def _output_tension(self, state) -> float:
+        """c d|d|/dt: positive while the stations separate (the damper pulls them together)."""
+        return self._c * self._separation_rate(state)
 
     def __init__(self, forces, b1, s1, b2, s2, c: float):
         self._c = _real(c, "Force.TwoPointLinearDamper: c", nonnegative=True)
@@ -175,6 +212,13 @@ class _TwoPointConstantForce(_TwoPoint):
 
     _position_only = True
     _conservative = True
+
+    force = Property(stage=Stage.Instance, check=real, attr="_f", doc="f, pushing apart when positive")
+
+    @output(Stage.Position, float, name="tension")
+    def _output_tension(self, state) -> float:
+        """-f: a pushing force is a negative tension."""
+        return -self._f
 
     def __init__(self, forces, b1, s1, b2, s2, f: float):
         self._f = _real(f, "Force.TwoPointConstantForce: f")
@@ -213,6 +257,9 @@ class _MobilityLinearSpring(_MobilityElement):
     _position_only = True
     _conservative = True
 
+    stiffness = Property(stage=Stage.Instance, check=nonnegative, attr="_k", doc="k")
+    q_zero = Property(stage=Stage.Instance, check=real, attr="_q0", doc="q0, where the force is zero")
+
     def __init__(self, forces, mobod, which_u: int, k: float, q0: float):
         self._k = _real(k, "Force.MobilityLinearSpring: k", nonnegative=True)
         self._q0 = _real(q0, "Force.MobilityLinearSpring: q0")
@@ -231,6 +278,8 @@ class _MobilityLinearDamper(_MobilityElement):
 
     _needs_q = False
 
+    damping = Property(stage=Stage.Instance, check=nonnegative, attr="_c", doc="c")
+
     def __init__(self, forces, mobod, which_u: int, c: float):
         self._c = _real(c, "Force.MobilityLinearDamper: c", nonnegative=True)
         super().__init__(forces, mobod, which_u)
@@ -247,6 +296,8 @@ class _MobilityConstantForce(_MobilityElement):
 
     _position_only = True
     _needs_q = False
+
+    force = Property(stage=Stage.Instance, check=real, attr="_f", doc="f")
 
     def __init__(self, forces, mobod, which_u: int, f: float):
         self._f = _real(f, "Force.MobilityConstantForce: f")
@@ -268,6 +319,17 @@ class _MobilityLinearStop(_MobilityElement):
 
     _conservative = True
 
+    stiffness = Property(stage=Stage.Instance, check=nonnegative, attr="_k", doc="k")
+    dissipation = Property(stage=Stage.Instance, check=nonnegative, attr="_d", doc="d (Hunt-Crossley)")
+    q_low = Property(stage=Stage.Instance, check=real, attr="_q_low", doc="lower stop")
+    q_high = Property(stage=Stage.Instance, check=real, attr="_q_high", doc="upper stop")
+
+    def _validate_property_change(self, name, value):
+        lo = value if name == "q_low" else self._q_low
+        hi = value if name == "q_high" else self._q_high
+        if lo > hi:
+            raise ValueError(f"q_low {lo} would be above q_high {hi}")
+
     def __init__(self, forces, mobod, which_q: int, k: float, d: float, q_low: float, q_high: float):
         self._k = _real(k, "Force.MobilityLinearStop: k", nonnegative=True)
         self._d = _real(d, "Force.MobilityLinearStop: d", nonnegative=True)
@@ -288,6 +350,8 @@ class _MobilityLinearStop(_MobilityElement):
 class _GlobalDamper(Force):
     """Generalized force -c u on every mobility of the matter subsystem."""
 
+    damping = Property(stage=Stage.Instance, check=nonnegative, attr="_c", doc="c")
+
     def __init__(self, forces, matter, c: float):
         _matter_arg(matter, "Force.GlobalDamper: matter")
         self._c = _real(c, "Force.GlobalDamper: c", nonnegative=True)
@@ -304,6 +368,9 @@ class _ConstantForce(Force):
     """A constant force f (3,), in Ground, applied at station p_BS of a body."""
 
     _position_only = True
+
+    station = Property(stage=Stage.Instance, check=vector3, attr="_station", doc="p_BS (3,), in B")
+    force = Property(stage=Stage.Instance, check=vector3, attr="_f", doc="f (3,), in Ground")
 
     def __init__(self, forces, body, station, f):
         self._body = _body(body, "Force.ConstantForce: body", forces)
@@ -323,6 +390,8 @@ class _ConstantTorque(Force):
     """A constant torque t (3,), in Ground, on a body."""
 
     _position_only = True
+
+    torque = Property(stage=Stage.Instance, check=vector3, attr="_t", doc="t (3,), in Ground")
 
     def __init__(self, forces, body, t):
         self._body = _body(body, "Force.ConstantTorque: body", forces)
@@ -346,6 +415,12 @@ class _LinearBushing(Force):
     """
 
     _conservative = True
+
+    stiffness = Property(stage=Stage.Instance, check=lambda v: _nonnegative6(v), attr="_k6",
+                         doc="k6 (6,): rotational (X-Y-Z angles) then translational")
+    damping = Property(stage=Stage.Instance, check=lambda v: _nonnegative6(v), attr="_c6", doc="c6 (6,)")
+    frame_on_body1 = Property(stage=Stage.Instance, check=lambda v: _transform(v), attr="_X_B1F", doc="X_B1F")
+    frame_on_body2 = Property(stage=Stage.Instance, check=lambda v: _transform(v), attr="_X_B2M", doc="X_B2M")
 
     def __init__(self, forces, b1, X_B1F, b2, X_B2M, k6, c6):
         self._b1 = _body(b1, "Force.LinearBushing: b1", forces)
@@ -374,6 +449,19 @@ class _LinearBushing(Force):
             np.array([e._X_B2M.p for e in elements]).reshape(-1, 3),
             np.array([e._k6 for e in elements]).reshape(-1, 6), np.array([e._c6 for e in elements]).reshape(-1, 6)),
             elements)
+
+
+def _nonnegative6(v) -> np.ndarray:
+    a = np.array(v, dtype=float)
+    if a.shape != (6,) or not np.isfinite(a).all() or (a < 0).any():
+        raise ValueError(f"expected six finite non-negative numbers, got {v!r}")
+    return a
+
+
+def _transform(v) -> Transform:
+    if not isinstance(v, Transform):
+        raise TypeError(f"expected a Transform, got {type(v).__name__}")
+    return v
 
 
 # ---------------------------------------------------------------------- discrete forces

@@ -76,6 +76,11 @@ class Constraint(Component):
     def __repr__(self) -> str:
         return f"<Constraint.{type(self).__name__} #{self._index} {self.get_absolute_path()!r}>"
 
+    def _builtin_modeling_options(self) -> dict:
+        """``disabled`` (0 or 1): Simbody's ``Constraint::disable``, an Instance-stage change."""
+        return {"disabled": (2, lambda state: int(self.is_disabled(state)),
+                             lambda state, v: self.disable(state) if v else self.enable(state))}
+
     # ------------------------------------------------------------------ identity
     def get_constraint_index(self) -> int:
         """This constraint's index in its matter subsystem."""

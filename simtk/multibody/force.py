@@ -14,6 +14,7 @@ import numpy as np
 from .. import _core
 from ..common.component import Component
 from ..common.errors import NonFiniteForceError, StageTooLowError
+from ..common.output import output
 from ..common.stage import Stage
 from ..common.state import State
 
@@ -131,6 +132,27 @@ class Force(Component):
 
     def _position_only_here(self) -> bool:
         return self._position_only
+
+    # ------------------------------------------------------------------ named parts (components)
+    def _builtin_modeling_options(self) -> dict:
+        """``disabled`` (0 or 1): Simbody's ``Force::disable``, an Instance-stage change."""
+        return {"disabled": (2, lambda state: int(self.is_disabled(state)),
+                             lambda state, v: self.disable(state) if v else self.enable(state))}
+
+    @output(Stage.Position, float, name="potential_energy")
+    def _output_potential_energy(self, state: State) -> float:
+        """This element's potential energy (0 when disabled or non-conservative)."""
+        return self.calc_potential_energy_contribution(state)
+
+    @output(Stage.Velocity, float, name="power")
+    def _output_power(self, state: State) -> float:
+        """The rate at which this element does work on the system: sum_b F_b . V_GB + f . u."""
+        body_forces, mobility_forces = self.calc_force_contribution(state)
+        matter = self._forces._matter()
+        power = float(mobility_forces @ matter.get_u(state))
+        for b in range(1, matter.get_num_bodies()):
+            power += float(np.sum(body_forces[b] * matter.get_mobilized_body(b).get_body_velocity(state)))
+        return power
 
     def _add_own_forces(self, state, matter, body_forces, mobility_forces) -> None:
         cls = type(self)
@@ -258,6 +280,7 @@ class _Custom(Force):
             raise ValueError("Force.Custom: this implementation object already belongs to another Force.Custom")
         super().__init__(forces)
         implementation._force = self
+        implementation._simtk_component = self  # its declared properties and outputs are this element's
         self._impl = implementation
         # Which hooks the user overrode, so unoverridden ones cost nothing per stage.
         base = _CustomImplementation.__dict__

@@ -354,6 +354,25 @@ class SimbodyMatterSubsystem(Subsystem):
                 return b, int(np.argmax(np.abs(vec[:, 0]))), float(lam[0])
         return None
 
+    # ------------------------------------------------------------------ names (components)
+    def _state_variable_names(self, state: State) -> tuple[list[str], list[str], list[str]]:
+        """``<body>/<coordinate>`` for every q and ``<body>/<speed>`` for every u, in order."""
+        layout = self.get_cache_entry(state, self._layout_index)
+        qn: list[str] = []
+        un: list[str] = []
+        for i, mb in enumerate(self._bodies[1:], start=1):
+            nq = int(layout.qoff[i + 1] - layout.qoff[i])
+            nu = int(layout.uoff[i + 1] - layout.uoff[i])
+            q_names, u_names = mb._variable_names(nq, nu)
+            base = mb.get_name() + "/"
+            qn += [base + n for n in q_names]
+            un += [base + n for n in u_names]
+        return qn, un, []
+
+    def _builtin_modeling_options(self) -> dict:
+        return {"use_euler_angles": (2, self.get_use_euler_angles,
+                                     lambda state, v: self.set_use_euler_angles(state, bool(v)))}
+
     def _position_equation_owner(self, state: State, eq: int):
         """The constraint (or the mobilized body of a lock or Motion) that owns position equation ``eq``."""
         plan = self._cache(state).plan

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..common.component import Component
+from ..common.output import Output, output
+from ..common.property import Property, instance_of
+from ..common.stage import Stage
 from ..spatial import Body, MassProperties, Rotation, Transform
 
 if TYPE_CHECKING:
@@ -31,14 +34,43 @@ def _vec(x, n: int, where: str) -> np.ndarray:
     return a
 
 
+def _as_transform(X) -> Transform:
+    if isinstance(X, Transform):
+        return X
+    if isinstance(X, Rotation):
+        return Transform(X)
+    raise TypeError(f"expected a Transform, got {type(X).__name__}")
+
+
+def _set_mass_properties(mobod: "MobilizedBody", mp: MassProperties) -> None:
+    mobod._body = Body.Rigid(mp)
+
+
 class MobilizedBody(Component):
     """A body and its mobilizer: ``X_GB = X_GP * X_PF * X_FM(q) * ~X_BM``.
 
     Built-ins are nested classes (``MobilizedBody.Pin``, ``MobilizedBody.Ball``, ...), each made as
-    ``Cls(parent, X_PF, body, X_BM, direction=MobilizedBody.Forward)`` or ``Cls(parent, body)``
+    ``Cls(parent, X_PF, body, X_BM, direction=MobilizedBody.Forward, name=...)`` or ``Cls(parent, body)``
     (identity frames); a few take parameters after ``X_BM`` (``Screw``: pitch, ``Ellipsoid``:
-    radii). Generalized coordinates and speeds have Simbody's meanings.
+    radii). Generalized coordinates and speeds have Simbody's meanings; their names (state variables
+    ``<path>/angle``, ``<path>/rate`` for a Pin) are Simbody's accessor names where it has them,
+    ``q0``, ``u0``... otherwise.
+
+    Properties (Instance stage): ``mass_properties``, ``inboard_frame`` (X_PF), ``outboard_frame``
+    (X_BM). Outputs: ``transform`` (X_GB), ``position`` (p_GB (3,)), ``velocity`` (V_GB (2, 3)),
+    ``acceleration`` (A_GB (2, 3)), ``q``, ``u``, ``udot``, and one per named coordinate and speed.
     """
+
+    mass_properties = Property(stage=Stage.Instance, check=instance_of(MassProperties),
+                               fget=lambda b: b.get_default_mass_properties(), fset=_set_mass_properties,
+                               doc="mass, mass center and inertia about the body origin, in B")
+    inboard_frame = Property(stage=Stage.Instance, check=_as_transform, attr="_X_PF",
+                             doc="X_PF: the mobilizer's F frame on the parent")
+    outboard_frame = Property(stage=Stage.Instance, check=_as_transform, attr="_X_BM",
+                              doc="X_BM: the mobilizer's M frame on this body")
+
+    #: Names of (q, u) when the mobilizer has one of each with a Simbody accessor name (Pin: angle, rate).
+    _coordinate_names: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
     Forward = "Forward"
     Reverse = "Reverse"
@@ -202,6 +234,69 @@ class MobilizedBody(Component):
     def is_ground(self) -> bool:
         """Whether this is Ground."""
         return self._index == 0
+
+    # ------------------------------------------------------------------ named parts (components)
+    def _validate_property_change(self, name: str, value) -> None:
+        if self.is_ground():
+            raise ValueError("Ground is immobile: its frames and mass properties are fixed")
+        if self._reversal is not None and name != "mass_properties":
+            raise ValueError("the frames of a reversed mobilizer are fixed when it is built")
+
+    def _variable_names(self, nq: int, nu: int) -> tuple[list[str], list[str]]:
+        """Names of this mobilizer's q and u in a State where it has ``nq`` and ``nu`` of them."""
+        names = self._coordinate_names
+        if names is not None and len(names[0]) == nq and len(names[1]) == nu:
+            return list(names[0]), list(names[1])
+        return [f"q{k}" for k in range(nq)], [f"u{k}" for k in range(nu)]
+
+    @output(Stage.Position, Transform, name="transform")
+    def _output_transform(self, state: "State") -> Transform:
+        """X_GB, the body frame in Ground."""
+        return self.get_body_transform(state)
+
+    @output(Stage.Position, np.ndarray, name="position")
+    def _output_position(self, state: "State") -> np.ndarray:
+        """p_GB (3,): the body origin in Ground."""
+        return self.get_body_origin_location(state)
+
+    @output(Stage.Velocity, np.ndarray, name="velocity")
+    def _output_velocity(self, state: "State") -> np.ndarray:
+        """V_GB (2, 3): angular velocity and body-origin velocity in Ground."""
+        return self.get_body_velocity(state)
+
+    @output(Stage.Acceleration, np.ndarray, name="acceleration")
+    def _output_acceleration(self, state: "State") -> np.ndarray:
+        """A_GB (2, 3): angular acceleration and body-origin acceleration in Ground."""
+        return self.get_body_acceleration(state)
+
+    @output(Stage.Position, np.ndarray, name="q")
+    def _output_q(self, state: "State") -> np.ndarray:
+        """The mobilizer's generalized coordinates."""
+        return self.get_q(state)
+
+    @output(Stage.Velocity, np.ndarray, name="u")
+    def _output_u(self, state: "State") -> np.ndarray:
+        """The mobilizer's generalized speeds."""
+        return self.get_u(state)
+
+    @output(Stage.Acceleration, np.ndarray, name="udot")
+    def _output_udot(self, state: "State") -> np.ndarray:
+        """The mobilizer's generalized accelerations."""
+        return self.get_udot(state)
+
+    def _extra_outputs(self) -> dict[str, Output]:
+        """One scalar output per named coordinate (Position), speed (Velocity) and its rate (Acceleration)."""
+        names = self._coordinate_names
+        if names is None:
+            return {}
+        out = {}
+        for k, qn in enumerate(names[0]):
+            out[qn] = Output(self, qn, lambda s, k=k: self.get_one_q(s, k), Stage.Position, float, f"q[{k}]")
+        for k, un in enumerate(names[1]):
+            out[un] = Output(self, un, lambda s, k=k: self.get_one_u(s, k), Stage.Velocity, float, f"u[{k}]")
+            out[un + "_dot"] = Output(self, un + "_dot", lambda s, k=k: float(self.get_udot(s)[k]),
+                                      Stage.Acceleration, float, f"udot[{k}]")
+        return out
 
     def __repr__(self) -> str:
         return f"<MobilizedBody.{type(self).__name__} #{self._index} {self.get_absolute_path()!r}>"
@@ -462,6 +557,7 @@ def _one_q_accessors(cls, q_name: str, u_name: str) -> None:
     def set_u(self, state, value):
         self.set_one_u(state, 0, value)
 
+    cls._coordinate_names = ((q_name,), (u_name,))
     for name, fn, doc in ((f"get_{q_name}", get_q, f"The {q_name} q (Model)."),
                           (f"set_{q_name}", set_q, f"Set the {q_name} q; invalidates Position."),
                           (f"get_{u_name}", get_u, f"The {u_name} u (Model)."),

@@ -5,6 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..common.output import output
 from ..common.stage import Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
@@ -89,6 +90,27 @@ class MultibodySystem(System):
     def _check_force_stage(stage) -> None:
         if not Stage.Position <= int(stage) <= Stage.Dynamics:
             raise ValueError(f"forces are accumulated for Position to Dynamics, not {Stage(stage).name}")
+
+    # ------------------------------------------------------------------ outputs (components)
+    @output(Stage.Velocity, float, name="kinetic_energy")
+    def _output_kinetic_energy(self, state: State) -> float:
+        """Kinetic energy of the matter."""
+        return self.calc_kinetic_energy(state)
+
+    @output(Stage.Position, float, name="potential_energy")
+    def _output_potential_energy(self, state: State) -> float:
+        """Potential energy of every force subsystem."""
+        return self.calc_potential_energy(state)
+
+    @output(Stage.Velocity, np.ndarray, name="momentum")
+    def _output_momentum(self, state: State) -> np.ndarray:
+        """Spatial momentum (2, 3) about the Ground origin, in Ground: (angular, linear)."""
+        return self.get_matter_subsystem().calc_system_momentum_about_ground_origin(state)
+
+    @output(Stage.Position, np.ndarray, name="mass_center")
+    def _output_mass_center(self, state: State) -> np.ndarray:
+        """The system mass center (3,) in Ground."""
+        return self.get_matter_subsystem().calc_system_mass_center_location_in_ground(state)
 
     # ------------------------------------------------------------------ energy
     def calc_kinetic_energy(self, state: State) -> float:
