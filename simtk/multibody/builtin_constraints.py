@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..common.function import Function
+from ..common.property import Property
+from ..common.stage import Stage
 from ..spatial import Rotation, Transform
 from . import constraint_rows as rows
 from .constraint import Constraint, _common_ancestor, _matter_of, _mobod
@@ -29,6 +31,39 @@ __all__: list[str] = []
 
 
 # ---------------------------------------------------------------------- argument checks
+
+# ---------------------------------------------------------------------- properties (Instance: read when packed)
+def _prop(attr: str, check, doc: str, **kw) -> Property:
+    return Property(stage=Stage.Instance, check=check, attr=attr, doc=doc, **kw)
+
+
+def _unit_check(v) -> np.ndarray:
+    return _unit(v, "direction")
+
+
+def _positive_check(v) -> float:
+    x = _real(v, "value")
+    if x <= 0:
+        raise ValueError(f"must be positive, got {x}")
+    return x
+
+
+def _rotation_check(v) -> np.ndarray:
+    return _rotation(v, "rotation")
+
+
+def _frame_property(r: str, p: str, doc: str) -> Property:
+    """A Transform kept as a rotation matrix ``r`` and a position ``p``."""
+
+    def fget(c):
+        return Transform(Rotation.from_matrix(getattr(c, r)), getattr(c, p))
+
+    def fset(c, X):
+        setattr(c, r, X.R.matrix.copy())
+        setattr(c, p, np.array(X.p, dtype=np.float64))
+
+    return Property(stage=Stage.Instance, check=lambda v: _transform(v, "frame"), doc=doc, fget=fget, fset=fset)
+
 def _vec3(x, what: str) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64)
     if a.shape != (3,) or not np.isfinite(a).all():
@@ -148,6 +183,10 @@ class Rod(_Geometric):
     _mp = 1
     _family = rows.Rod
 
+    station1 = _prop("_s1", lambda v: _vec3(v, "station"), "s1 (3,) on body 1")
+    station2 = _prop("_s2", lambda v: _vec3(v, "station"), "s2 (3,) on body 2")
+    length = _prop("_length", _positive_check, "the distance kept between the stations")
+
     def __init__(self, b1, s1, b2, s2, length: float):
         matter = _same_matter("Rod", b1, b2)
         self._b1, self._b2 = b1._index, b2._index
@@ -180,6 +219,9 @@ class Ball(_Geometric):
 
     _mp = 3
     _family = rows.Coincident
+
+    station1 = _prop("_s1", lambda v: _vec3(v, "station"), "s1 (3,) on body 1")
+    station2 = _prop("_s2", lambda v: _vec3(v, "station"), "s2 (3,) on body 2")
 
     def __init__(self, b1, s1, b2, s2):
         matter = _same_matter("Ball", b1, b2)
@@ -218,6 +260,11 @@ class ConstantOrientation(_Geometric):
     _mp = 3
     _family = rows.Angle
 
+    base_rotation = _prop("_R1", _rotation_check, "R_BF (3, 3): frame F on the base",
+                          fget=lambda c: Rotation.from_matrix(c._R1))
+    follower_rotation = _prop("_R2", _rotation_check, "R_FM (3, 3): frame M on the follower",
+                              fget=lambda c: Rotation.from_matrix(c._R2))
+
     def __init__(self, base, R_BF, follower, R_FM):
         matter = _same_matter("ConstantOrientation", base, follower)
         self._b1, self._b2 = base._index, follower._index
@@ -239,6 +286,9 @@ class Weld(_Geometric):
     """
 
     _mp = 6
+
+    frame_on_body1 = _frame_property("_R1", "_s1", "X_B1F")
+    frame_on_body2 = _frame_property("_R2", "_s2", "X_B2M")
 
     def __init__(self, b1, X_B1F, b2, X_B2M):
         matter = _same_matter("Weld", b1, b2)
@@ -272,6 +322,10 @@ class ConstantAngle(_Geometric):
     _mp = 1
     _family = rows.Angle
 
+    base_axis = _prop("_ab", _unit_check, "unit axis (3,) on the base")
+    follower_axis = _prop("_af", _unit_check, "unit axis (3,) on the follower")
+    angle = _prop("_angle", lambda v: _real(v, "angle"), "the angle kept between the axes")
+
     def __init__(self, base, axis_b, follower, axis_f, angle: float = np.pi / 2):
         matter = _same_matter("ConstantAngle", base, follower)
         self._b1, self._b2 = base._index, follower._index
@@ -296,6 +350,10 @@ class PointInPlane(_Geometric):
 
     _mp = 1
     _family = rows.Plane
+
+    normal = _prop("_n", _unit_check, "the plane's unit normal (3,) on the plane body")
+    height = _prop("_h", lambda v: _real(v, "height"), "the plane's offset along the normal")
+    point = _prop("_s", lambda v: _vec3(v, "point"), "the follower's point (3,)")
 
     def __init__(self, plane_body, normal, height: float, follower, point):
         matter = _same_matter("PointInPlane", plane_body, follower)
@@ -323,6 +381,16 @@ class PointOnLine(_Geometric):
 
     _mp = 2
     _family = rows.Plane
+
+    point_on_line = _prop("_o", lambda v: _vec3(v, "point"), "a point (3,) of the line, on the line body")
+    point = _prop("_s", lambda v: _vec3(v, "point"), "the follower's point (3,)")
+
+    def _set_direction(self, d):
+        self._d = d
+        self._x, self._y = rows.simbody_perpendiculars(d)
+
+    direction = Property(stage=Stage.Instance, check=_unit_check, doc="the line's unit direction (3,)",
+                         fget=lambda c: c._d, fset=lambda c, d: c._set_direction(d))
 
     def __init__(self, line_body, direction, point_on_line, follower, point):
         matter = _same_matter("PointOnLine", line_body, follower)
@@ -355,6 +423,9 @@ class NoSlip1D(_Geometric):
 
     _mv = 1
     _family = rows.NoSlip
+
+    contact_point = _prop("_P", lambda v: _vec3(v, "point"), "the contact point (3,) on the case body")
+    direction = _prop("_n", _unit_check, "the no-slip unit direction (3,) on the case body")
 
     def __init__(self, case_body, point, direction, moving0, moving1):
         matter = _same_matter("NoSlip1D", case_body, moving0, moving1)
@@ -397,6 +468,8 @@ class ConstantCoordinate(Constraint):
 
     _mp = 1
     _velocity_from_g = True
+
+    value = _prop("_value", lambda v: _real(v, "value"), "the value the coordinate is held at")
 
     def __init__(self, mobod, which_q: int, value: float):
         _mobod(mobod, "Constraint.ConstantCoordinate")
@@ -465,6 +538,8 @@ class ConstantSpeed(_OneSpeed):
 
     _mv = 1
 
+    speed = _prop("_value", lambda v: _real(v, "speed"), "the speed held")
+
     def __init__(self, mobod, which_u: int, speed: float):
         super().__init__(mobod, which_u, speed)
 
@@ -482,6 +557,8 @@ class ConstantAcceleration(_OneSpeed):
     """One acceleration-only equation: udot ``which_u`` of ``mobod`` equals ``a`` (aerr = udot - a)."""
 
     _ma = 1
+
+    acceleration = _prop("_value", lambda v: _real(v, "acceleration"), "the acceleration held")
 
     def __init__(self, mobod, which_u: int, a: float):
         super().__init__(mobod, which_u, a)

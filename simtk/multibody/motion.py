@@ -18,6 +18,8 @@ import enum
 import numpy as np
 
 from ..common.component import Component
+from ..common.property import Property, real
+from ..common.stage import Stage
 from ..common.state import State
 from .mobilized_body import MobilizedBody
 
@@ -93,8 +95,18 @@ def _values(x, n: int, where: str) -> np.ndarray:
     return a
 
 
+def _finite_values(v) -> np.ndarray:
+    a = np.atleast_1d(np.asarray(v, dtype=np.float64))
+    if a.ndim != 1 or not np.isfinite(a).all():
+        raise ValueError(f"expected finite values, got {v!r}")
+    return a
+
+
 class _Steady(Motion):
     """Velocity-level motion: every u of the mobilizer held at ``u`` (a scalar or one per u)."""
+
+    u = Property(stage=Stage.Instance, check=lambda v: _finite_values(v), attr="_u",
+                 doc="the speed held (one value, or one per u)")
 
     def __init__(self, mobod: MobilizedBody, u):
         self._u = np.atleast_1d(np.asarray(u, dtype=np.float64))
@@ -112,6 +124,10 @@ class _Steady(Motion):
 
 class _Sinusoid(Motion):
     """x(t) = amplitude sin(rate t + phase) for every q (Position), u (Velocity) or udot (Acceleration)."""
+
+    amplitude = Property(stage=Stage.Instance, check=real, attr="_a", doc="a")
+    rate = Property(stage=Stage.Instance, check=real, attr="_w", doc="w (rad per unit time)")
+    phase = Property(stage=Stage.Instance, check=real, attr="_p", doc="p (rad)")
 
     def __init__(self, mobod: MobilizedBody, level, amplitude: float, rate: float, phase: float = 0.0):
         self._level = _level(level, "Motion.Sinusoid")
