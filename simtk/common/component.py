@@ -87,9 +87,12 @@ class Component:
 
         @functools.wraps(init)
         def __init__(self, *args, name: str | None = None, **kw):
+            if name is not None:
+                # Known before the constructor joins the element to its parent, which refuses a taken
+                # name before anything is added.
+                self._component_fields()
+                self._c_name = check_component_name(name, f"{type(self).__qualname__}()")
             init(self, *args, **kw)
-            if name is not None:  # after the constructor adopted it under a default name
-                self.set_name(name)
 
         cls.__init__ = __init__
 
@@ -175,7 +178,7 @@ class Component:
         self._component_fields()
         child._component_fields()
         if child._c_parent is not None and child._c_parent is not self:
-            raise ValueError(f"{child!r} already belongs to {child._c_parent.get_absolute_path()}")
+            raise ValueError(f"{child.get_absolute_path()!r} already belongs to {child._c_parent.get_absolute_path()}")
         if name is None:
             name = child._c_name
         if name is None:
@@ -185,7 +188,7 @@ class Component:
                 k += 1
                 name = f"{stem}_{k}"
         else:
-            check_component_name(name, f"{self.get_absolute_path()}: adding {child!r}")
+            check_component_name(name, f"{self.get_absolute_path()}: adding a {type(child).__qualname__}")
             if name in self._c_children and self._c_children[name] is not child:
                 raise ValueError(f"{self.get_absolute_path()}: a child named {name!r} exists already "
                                  f"({self._c_children[name]!r}); sibling names must be unique")
@@ -267,8 +270,9 @@ class Component:
         if len(hits) == 1:
             return hits[0]
         if not hits:
+            last = name.split("/")[-1].lower()
             close = [c.get_absolute_path() for c in self.get_subcomponents()
-                     if name.split("/")[-1].lower() in c.get_name().lower()]
+                     if last in c.get_name().lower() or c.get_name().lower() in last]
             hint = f"; similar: {', '.join(close[:10])}" if close else ""
             raise ComponentNotFoundError(f"{self.get_absolute_path()}: no component named {name!r} below it{hint}")
         raise ComponentNotFoundError(
