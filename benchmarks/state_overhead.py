@@ -8,7 +8,13 @@ Three kinds of subsystem, in Systems of 1 and of 10:
 * ``bare``      a Subsystem that overrides nothing at all (no variables; set_q of an empty vector).
 
 Each figure is the best of several ``timeit`` repeats, in microseconds per set_q + realize, and per
-subsystem, with the marginal cost of each subsystem beyond the first. Run with ``python benchmarks/state_overhead.py``.
+subsystem, with the marginal cost of each subsystem beyond the first.
+
+Then the cost of naming: on a 7-link pin chain, one coordinate written and read by index
+(``state.upd_q()[i] = v``, ``state.get_q()[i]``) against by path
+(``system.set_state_variable_value(state, "/matter/link3/angle", v)``), each followed by nothing
+and by a realization to Acceleration, as ratios by-name / by-index. Run with
+``python benchmarks/state_overhead.py``.
 """
 from __future__ import annotations
 
@@ -18,7 +24,20 @@ import timeit
 
 import numpy as np
 
-from simtk import Stage, Subsystem, System
+from simtk import (
+    Body,
+    GeneralForceSubsystem,
+    Force,
+    Inertia,
+    MassProperties,
+    MobilizedBody,
+    MultibodySystem,
+    SimbodyMatterSubsystem,
+    Stage,
+    Subsystem,
+    System,
+    Transform,
+)
 
 
 class Trivial(Subsystem):
@@ -74,6 +93,55 @@ def main() -> None:
         print(f"{label:<12s}{1:>4d}{t1:>14.2f}{t1:>19.2f}")
         # the marginal cost of one more subsystem, free of the fixed per-call cost
         print(f"{label:<12s}{10:>4d}{t10:>14.2f}{t10 / 10:>19.2f}{(t10 - t1) / 9:>19.2f}")
+    naming_costs(args.repeat)
+
+
+def _best(fn, repeat: int) -> float:
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    return min(timer.repeat(repeat=repeat, number=number)) / number
+
+
+def naming_costs(repeat: int) -> None:
+    """By-path against by-index access on a 7-link pin chain, alone and with a realization."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.UniformGravity(forces, matter, [0, -9.81, 0])
+    body = Body.Rigid(MassProperties.from_central_inertia(1.0, [0, -0.25, 0], Inertia([0.02, 0.001, 0.02])))
+    parent = matter.ground
+    for i in range(7):
+        parent = MobilizedBody.Pin(parent, Transform([0, -0.5, 0]) if i else Transform(), body, Transform(),
+                                   name=f"link{i}")
+    state = system.realize_topology()
+    system.realize(state, Stage.Acceleration)
+    i, path = 3, "/matter/link3/angle"
+
+    def by_index_write():
+        state.upd_q()[i] = 0.3
+
+    def by_name_write():
+        system.set_state_variable_value(state, path, 0.3)
+
+    def by_index_read():
+        return state.get_q()[i]
+
+    def by_name_read():
+        return system.get_state_variable_value(state, path)
+
+    def by_index_realize():
+        state.upd_q()[i] = 0.3
+        system.realize(state, Stage.Acceleration)
+
+    def by_name_realize():
+        system.set_state_variable_value(state, path, 0.3)
+        system.realize(state, Stage.Acceleration)
+
+    print("\n7-link pin chain: one coordinate by index against by path (us; ratio by-name / by-index)")
+    for label, a, b in (("write", by_index_write, by_name_write), ("read", by_index_read, by_name_read),
+                        ("write + realize(Acceleration)", by_index_realize, by_name_realize)):
+        ta, tb = _best(a, repeat) * 1e6, _best(b, repeat) * 1e6
+        print(f"  {label:<32s} index {ta:7.2f}   path {tb:7.2f}   ratio {tb / ta:5.2f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """System: an ordered set of Subsystems realized together, stage by stage."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -287,6 +288,29 @@ class System(Component):
         if state._stage < MODEL:
             state._need(MODEL, "state variables by name")
         return state._names
+
+    def get_state_variable_value(self, state: State, name: str) -> float:
+        """The value of the continuous variable at absolute path ``name`` (one dictionary lookup)."""
+        if state._system is not self or state._topology_version != self._topology_version or state._stage < MODEL:
+            return super().get_state_variable_value(state, name)  # the checked path says what is wrong
+        i = state._names.get(name)
+        if i is None:
+            return super().get_state_variable_value(state, name)
+        return float(state._y[i])
+
+    def set_state_variable_value(self, state: State, name: str, value: float) -> None:
+        """Set the continuous variable at absolute path ``name``; invalidates what ``set_q``/``set_u``/``set_z`` would."""
+        i = state._names.get(name) if state._system is self and state._stage >= MODEL else None
+        if i is None or state._topology_version != self._topology_version or type(value) is not float \
+                or not math.isfinite(value):
+            return super().set_state_variable_value(state, name, value)  # checks, converts and explains
+        nq, nu = len(state._q), len(state._u)
+        if i < nq:
+            state.upd_q()[i] = value
+        elif i < nq + nu:
+            state.upd_u()[i - nq] = value
+        else:
+            state.upd_z()[i - nq - nu] = value
 
     # ------------------------------------------------------------------ property changes
     def _parameter_changed(self, stage: Stage, component: Component) -> None:

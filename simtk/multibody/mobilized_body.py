@@ -500,6 +500,8 @@ class MobilizedBody(Component):
 class _Ground(MobilizedBody):
     """Ground: body 0, immobile, the root of the tree."""
 
+    _component_stem = "ground"
+
     def __init__(self, matter: "SimbodyMatterSubsystem"):
         self._X_PF = _IDENTITY
         self._X_BM = _IDENTITY
@@ -587,3 +589,4 @@ _builtin("LineOrientation", "LineOrientation", "Two rotations orienting M's z ax
          euler="LineOrientationEuler")
 _builtin("FreeLine", "FreeLine", "LineOrientation plus three translations.", euler="FreeLineEuler")
 _builtin("Bushing", "Bushing", "Six mobilities: X-Y-Z angles then p_FM; u = qdot.")
+_Ground.__qualname__ = "MobilizedBody.Ground"
