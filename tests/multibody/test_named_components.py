@@ -34,6 +34,7 @@ from simtk import (
     Rotation,
 )
 from simtk.common.component import ComponentNotFoundError
+from simtk.common.property import Property, nonnegative
 from tolerances import assert_close
 
 
@@ -436,3 +437,51 @@ def test_a_refused_name_adds_nothing():
     assert (matter.get_num_bodies(), forces.get_num_forces(), matter.get_num_constraints()) == (n_bodies, n_forces, 0)
     assert system.get_system_topology_cache_version() == version
     assert [c.get_name() for c in matter.get_child_components()] == ["ground", "arm"]
+
+
+class Activation(Force.Custom.Implementation):
+    """A first-order actuator: a' = (target - a) / tau, torque = a * gain on a pin, with ``a`` a
+    state variable declared by name on the force (so it is called /forces/<name>/activation)."""
+
+    gain = Property(3.0, stage=Stage.Instance, check=nonnegative, doc="N m per unit activation")
+
+    def __init__(self, pin, target, tau):
+        super().__init__()
+        self.pin, self.target, self.tau = pin, target, tau
+
+    def calc_force(self, state, body_forces, particle_forces, mobility_forces):
+        a = self._force.get_state_variable_value(state, "activation")
+        mobility_forces[0] += self.gain * a  # the pin's only speed is u[0] of this one-body model
+
+    def realize_acceleration(self, state):
+        a = self._force.get_state_variable_value(state, "activation")
+        self._force.set_state_variable_derivative(state, "activation", (self.target - a) / self.tau)
+
+
+def test_a_custom_force_names_its_own_state_variable_and_property():
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    body = Body.Rigid(MassProperties(1.0, [0, 0, 0], Inertia(1.0)))
+    pin = MobilizedBody.Pin(matter.ground, body, name="joint")
+    muscle = Force.Custom(forces, Activation(pin, 1.0, 0.1), name="muscle")
+    muscle.add_state_variable("activation", 0.0)
+    assert muscle.get_property_names() == ["gain"]
+    state = system.realize_topology()
+    assert system.get_state_variable_names() == ["/matter/joint/angle", "/matter/joint/rate",
+                                                 "/forces/muscle/activation"]
+    integ = RungeKuttaMersonIntegrator(system)
+    integ.set_accuracy(1e-10)
+    ts = TimeStepper(system, integ)
+    ts.initialize(state)
+    ts.step_to(0.5)
+    end = ts.get_state()
+    tau, gain = 0.1, 3.0
+    # a(t) = 1 - exp(-t / tau); udot = gain a (unit inertia): u(t) = gain (t - tau (1 - exp(-t / tau)))
+    a = 1 - np.exp(-0.5 / tau)
+    assert abs(muscle.get_state_variable_value(end, "activation") - a) < 1e-8
+    assert abs(pin.get_rate(end) - gain * (0.5 - tau * a)) < 1e-8
+    muscle.get_implementation().gain = 6.0  # through the element: validated, and States see it
+    assert muscle.get_property("gain") == 6.0
+    with pytest.raises(ValueError, match="'/forces/muscle'.*'gain'"):
+        muscle.set_property("gain", -1.0)
