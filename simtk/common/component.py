@@ -130,6 +130,9 @@ class Component:
             del parent._c_children[self.get_name()]
             parent._c_children[name] = self
         self._c_name = name
+        root = self.get_root()
+        if parent is not None and hasattr(root, "invalidate_system_topology_cache"):
+            root.invalidate_system_topology_cache()  # paths name the variables: existing States are stale
 
     def _default_stem(self) -> str:
         return type(self)._component_stem or _stem(type(self))
