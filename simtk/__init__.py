@@ -7,6 +7,7 @@ from .common import (
     ConstraintViolationError,
     NonFiniteForceError,
     SingularArticulatedInertiaError,
+    StepAdjustment,
     EventTriggerInfo,
     PeriodicEventHandler,
     PeriodicEventReporter,
@@ -65,6 +66,7 @@ __all__ = [
     "Stage", "State", "System", "Subsystem", "Function",
     "StageError", "StageTooLowError", "StageOutOfRangeError", "CacheEntryOutOfDateError", "TopologyVersionError",
     "NonFiniteForceError", "SingularArticulatedInertiaError", "ConstraintViolationError",
+    "StepAdjustment",
     "EventTriggerInfo", "TriggeredEventHandler", "ScheduledEventHandler", "PeriodicEventHandler",
     "TriggeredEventReporter", "ScheduledEventReporter", "PeriodicEventReporter", "ReporterChangedStateError",
     # numerics

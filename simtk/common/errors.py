@@ -12,6 +12,7 @@ __all__ = [
     "NonFiniteForceError",
     "SingularArticulatedInertiaError",
     "ConstraintViolationError",
+    "StepAdjustment",
 ]
 
 
@@ -86,3 +87,22 @@ class ConstraintViolationError(RuntimeError):
     def __init__(self, message: str, constraint=None, error: float = float("nan")):
         super().__init__(message)
         self.constraint, self.error = constraint, error
+
+
+class StepAdjustment(Exception):
+    """A veto of the step being tried (ArtiSynth's step adjustment, seed 000 §2.5).
+
+    Raise it from a force's, constraint's or controller's computation when the step in progress is too
+    large (a penetration too deep, a filter that cannot follow): the integrator goes back to the start of
+    the step and retries with the step scaled by ``scaling`` (0 < scaling < 1; 0 means "no advice", taken
+    as 1/2), counts the retry and remembers ``reason``; below the minimum step it stops with an error
+    that gives the reason.
+    """
+
+    def __init__(self, scaling: float = 0.5, reason: str = ""):
+        scaling = float(scaling)
+        if not 0.0 <= scaling < 1.0:
+            raise ValueError(f"StepAdjustment: scaling must be in [0, 1), got {scaling!r}")
+        super().__init__(reason or f"step scaled by {scaling}")
+        self.scaling = scaling if scaling > 0.0 else 0.5
+        self.reason = reason

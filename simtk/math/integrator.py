@@ -35,6 +35,7 @@ from enum import IntEnum
 import numpy as np
 
 from .. import _core
+from ..common.errors import StepAdjustment
 from ..common.events import SubsystemEventTrigger, TriggeredEventHandler, TriggeredEventReporter
 from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
@@ -266,6 +267,8 @@ class Integrator:
 
     # ------------------------------------------------------------------ statistics
     def _reset_statistics(self) -> None:
+        self._n_adjust = 0
+        self._last_adjustment = ""
         self._n_taken = 0
         self._n_attempted = 0
         self._n_realize = 0
@@ -294,6 +297,14 @@ class Integrator:
 
     def get_num_projections(self) -> int:
         return self._n_project
+
+    def get_num_step_adjustments(self) -> int:
+        """Steps retried because an element raised `StepAdjustment`."""
+        return self._n_adjust
+
+    def get_last_step_adjustment_reason(self) -> str:
+        """The reason given by the last `StepAdjustment` ("" if none)."""
+        return self._last_adjustment
 
     def get_num_error_test_failures(self) -> int:
         return self._n_err_fail
@@ -557,15 +568,27 @@ class Integrator:
                 else:
                     h_try, t1 = h, t0 + h
                 self._n_attempted += 1
-                ok = self._attempt_step(t1)
-                if ok and not controlled:
-                    factor = 1.0
-                    break
-                if ok:
-                    err = self._error_norm()
-                    if err <= acc:
-                        factor = 5.0 if err == 0 else min(5.0, max(0.2, 0.9 * (acc / err) ** p1))
+                try:
+                    ok = self._attempt_step(t1)
+                    accepted = ok and not controlled
+                    if accepted:
+                        factor = 1.0
+                    elif ok:
+                        err = self._error_norm()
+                        accepted = err <= acc
+                        if accepted:
+                            factor = 5.0 if err == 0 else min(5.0, max(0.2, 0.9 * (acc / err) ** p1))
+                    if accepted:
+                        # The end of the step is evaluated here, where an element may still veto it.
+                        if self._adv._stage < ACCELERATION and self._realize_derivatives() is None:
+                            raise NonFiniteDerivativeError(
+                                f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not "
+                                f"finite at the end of an accepted step; the State is left at t = {t0!r}")
                         break
+                except StepAdjustment as adj:
+                    h = self._vetoed(adj, h_try, t0)
+                    continue
+                if ok:
                     self._n_err_fail += 1
                     last_nonfinite = False
                     factor = min(0.5, max(0.1, 0.9 * (acc / err) ** p1)) if math.isfinite(err) else 0.1
@@ -591,11 +614,6 @@ class Integrator:
                         f"{self._method_name}: meeting accuracy {acc!r} needs a step below the minimum step size "
                         f"{h_min!r} at t = {t0!r} (last error norm {err!r} with step {h_try!r}); the State is left "
                         f"at t = {t0!r}")
-            # Accepted.
-            if self._adv._stage < ACCELERATION and self._realize_derivatives() is None:
-                raise NonFiniteDerivativeError(
-                    f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not finite at the "
-                    f"end of an accepted step; the State is left at t = {t0!r}")
         except BaseException as exc:
             self._restore_start()
             if isinstance(exc, (FloatingPointError, NonFiniteDerivativeError)):
@@ -612,6 +630,21 @@ class Integrator:
             if t1 == t_max and h_try < h:
                 h_next = max(h_next, h)  # a step cut short for a report keeps the natural size
             self._h_pred = min(h_next, self._max_step)
+
+    def _vetoed(self, adj: StepAdjustment, h_try: float, t0: float) -> float:
+        """The step to retry after an element's veto; raises below the minimum step.
+
+        Every method starts its step from the saved (t0, y0, f0), so a retry needs nothing undone.
+        """
+        self._n_adjust += 1
+        self._last_adjustment = adj.reason or str(adj)
+        h = h_try * adj.scaling
+        h_min = self._min_step_at(t0)
+        if h < h_min:
+            raise StepSizeTooSmallError(
+                f"{self._method_name}: a step adjustment asked for a step of {h!r}, below the minimum step size "
+                f"{h_min!r}, at t = {t0!r} (reason: {self._last_adjustment}); the State is left at t = {t0!r}") from adj
+        return h
 
     #: A variable that grew by more than this factor (in units of its weight) since the start of the
     #: interval, when an evaluation fails, marks the failure as divergence rather than a singular model.

@@ -1,0 +1,359 @@
+"""Simulation: ArtiSynth's advance loop (seed 000 §2.4-2.5) over a staged System.
+
+``Simulation(system, state).run(t_final)`` advances in driver steps on an exact tick grid; in each
+step from ``ta`` to ``tb``: input probes apply their values for ``tb``, controllers compute from the
+State at ``ta``, the System advances to ``tb`` (the integrator stops exactly there, handling events
+on the way), monitors look, output probes record. Agents live in the System under ``/agents``, so
+their memory is State: a waypoint (a saved State) brings them back exactly.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+from ..common.events import change_mark, lowest_stage_changed_since, report_without_change
+from ..common.stage import Stage
+from ..common.state import State
+from ..common.subsystem import Subsystem
+from ..math.explicit import RungeKuttaMersonIntegrator
+from ..math.integrator import Integrator, StepSizeTooSmallError
+from ..math.time_stepper import TimeStepper
+from ._clock import Clock, as_fraction
+from .agents import Agent, Controller, InputProbe, Monitor, _Inputs, _needs_forces
+from .recording import OutputProbe, StatesTrajectory
+
+__all__ = ["Simulation", "RunSummary"]
+
+
+class _AgentSubsystem(Subsystem):
+    """``/agents``: where a simulation's agents join the System, so that what they declare is State."""
+
+
+@dataclass
+class RunSummary:
+    """What a run did: simulated interval, steps, rejected steps, realizations, wall time."""
+
+    t_start: float
+    t_end: float
+    driver_steps: int
+    integrator_steps: int
+    rejected_steps: int
+    realizations: int
+    wall_seconds: float
+
+    @property
+    def real_time_factor(self) -> float:
+        """Simulated seconds per wall-clock second."""
+        return (self.t_end - self.t_start) / self.wall_seconds if self.wall_seconds > 0 else math.inf
+
+    def __str__(self) -> str:
+        return (f"simulated t = {self.t_start:g} to {self.t_end:g} in {self.wall_seconds:.3g} s of wall time "
+                f"({self.real_time_factor:.3g}x real time): {self.integrator_steps} steps "
+                f"({self.rejected_steps} rejected), {self.driver_steps} driver steps, "
+                f"{self.realizations} realizations")
+
+
+class Simulation:
+    """Drive a System with agents: input probes, controllers, monitors, output probes.
+
+    Parameters
+    ----------
+    system : System
+    state : State
+        Where to start (copied).
+    integrator : Integrator, optional
+        Default: RK-Merson at accuracy 1e-6.
+    step_size : float
+        The driver step (ArtiSynth's maximum step size): agents with no interval act every step.
+    progress : bool, optional
+        A tqdm progress bar for runs that take more than ``progress_after`` seconds of wall time;
+        by default only when standard error is a terminal. ``False`` turns it off.
+    """
+
+    def __init__(self, system, state: State, integrator: Integrator | None = None, step_size: float = 0.01,
+                 progress: bool | None = None, progress_after: float = 1.0):
+        if not isinstance(state, State):
+            raise TypeError(f"Simulation: expected a State, got {type(state).__name__}")
+        self._system = system
+        agents = [c for c in system.get_child_components() if isinstance(c, _AgentSubsystem)]
+        self._agents_sub = agents[0] if agents else _AgentSubsystem(system, name="agents")
+        if integrator is None:
+            integrator = RungeKuttaMersonIntegrator(system)
+            integrator.set_accuracy(1e-6)
+        self._integ = integrator
+        self._step = as_fraction(step_size, "Simulation: step_size")
+        self._agents: list[Agent] = []
+        self._state = state.copy()
+        self._inputs = _Inputs(self)
+        self._discrete_forces = None
+        self._stepper: TimeStepper | None = None
+        self._waypoints: dict[float, tuple] = {}
+        self._pending_waypoints: list[float] = []
+        self._progress, self._progress_after = progress, float(progress_after)
+        self._bar = None
+        self.progress_shown = False  # whether a progress bar was shown (for tests and scripts)
+        self._n_driver = 0
+        self._n_rejected = 0
+        self._last_summary: RunSummary | None = None
+
+    # ------------------------------------------------------------------ agents
+    def add(self, agent: Agent, name: str | None = None) -> Agent:
+        """Add an agent (it joins the System as ``/agents/<name>``); returns it."""
+        if not isinstance(agent, Agent):
+            raise TypeError(f"Simulation.add: expected an agent (InputProbe, Controller, Monitor, OutputProbe, "
+                            f"StatesTrajectory), got {type(agent).__name__}")
+        if name is not None:
+            agent.set_name(name)
+        self._agents_sub._adopt_component(agent)
+        self._system.invalidate_system_topology_cache()  # what agents declare is allocated with the topology
+        agent._sim = self
+        self._agents.append(agent)
+        self._agents.sort(key=lambda a: a._order)
+        self._stepper = None
+        return agent
+
+    def add_input_probe(self, probe: InputProbe, name: str | None = None) -> InputProbe:
+        return self.add(self._kind(probe, InputProbe), name)
+
+    def add_controller(self, controller: Controller, name: str | None = None) -> Controller:
+        return self.add(self._kind(controller, Controller), name)
+
+    def add_monitor(self, monitor: Monitor, name: str | None = None) -> Monitor:
+        return self.add(self._kind(monitor, Monitor), name)
+
+    def add_output_probe(self, probe: OutputProbe | StatesTrajectory, name: str | None = None):
+        return self.add(self._kind(probe, (OutputProbe, StatesTrajectory)), name)
+
+    @staticmethod
+    def _kind(agent, kind):
+        if not isinstance(agent, kind):
+            raise TypeError(f"expected a {getattr(kind, '__name__', kind)}, got {type(agent).__name__}")
+        return agent
+
+    # ------------------------------------------------------------------ state and time
+    def get_state(self) -> State:
+        """The current State (the integrator's; realized to Acceleration after a step)."""
+        return self._stepper.get_state() if self._stepper is not None else self._state
+
+    def get_time(self) -> float:
+        return self.get_state().get_time()
+
+    def get_integrator(self) -> Integrator:
+        return self._integ
+
+    # ------------------------------------------------------------------ preparation
+    def _prepare(self) -> None:
+        system = self._system
+        if _needs_forces(self._agents) and self._discrete_forces is None:
+            self._discrete_forces = self._make_input_forces()
+        state = self.get_state()
+        if state._topology_version != system._topology_version:
+            state = system.migrate_state(state)
+        t0 = state.get_time()
+        intervals = [self._step] + [a._interval for a in self._agents if a._interval is not None]
+        self._clock = clock = Clock(intervals, t0)
+        self._step_ticks = clock.ticks(self._step)
+        self._every = {id(a): clock.ticks(a._interval) if a._interval is not None else None for a in self._agents}
+        self._stepper = TimeStepper(system, self._integ)
+        self._stepper.initialize(state)
+        self._k = clock.k0 if clock.offset == 0.0 else 0
+        self._recorded_at: dict[int, int] = {}
+        for a in self._agents:
+            if isinstance(a, OutputProbe):
+                a._bind(system, state, 1024)
+
+    def _make_input_forces(self):
+        from ..multibody.force import Force
+        from ..multibody.force_subsystem import GeneralForceSubsystem
+
+        system = self._system
+        subs = [c for c in system.get_child_components() if isinstance(c, GeneralForceSubsystem)]
+        if not subs:
+            return None  # nothing to apply forces to: writing one is refused when it is tried
+        forces = subs[0]
+        existing = [c for c in forces.get_child_components() if c.get_name() == "driver_inputs"]
+        return existing[0] if existing else Force.DiscreteForces(forces, system.get_matter_subsystem(),
+                                                                 name="driver_inputs")
+
+    def _due(self, agent: Agent, k: int) -> bool:
+        every = self._every[id(agent)]
+        return (every is None or k % every == 0) and agent._in_window(self._clock.time(k))
+
+    def _next_tick(self, k: int, k_end: int) -> int:
+        """The end of the driver step from tick ``k``: a step, the next agent time or the end."""
+        kb = min(k + self._step_ticks, k_end)
+        for a in self._agents:
+            every = self._every[id(a)]
+            if every is not None:
+                kb = min(kb, (k // every + 1) * every)
+        return kb
+
+    # ------------------------------------------------------------------ running
+    def run(self, t_final: float) -> RunSummary:
+        """Advance to ``t_final`` (rounded to the tick grid when within a rounding of it)."""
+        if self._stepper is None or self.get_state()._topology_version != self._system._topology_version:
+            self._prepare()
+        clock = self._clock
+        t_final = float(t_final)
+        t_now = self.get_time()
+        if not t_final >= t_now:
+            raise ValueError(f"Simulation.run: final time {t_final!r} is before the current time {t_now!r}")
+        k_end = clock.tick_at_or_after(t_final)
+        if clock.time(k_end) != t_final and abs(clock.time(k_end) - t_final) > 1e-9 * max(1.0, abs(t_final)):
+            raise ValueError(f"Simulation.run: final time {t_final!r} is not on the driver's tick grid "
+                             f"(tick {float(clock.tick)!r}); choose a step size that divides it")
+        integ = self._integ
+        n0 = (integ.get_num_steps_taken(), integ.get_num_realizations(), integ.get_num_step_adjustments())
+        self._n0_rejected, n0_driver = self._n_rejected, self._n_driver
+        wall0 = time.perf_counter()
+        self._record(self._k)  # the start, once
+        try:
+            while self._k < k_end:
+                kb = self._next_tick(self._k, k_end)
+                self._advance(self._k, kb)
+                self._k = kb
+                self._record(kb)
+                self._save_waypoints()
+                self._update_progress(wall0, t_now, t_final)
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+        summary = RunSummary(t_now, self.get_time(), self._n_driver - n0_driver, integ.get_num_steps_taken() - n0[0],
+                             integ.get_num_step_adjustments() - n0[2] + self._n_rejected - self._n0_rejected,
+                             integ.get_num_realizations() - n0[1], time.perf_counter() - wall0)
+        self._last_summary = summary
+        return summary
+
+    def step(self, dt: float) -> RunSummary:
+        """Advance by ``dt`` (a whole number of ticks)."""
+        return self.run(self.get_time() + float(dt))
+
+    def _advance(self, ka: int, kb: int) -> None:
+        """One driver step: inputs for tb, controllers at ta, advance, monitors (ArtiSynth's order)."""
+        clock, stepper, integ = self._clock, self._stepper, self._integ
+        tb = clock.time(kb)
+        checkers = [a for a in self._agents if isinstance(a, Controller) and type(a).check_step is not
+                    Controller.check_step and self._due(a, ka)]
+        saved = (integ.get_advanced_state().copy(), integ._h_pred) if checkers else None
+        max_step = None
+        while True:
+            s = integ.upd_advanced_state()
+            mark = change_mark(s)
+            for a in self._agents:
+                if a._order == 0 and a._active:
+                    a.apply(s, tb)
+                elif a._order == 1 and self._due(a, ka):
+                    a.compute(s)
+            lowest = lowest_stage_changed_since(s, mark)
+            if lowest != Stage.Infinity:
+                integ.reinitialize(lowest)
+            if max_step is not None:
+                integ.set_maximum_step_size(max_step)
+            try:
+                stepper.step_to(tb)
+            finally:
+                if max_step is not None:
+                    integ.set_maximum_step_size(math.inf)
+            adj = None
+            for c in checkers:
+                adj = c.check_step(saved[0], integ.get_state())
+                if adj is not None:
+                    break
+            if adj is None:
+                break
+            self._n_rejected += 1
+            self._last_rejection = adj.reason
+            max_step = adj.scaling * max(integ.get_previous_step_size_taken(), 0.0)
+            if max_step < integ._min_step_at(clock.time(ka)):
+                raise StepSizeTooSmallError(f"Simulation: a controller's step adjustment asked for steps below the "
+                                            f"minimum at t = {clock.time(ka)!r} (reason: {adj.reason})")
+            integ.initialize(saved[0].copy())
+            integ._h_pred = saved[1]
+        self._n_driver += 1
+        state = integ.get_state()
+        for a in self._agents:
+            if a._order == 2 and self._due(a, kb):
+                _MonitorCall(a).check(state)
+
+    def _record(self, k: int) -> None:
+        state = self._integ.get_state() if self._stepper is not None else self._state
+        for a in self._agents:
+            if a._order == 3 and self._due(a, k) and self._recorded_at.get(id(a)) != k:
+                a.record(state)
+                self._recorded_at[id(a)] = k
+
+    # ------------------------------------------------------------------ waypoints
+    def add_waypoint(self, t: float) -> None:
+        """Save the State when the run reaches time ``t`` (now, if ``t`` is the current time)."""
+        t = float(t)
+        if self._stepper is not None and t == self.get_time():
+            self._store_waypoint()
+        else:
+            self._pending_waypoints.append(t)
+
+    def _store_waypoint(self) -> None:
+        integ = self._integ
+        self._waypoints[self.get_time()] = (integ.get_state().copy(), integ._h_pred, self._k)
+
+    def _save_waypoints(self) -> None:
+        if self._pending_waypoints:
+            t = self.get_time()
+            due = [w for w in self._pending_waypoints if w <= t]
+            if due:
+                self._store_waypoint()
+                self._pending_waypoints = [w for w in self._pending_waypoints if w > t]
+
+    def get_waypoint_times(self) -> list[float]:
+        return sorted(self._waypoints)
+
+    def rewind(self, t: float) -> None:
+        """Go back to the waypoint at time ``t``: the State (agents' memory included) and the integrator's
+        step size as they were, and recordings after ``t`` forgotten, so that a rerun is bitwise the same."""
+        if t not in self._waypoints:
+            raise KeyError(f"Simulation.rewind: no waypoint at t = {t!r}; waypoints: {self.get_waypoint_times()}")
+        state, h_pred, k = self._waypoints[t]
+        self._stepper.initialize(state.copy())
+        self._integ._h_pred = h_pred
+        self._k = k
+        for a in self._agents:
+            if hasattr(a, "_truncate_after"):
+                a._truncate_after(t)
+        self._recorded_at = {key: k for key in self._recorded_at}
+
+    # ------------------------------------------------------------------ progress
+    def _update_progress(self, wall0: float, t0: float, t1: float) -> None:
+        if self._progress is False:
+            return
+        if self._bar is None:
+            if time.perf_counter() - wall0 < self._progress_after:
+                return
+            if self._progress is None and not sys.stderr.isatty():
+                return
+            try:
+                from tqdm import tqdm
+            except ImportError:  # the progress bar is optional
+                self._progress = False
+                return
+            self._bar = tqdm(total=t1 - t0, unit="s", unit_scale=True, desc="simulating", leave=False)
+            self.progress_shown = True
+        self._bar.n = self.get_time() - t0
+        self._bar.refresh()
+
+
+class _MonitorCall:
+    """Run a monitor and refuse a change of the State (monitors only look)."""
+
+    def __init__(self, monitor: Monitor):
+        self.monitor = monitor
+
+    def handle_event(self, state: State) -> None:
+        self.monitor.monitor(state)
+
+    def __repr__(self) -> str:
+        return repr(self.monitor)
+
+    def check(self, state: State) -> None:
+        report_without_change(self, state)
