@@ -168,7 +168,10 @@ cdef class TreeKernels:
         return self.copy()
 
     def __reduce__(self):
-        raise TypeError("TreeKernels cannot be pickled; rebuild it from the tree arrays")
+        # The tree inputs and every cache array, so that a realized State pickles with its results.
+        return (_tree_kernels_from_arrays,
+                ((self.nb, self.nu, self.nq), {name: getattr(self, name) for name in _TREE_INPUTS},
+                 {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid)))
 
     # -- stages ---------------------------------------------------------------
 
@@ -382,3 +385,26 @@ cdef class TreeKernels:
                 mat66_vec(self.t.I_O + 36 * i, self.t.V_O + 6 * i, h)
                 e += dot6(self.t.V_O + 6 * i, h)
         return 0.5 * e
+
+
+def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_valid):
+    """Rebuild a pickled TreeKernels: its arrays as they were, pointers bound to them anew."""
+    cdef TreeKernels ws = TreeKernels.__new__(TreeKernels)
+    ws.nb, ws.nu, ws.nq = dims
+    ws.parent = np.ascontiguousarray(inputs["parent"], dtype=np.int64)
+    ws.jtype = np.ascontiguousarray(inputs["jtype"], dtype=np.int64)
+    ws.qoff = np.ascontiguousarray(inputs["qoff"], dtype=np.int64)
+    ws.uoff = np.ascontiguousarray(inputs["uoff"], dtype=np.int64)
+    ws.jparam = np.ascontiguousarray(inputs["jparam"], dtype=np.float64)
+    ws.R_PF = np.ascontiguousarray(inputs["R_PF"], dtype=np.float64)
+    ws.p_PF = np.ascontiguousarray(inputs["p_PF"], dtype=np.float64)
+    ws.R_BM = np.ascontiguousarray(inputs["R_BM"], dtype=np.float64)
+    ws.p_BM = np.ascontiguousarray(inputs["p_BM"], dtype=np.float64)
+    ws.mass = np.ascontiguousarray(inputs["mass"], dtype=np.float64)
+    ws.p_BC = np.ascontiguousarray(inputs["p_BC"], dtype=np.float64)
+    ws.I_B = np.ascontiguousarray(inputs["I_B"], dtype=np.float64)
+    for name, a in cache.items():
+        ws._set(name, np.array(a, dtype=np.float64, order="C"))
+    ws._bind()
+    ws._abi_valid = abi_valid
+    return ws

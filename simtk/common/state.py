@@ -394,6 +394,10 @@ class State:
                 "new State")
 
     # ------------------------------------------------------------------ stages
+    def get_system(self):
+        """The System this State belongs to (an unpickled State brings a copy of its System along)."""
+        return self._system
+
     def get_system_stage(self) -> Stage:
         """The stage the whole System is realized to (the lowest subsystem stage)."""
         return Stage(self._stage)

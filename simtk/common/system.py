@@ -357,20 +357,20 @@ class System(Component):
         """A new default State with every variable of ``old_state`` whose path still exists.
 
         Carries the time, the continuous variables by path, the discrete variables and modeling options
-        declared by name; ``old_state`` may be of an older topology of this System.
+        declared by name; ``old_state`` may be of an older topology of this System, or of another System
+        with the same paths (an unpickled copy, a model rebuilt by a script).
         """
         return self._restore(self._snapshot(old_state))
 
     def _snapshot(self, state: State) -> dict:
-        if state._system is not self:
-            state._check_system(self)
+        # Paths are the interface: a State of another System (an unpickled copy, an older model) migrates too.
         if state._names is None or state._y is None:  # never realized to Model: nothing laid out to carry
             raise StageTooLowError("System.migrate_state(old_state)", MODEL, state._stage)
         y = np.array(state._y)
         discrete = {key: _copy_value(state._subs[sx].discrete[i].value)
                     for key, (sx, i) in (state._named_discrete or {}).items()}
         options = {}
-        if state._topology_version == self._topology_version:
+        if state._system is self and state._topology_version == self._topology_version:
             for comp in self.get_subcomponents():
                 for name, (n, get, _set) in comp._builtin_modeling_options().items():
                     options[(comp, name)] = int(get(state))

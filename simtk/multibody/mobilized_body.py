@@ -590,3 +590,4 @@ _builtin("LineOrientation", "LineOrientation", "Two rotations orienting M's z ax
 _builtin("FreeLine", "FreeLine", "LineOrientation plus three translations.", euler="FreeLineEuler")
 _builtin("Bushing", "Bushing", "Six mobilities: X-Y-Z angles then p_FM; u = qdot.")
 _Ground.__qualname__ = "MobilizedBody.Ground"
+MobilizedBody.Ground = _Ground  # Simbody names it so; pickle finds it by this name
