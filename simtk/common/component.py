@@ -324,8 +324,8 @@ class Component:
     def set_property(self, name: str, value) -> None:
         """Validate and set property ``name``; a bad value is refused with the reason and nothing changes.
 
-        Existing States see the change at their next ``realize`` (from the property's stage on); a
-        Topology property makes them stale, as any topology change does.
+        Every live State of the System loses the property's stage and above at once; a Topology
+        property makes them stale, as any topology change does.
         """
         holder, p = self._find_property(name)
         try:

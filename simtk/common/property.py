@@ -9,7 +9,7 @@ and reads it as ``self.stiffness``. ``component.set_property("stiffness", 20.0)`
 ``self.stiffness``) validates the value, refusing a bad one with the component's path, the property
 and the reason and changing nothing, then tells the System: a Topology property makes every
 existing State stale (a new ``realize_topology()`` is needed, as for any topology change); a
-property of a later stage invalidates that stage in every existing State at its next ``realize``.
+property of a later stage invalidates that stage and above in every live State of the System.
 """
 from __future__ import annotations
 

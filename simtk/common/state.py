@@ -29,6 +29,7 @@ forgotten, and realizing the stage again allocates them anew.
 from __future__ import annotations
 
 import copy as _copy
+import weakref
 import numbers
 
 import numpy as np
@@ -213,7 +214,7 @@ class State:
         "_ydot", "_qdot", "_udot", "_zdot", "_qdotdot", "_ydot_ro", "_qdot_ro", "_udot_ro", "_zdot_ro",
         "_qdotdot_ro",
         "_qerr", "_uerr", "_udoterr", "_multipliers", "_qerr_ro", "_uerr_ro", "_udoterr_ro", "_multipliers_ro",
-        "_param_version", "_names", "_named_discrete",
+        "_names", "_named_discrete",
         "__weakref__",
     )
 
@@ -226,7 +227,6 @@ class State:
         self._epoch = 0
         self._inval_epoch = [0] * 11
         self._t = 0.0
-        self._param_version = 0  # the System's property-change counter this State has seen
         self._names = None  # absolute path -> index in y, made when Model is realized
         self._named_discrete = None  # "<path>:<name>" -> (subsystem, index) of by-name discrete variables
         for name in ("_y", "_q", "_u", "_z", "_ydot", "_qdot", "_udot", "_zdot", "_qdotdot",
@@ -241,6 +241,7 @@ class State:
         s._system = system
         s._topology_version = topology_version
         s._subs = [_SubsystemState(n, i) for i, n in enumerate(subsystem_names)]
+        system._live_states.add(s)
         return s
 
     def _layout_model(self) -> None:
@@ -714,7 +715,8 @@ class State:
         new._epoch = self._epoch
         new._inval_epoch = list(self._inval_epoch)
         new._t = self._t
-        new._param_version = self._param_version
+        if self._system is not None:
+            self._system._live_states.add(new)
         new._names, new._named_discrete = self._names, self._named_discrete  # never mutated: shared
         # Components and Systems referenced from cache values are shared, never cloned.
         memo = {}
@@ -766,6 +768,15 @@ class State:
             c.cache.append(ce)
         c.triggers = {k: v.copy() for k, v in ss.triggers.items()}
         return c
+
+    def __setstate__(self, st) -> None:
+        # Default pickling of a slotted object, then the registration a property change relies on.
+        slots = st[1] if isinstance(st, tuple) else st
+        for k, v in (slots or {}).items():
+            object.__setattr__(self, k, v)
+        system = self._system
+        if system is not None:
+            system.__dict__.setdefault("_live_states", weakref.WeakSet()).add(self)
 
     def __copy__(self):
         return self.copy()

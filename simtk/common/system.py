@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Sequence
 
 import numpy as np
@@ -57,10 +58,9 @@ class System(Component):
         self._event_handlers: list = []
         self._event_reporters: list = []
         self._component_fields()
-        # Property changes since States were made: a counter, and the counter's value at the last change
-        # of each stage (States compare their own copy of the counter at realize()).
-        self._param_version = 0
-        self._param_version_at = [0] * 11
+        # Every State of this System that is still alive, so that a property change invalidates them
+        # at once (as Simbody invalidates the States it hands out); weak, so States die as usual.
+        self._live_states: weakref.WeakSet = weakref.WeakSet()
         self._pending_changes: list = []
 
     def __repr__(self) -> str:
@@ -182,8 +182,6 @@ class System(Component):
         """
         if state._system is not self or state._topology_version != self._topology_version:
             state._check_system(self)
-        if state._param_version != self._param_version:
-            self._apply_parameter_changes(state)
         g = state._stage
         if g >= stage:
             return
@@ -235,8 +233,6 @@ class System(Component):
                     state._forget_allocations(g)
                     exc.add_note(f"while realizing {STAGE_NAMES[g]} of subsystem '{ss.name}' (#{idx})")
                     raise
-        if g == TOPOLOGY:
-            state._param_version = self._param_version
         if g == MODEL:
             state._layout_model()
         elif g == INSTANCE:
@@ -314,20 +310,24 @@ class System(Component):
 
     # ------------------------------------------------------------------ property changes
     def _parameter_changed(self, stage: Stage, component: Component) -> None:
-        """A property of ``component`` changed: stale every State from ``stage`` on (at its next realize)."""
+        """A property of ``component`` changed: every live State of this topology loses ``stage`` and above."""
         if stage <= TOPOLOGY:
             self.invalidate_system_topology_cache()
             return
-        self._param_version += 1
-        self._param_version_at[int(stage)] = self._param_version
-        self._default_state = None  # the default State is rebuilt with the new values
+        for state in list(self._live_states):
+            if state._topology_version == self._topology_version and state._stage >= stage:
+                state.invalidate_all(stage)
+        self._default_state = None  # made again, with the new value, by the next realize_topology()
 
-    def _apply_parameter_changes(self, state: State) -> None:
-        seen = state._param_version
-        lowest = min((g for g, v in enumerate(self._param_version_at) if v > seen), default=None)
-        if lowest is not None and state._stage >= lowest:
-            state.invalidate_all(Stage(lowest))
-        state._param_version = self._param_version
+    def __getstate__(self) -> dict:
+        d = dict(self.__dict__)
+        d["_live_states"] = None  # a weak set does not pickle; the copy starts its own
+        return d
+
+    def __setstate__(self, d: dict) -> None:
+        live = self.__dict__.get("_live_states")  # States unpickled before this System registered already
+        self.__dict__.update(d)
+        self._live_states = live if live is not None else weakref.WeakSet()
 
     # ------------------------------------------------------------------ change requests (Ptolemy's)
     def request_change(self, change) -> None:

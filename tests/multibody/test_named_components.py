@@ -296,7 +296,8 @@ def test_property_set_read_back_refused_and_effective(kind, prop):
 
     element.set_property(prop, good)
     assert _same(element.get_property(prop), _expected_value(kind, prop, good))
-    after = _results(system, state)  # the existing State sees the change at its next realize
+    assert state.get_system_stage() < Stage.Instance  # every live State loses the property's stage at once
+    after = _results(system, state)
     if kind == "body":
         system2, mb2 = _build(kind, {})
         mb2.set_property(prop, good)  # a body property has no constructor argument of its own: set it fresh
