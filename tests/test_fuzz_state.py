@@ -203,6 +203,8 @@ def test_random_call_sequences_keep_the_state_consistent(model, steps):
         try:
             state = apply(op, system, matter, spring, constraint, counter, state)
         except ALLOWED as exc:
-            assert snapshot(state, counter) == before or op[0] in ("stiffness",), \
-                f"{op!r} was refused ({type(exc).__name__}: {exc}) but changed the State"
+            after = snapshot(state, counter)
+            if op[0] in ("realize", "energy"):  # a failed realization keeps the stages it completed
+                after, before = after[:2] + after[3:], before[:2] + before[3:]
+            assert after == before, f"{op!r} was refused ({type(exc).__name__}: {exc}) but changed the State"
         check_fresh(system, matter, counter, state)

@@ -248,9 +248,17 @@ class SimbodyMatterSubsystem(Subsystem):
         plan = cache.plan
         qb = cache.layout.quaternion_bodies
         if len(qb):
-            ss.qerr[plan.quaternion_err_start:plan.quaternion_err_start + len(qb)] = ws.qerr[qb]
+            qe = ss.qerr[plan.quaternion_err_start:plan.quaternion_err_start + len(qb)]
+            qe[:] = ws.qerr[qb]
+            if qe.min() == -1.0:  # |q| = 0: no rotation to normalize to; the sweep produced NaN
+                self._refuse_zero_quaternion(qb, qe)
         if plan.m:
             _cs.realize_position(self, state, ss, cache)
+
+    def _refuse_zero_quaternion(self, qb, qe) -> None:
+        body = self._bodies[int(qb[int(np.argmin(qe))])]
+        raise ValueError(f"{body!r}: its quaternion is zero, which is no rotation; set a nonzero quaternion "
+                         "(it is normalized when realized) or use Euler angles")
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
         ss = state._subs[self._index]

@@ -171,3 +171,19 @@ def test_unsatisfiable_constraint_is_named_by_the_assembler():
     with pytest.raises(ConstraintViolationError) as info:
         Assembler(system).assemble(state)
     assert info.value.constraint is loop and repr(loop) in str(info.value)
+
+
+def test_a_zero_quaternion_is_refused_naming_the_body_not_turned_into_nan():
+    """Found by the fuzz test: q = 0 on a Ball made NaN positions silently."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    GeneralForceSubsystem(system)
+    ball = MobilizedBody.Ball(matter.ground, Transform(), UNIT_BODY, Transform([0, 1, 0]), name="shoulder")
+    state = system.realize_topology()
+    state.set_q(np.zeros(4))
+    with pytest.raises(ValueError, match="'/matter/shoulder'.*quaternion is zero"):
+        system.realize(state, Stage.Position)
+    assert state.get_system_stage() < Stage.Position
+    ball.set_q(state, [1.0, 0, 0, 0])
+    system.realize(state, Stage.Position)
+    assert np.isfinite(ball.get_body_origin_location(state)).all()
