@@ -16,6 +16,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from simtk.spatial import Body, Inertia, MassProperties, Rotation, Transform, skew
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 # ---------------------------------------------------------------------------------------------
 # strategies and independent reference formulas
@@ -109,23 +110,23 @@ def test_skew_is_cross_product(a, b):
 def test_rotation_is_orthonormal_proper(R):
     """R^T R = 1 and det R = +1 for every rotation."""
     m = R.matrix
-    assert close(m.T @ m, np.eye(3), 1e-14)
-    assert abs(np.linalg.det(m) - 1) < 1e-14
+    assert close(m.T @ m, np.eye(3), (64 * EPS))
+    assert abs(np.linalg.det(m) - 1) < (64 * EPS)
 
 
 @given(rotations, rotations, rotations)
 def test_composition_is_associative(A, B, C):
     """(A B) C == A (B C), and composing is the matrix product."""
-    assert close(((A * B) * C).matrix, (A * (B * C)).matrix, 1e-14)
-    assert close((A * B).matrix, A.matrix @ B.matrix, 1e-15)
+    assert close(((A * B) * C).matrix, (A * (B * C)).matrix, (64 * EPS))
+    assert close((A * B).matrix, A.matrix @ B.matrix, (64 * EPS))
 
 
 @given(rotations, vec3s)
 def test_inverse(R, v):
     """~R is the transpose; R * ~R is the identity; ~R undoes R on vectors."""
     assert np.array_equal((~R).matrix, R.matrix.T)
-    assert (R * ~R).is_same_rotation(Rotation(), 1e-14)
-    assert close((~R) * (R * v), v, 1e-12)
+    assert (R * ~R).is_same_rotation(Rotation(), (64 * EPS))
+    assert close((~R) * (R * v), v, (2**13 * EPS))
 
 
 @given(rotations, st.lists(st.tuples(coords, coords, coords), min_size=1, max_size=5))
@@ -135,7 +136,7 @@ def test_rotating_many_vectors_matches_one_by_one(R, vs):
     out = R * vs
     assert out.shape == vs.shape
     for v, w in zip(vs, out):
-        assert close(w, R.matrix @ v, 1e-13)
+        assert close(w, R.matrix @ v, (512 * EPS))
 
 
 @given(quaternions())
@@ -144,7 +145,7 @@ def test_quaternion_round_trip(q):
     qn = q / np.linalg.norm(q)
     back = Rotation.from_quaternion(q).to_quaternion()
     assert back[0] >= 0
-    assert close(back, qn, 1e-12) or close(back, -qn, 1e-12)
+    assert close(back, qn, (2**13 * EPS)) or close(back, -qn, (2**13 * EPS))
 
 
 @given(quaternions(), vec3s)
@@ -153,15 +154,15 @@ def test_quaternion_rotates_like_hamilton_product(q, v):
     qn = q / np.linalg.norm(q)
     conj = qn * np.array([1, -1, -1, -1])
     expected = hamilton(hamilton(qn, np.r_[0.0, v]), conj)[1:]
-    assert close(Rotation.from_quaternion(q) * v, expected, 1e-12)
+    assert close(Rotation.from_quaternion(q) * v, expected, (2**13 * EPS))
 
 
 @given(angles, unit_axes())
 def test_angle_axis_matches_rodrigues(angle, axis):
     """Rotation(angle, axis) equals Rodrigues' formula; the axis need not be normalized."""
-    assert close(Rotation(angle, axis).matrix, rodrigues(angle, axis), 1e-14)
-    assert close(Rotation(angle, 3.7 * axis).matrix, rodrigues(angle, axis), 1e-14)
-    assert close(Rotation.from_angle_axis(angle, axis).matrix, rodrigues(angle, axis), 1e-14)
+    assert close(Rotation(angle, axis).matrix, rodrigues(angle, axis), (64 * EPS))
+    assert close(Rotation(angle, 3.7 * axis).matrix, rodrigues(angle, axis), (64 * EPS))
+    assert close(Rotation.from_angle_axis(angle, axis).matrix, rodrigues(angle, axis), (64 * EPS))
 
 
 @pytest.mark.parametrize("names,e", [(("x", "X", "XAxis", 0), [1, 0, 0]),
@@ -171,7 +172,7 @@ def test_angle_axis_matches_rodrigues(angle, axis):
 def test_coordinate_axes_match_rodrigues(names, e, angle):
     """Named axes are the unit coordinate vectors."""
     for name in names:
-        assert close(Rotation(angle, name).matrix, rodrigues(angle, e), 1e-15)
+        assert close(Rotation(angle, name).matrix, rodrigues(angle, e), (64 * EPS))
 
 
 @given(st.floats(1e-6, math.pi - 1e-6), unit_axes())
@@ -186,7 +187,7 @@ def test_to_angle_axis_round_trip(angle, axis):
 def test_body_fixed_xyz_definition(a):
     """from_body_fixed_xyz(a) == Rx(a0) Ry(a1) Rz(a2) with each factor from Rodrigues."""
     expected = rodrigues(a[0], [1, 0, 0]) @ rodrigues(a[1], [0, 1, 0]) @ rodrigues(a[2], [0, 0, 1])
-    assert close(Rotation.from_body_fixed_xyz(a).matrix, expected, 1e-14)
+    assert close(Rotation.from_body_fixed_xyz(a).matrix, expected, (64 * EPS))
 
 
 @given(st.floats(-math.pi + 1e-3, math.pi - 1e-3),
@@ -202,8 +203,8 @@ def test_body_fixed_xyz_round_trip_away_from_gimbal_lock(a0, a1, a2):
 def test_body_fixed_xyz_reproduces_any_rotation(R):
     """from_body_fixed_xyz(to_body_fixed_xyz(R)) == R for every R; the middle angle is in [-pi/2, pi/2]."""
     a = R.to_body_fixed_xyz()
-    assert abs(a[1]) <= math.pi / 2 + 1e-15
-    assert Rotation.from_body_fixed_xyz(a).is_same_rotation(R, 1e-12)
+    assert abs(a[1]) <= math.pi / 2 + (64 * EPS)
+    assert Rotation.from_body_fixed_xyz(a).is_same_rotation(R, (2**13 * EPS))
 
 
 @pytest.mark.parametrize("a1", [math.pi / 2, -math.pi / 2])
@@ -212,7 +213,7 @@ def test_body_fixed_xyz_at_gimbal_lock(a0, a1, a2):
     """At gimbal lock the angles are not unique but they still reproduce the rotation."""
     R = Rotation.from_body_fixed_xyz([a0, a1, a2])
     b = R.to_body_fixed_xyz()
-    assert Rotation.from_body_fixed_xyz(b).is_same_rotation(R, 1e-12)
+    assert Rotation.from_body_fixed_xyz(b).is_same_rotation(R, (2**13 * EPS))
     assert abs(abs(b[1]) - math.pi / 2) < 1e-7
 
 
@@ -222,8 +223,8 @@ def test_against_scipy(q, a):
     sr = pytest.importorskip("scipy.spatial.transform").Rotation
     qn = q / np.linalg.norm(q)
     ref = sr.from_quat([qn[1], qn[2], qn[3], qn[0]]).as_matrix()
-    assert close(Rotation.from_quaternion(q).matrix, ref, 1e-14)
-    assert close(Rotation.from_body_fixed_xyz(a).matrix, sr.from_euler("XYZ", a).as_matrix(), 1e-14)
+    assert close(Rotation.from_quaternion(q).matrix, ref, (64 * EPS))
+    assert close(Rotation.from_body_fixed_xyz(a).matrix, sr.from_euler("XYZ", a).as_matrix(), (64 * EPS))
 
 
 @given(rotations, st.floats(1e-6, 1e-2))
@@ -240,7 +241,7 @@ def test_from_matrix_validates_and_reorthonormalizes():
     assert np.array_equal(Rotation.from_matrix(m).matrix, m)  # already orthonormal: kept exactly
     drifted = m + 1e-8 * np.arange(9).reshape(3, 3)
     R = Rotation.from_matrix(drifted)
-    assert close(R.matrix.T @ R.matrix, np.eye(3), 1e-15)
+    assert close(R.matrix.T @ R.matrix, np.eye(3), (64 * EPS))
     assert close(R.matrix, m, 1e-7)
     with pytest.raises(ValueError, match="not orthonormal"):
         Rotation.from_matrix(m * 1.01)
@@ -316,8 +317,8 @@ def test_numpy_arrays_do_not_broadcast_over_spatial_objects():
 @given(transforms, transforms, vec3s)
 def test_transform_composition_is_4x4_product(X1, X2, s):
     """X1 * X2 equals the product of homogeneous matrices; X * s equals M [s; 1]."""
-    assert close((X1 * X2).matrix44(), homogeneous(X1) @ homogeneous(X2), 1e-12)
-    assert close(X1 * s, (homogeneous(X1) @ np.r_[s, 1.0])[:3], 1e-12)
+    assert close((X1 * X2).matrix44(), homogeneous(X1) @ homogeneous(X2), (2**13 * EPS))
+    assert close(X1 * s, (homogeneous(X1) @ np.r_[s, 1.0])[:3], (2**13 * EPS))
     assert close(X1.matrix34(), homogeneous(X1)[:3], 0)
 
 
@@ -327,18 +328,18 @@ def test_transform_maps_many_stations(X, ss):
     ss = np.array(ss)
     out = X * ss
     for s, t in zip(ss, out):
-        assert close(t, X * s, 1e-13)
+        assert close(t, X * s, (512 * EPS))
 
 
 @given(transforms, vec3s)
 def test_transform_inverse(X, s):
     """~X is the inverse 4x4 matrix, X * ~X the identity, and ~X undoes X on stations."""
-    assert close((~X).matrix44(), np.linalg.inv(homogeneous(X)), 1e-12)
-    assert (X * ~X).is_same_transform(Transform(), 1e-13, 1e-13)
-    assert close((~X) * (X * s), s, 1e-12)
-    assert close(X.shift_base_station_to_frame(X.shift_frame_station_to_base(s)), s, 1e-12)
-    assert close(X.xform_base_vec_to_frame(X.xform_frame_vec_to_base(s)), s, 1e-12)
-    assert close(X.xform_frame_vec_to_base(s), X.R.matrix @ s, 1e-12)
+    assert close((~X).matrix44(), np.linalg.inv(homogeneous(X)), (2**13 * EPS))
+    assert (X * ~X).is_same_transform(Transform(), (512 * EPS), (512 * EPS))
+    assert close((~X) * (X * s), s, (2**13 * EPS))
+    assert close(X.shift_base_station_to_frame(X.shift_frame_station_to_base(s)), s, (2**13 * EPS))
+    assert close(X.xform_base_vec_to_frame(X.xform_frame_vec_to_base(s)), s, (2**13 * EPS))
+    assert close(X.xform_frame_vec_to_base(s), X.R.matrix @ s, (2**13 * EPS))
 
 
 @given(transforms)
@@ -543,7 +544,7 @@ def test_transformed_mass_props_against_point_masses(cloud, X_BC):
     assert close(mp_C.central_inertia().matrix, I_CC, 1e-7)
     shifted = MassProperties(M, com_B, I_O).calc_shifted_mass_props(X_BC.p)
     assert close(shifted.inertia.matrix, cloud_inertia(masses, pts_B, X_BC.p), 1e-7)
-    assert close(shifted.com, com_B - X_BC.p, 1e-12)
+    assert close(shifted.com, com_B - X_BC.p, (2**13 * EPS))
     re = MassProperties(M, com_B, I_O).reexpress(X_BC.R)
     assert close(re.inertia.matrix, cloud_inertia(masses, pts_B @ X_BC.R.matrix), 1e-7)
 
@@ -579,8 +580,8 @@ def test_point_mass_body_has_zero_central_inertia():
     p = np.array([0.3, -1.2, 2.0])
     I_O = Inertia.point_mass_at(p, 2.0)
     mp = MassProperties(2.0, p, I_O)
-    assert close(mp.central_inertia().matrix, np.zeros((3, 3)), 1e-14)
-    assert close(I_O.matrix, cloud_inertia([2.0], p[None]), 1e-14)
+    assert close(mp.central_inertia().matrix, np.zeros((3, 3)), (64 * EPS))
+    assert close(I_O.matrix, cloud_inertia([2.0], p[None]), (64 * EPS))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simtk.common.function import Function, require_function
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 FAST = settings(max_examples=40, deadline=None)
 
@@ -309,9 +310,9 @@ class TestLinear:
         y = np.array(data.draw(vec))
         a = data.draw(st.floats(0.0, 1.0))
         expect = math.fsum([c * xi for c, xi in zip(coefs, x)]) + coefs[-1]
-        assert f.calc_value(x) == pytest.approx(expect, abs=1e-12)
+        assert f.calc_value(x) == pytest.approx(expect, abs=(2**13 * EPS))
         assert f.calc_value(a * x + (1 - a) * y) == pytest.approx(
-            a * f.calc_value(x) + (1 - a) * f.calc_value(y), abs=1e-11
+            a * f.calc_value(x) + (1 - a) * f.calc_value(y), abs=2**16 * EPS
         )
         for i in range(m):
             assert f.calc_derivative([i], x) == coefs[i]
@@ -368,10 +369,10 @@ class TestPolynomial:
         central difference of f (f', f'')."""
         f = Function.Polynomial(coefs)
         scale = sum(abs(c) for c in coefs) * 64.0 + 1.0
-        assert f.calc_value(x) == pytest.approx(np.polyval(coefs, x), abs=1e-12 * scale)
+        assert f.calc_value(x) == pytest.approx(np.polyval(coefs, x), abs=(2**13 * EPS) * scale)
         for n in range(1, len(coefs) + 2):
             ref = np.polyval(np.polyder(coefs, n), x) if n < len(coefs) else 0.0
-            assert f.calc_derivative([0] * n, x) == pytest.approx(ref, abs=1e-11 * scale * 8**n)
+            assert f.calc_derivative([0] * n, x) == pytest.approx(ref, abs=(2**16 * EPS) * scale * 8**n)
         h = 1e-5
         lower = f.calc_value
         for n in range(1, 4):
@@ -400,7 +401,7 @@ class TestStep:
         """Simbody's stepUp is 10 s^3 - 15 s^4 + 6 s^5 on s in [0, 1]."""
         f = Function.Step(0.0, 1.0, 0.0, 1.0)
         for s in (0.1, 0.25, 0.6, 0.9):
-            assert f.calc_value(s) == pytest.approx(10 * s**3 - 15 * s**4 + 6 * s**5, rel=1e-14)
+            assert f.calc_value(s) == pytest.approx(10 * s**3 - 15 * s**4 + 6 * s**5, rel=(64 * EPS))
             assert f.calc_derivative([0], s) == pytest.approx(30 * s**2 - 60 * s**3 + 30 * s**4)
             assert f.calc_derivative([0, 0], s) == pytest.approx(60 * s - 180 * s**2 + 120 * s**3)
             assert f.calc_derivative([0, 0, 0], s) == pytest.approx(60 - 360 * s + 360 * s**2)
@@ -431,12 +432,12 @@ class TestStep:
                         + [f.calc_value(x1)])
         assert vals[0] == y0 and vals[-1] == y1
         diffs = np.diff(vals) * np.sign(y1 - y0)
-        assert (diffs >= -1e-12).all()
+        assert (diffs >= -(2**13 * EPS)).all()
         assert (np.minimum(y0, y1) <= vals).all() and (vals <= np.maximum(y0, y1)).all()
         for si in s:
             a = f.calc_value(x0 + si * (x1 - x0))
             b = f.calc_value(x1 - si * (x1 - x0))
-            assert a + b == pytest.approx(y0 + y1, abs=1e-12 * (1 + abs(y0) + abs(y1)))
+            assert a + b == pytest.approx(y0 + y1, abs=(2**13 * EPS) * (1 + abs(y0) + abs(y1)))
 
     def test_c2_at_both_ends(self):
         """Law: f' and f'' are zero at x0 and x1 and tend to zero from inside (f' ~ 30 s^2, f'' ~ 60 s),
@@ -449,7 +450,7 @@ class TestStep:
                 x = end + inward * eps
                 assert abs(f.calc_derivative([0], x)) <= 31 * eps**2
                 assert abs(f.calc_derivative([0, 0], x)) <= 61 * eps
-                assert abs(f.calc_value(x) - f.calc_value(end)) <= 11 * eps**3 + 1e-15
+                assert abs(f.calc_value(x) - f.calc_value(end)) <= 11 * eps**3 + (64 * EPS)
             assert abs(f.calc_derivative([0, 0, 0], end + inward * 1e-6)) == pytest.approx(60.0, rel=1e-4)
 
     def test_derivatives_by_finite_differences(self):
@@ -498,7 +499,7 @@ class TestSinusoid:
         expect = [a * math.sin(th), a * w * math.cos(th), -a * w**2 * math.sin(th), -a * w**3 * math.cos(th)]
         assert f.calc_value(x) == pytest.approx(expect[0])
         for n in range(1, 9):
-            assert f.calc_derivative([0] * n, x) == pytest.approx(w ** (n - n % 4) * expect[n % 4], rel=1e-13)
+            assert f.calc_derivative([0] * n, x) == pytest.approx(w ** (n - n % 4) * expect[n % 4], rel=(512 * EPS))
 
     def test_phase_defaults_to_zero(self):
         assert Function.Sinusoid(1.0, 1.0).calc_value(0.0) == 0.0
@@ -532,8 +533,8 @@ class TestSpline:
         f = Function.Spline(x, y, degree)
         assert f.get_degree() == degree
         for xi, yi in zip(x, y):
-            assert f.calc_value(xi) == pytest.approx(yi, abs=1e-12)
-        np.testing.assert_allclose(f.calc_values(x), y, atol=1e-12)
+            assert f.calc_value(xi) == pytest.approx(yi, abs=(2**13 * EPS))
+        np.testing.assert_allclose(f.calc_values(x), y, atol=(2**13 * EPS))
 
     def test_cubic_reproduces_a_cubic(self):
         """A not-a-knot cubic spline through samples of a cubic polynomial is that polynomial, including
@@ -542,7 +543,7 @@ class TestSpline:
         x = np.array([-1.0, -0.4, 0.1, 0.5, 1.3, 2.0])
         f = Function.Spline(x, np.polyval(p, x))
         for t in np.linspace(-1.5, 2.5, 23):
-            assert f.calc_value(t) == pytest.approx(np.polyval(p, t), abs=1e-11)
+            assert f.calc_value(t) == pytest.approx(np.polyval(p, t), abs=(2**16 * EPS))
             for n in (1, 2, 3):
                 assert f.calc_derivative([0] * n, t) == pytest.approx(
                     np.polyval(np.polyder(p, n), t), abs=1e-9
@@ -555,7 +556,7 @@ class TestSpline:
         y = np.array([1.0, -1.0, 2.0, 2.5])
         f = Function.Spline(x, y, degree=1)
         t = np.linspace(0.0, 3.0, 31)
-        np.testing.assert_allclose(f.calc_values(t), np.interp(t, x, y), atol=1e-14)
+        np.testing.assert_allclose(f.calc_values(t), np.interp(t, x, y), atol=(64 * EPS))
         assert f.calc_derivative([0], 1.25) == pytest.approx(6.0)
         assert f.calc_derivative([0, 0], 1.25) == 0.0
 
@@ -568,7 +569,7 @@ class TestSpline:
         f = Function.Spline(x, y)
         ref = CubicSpline(x, y)
         t = np.linspace(0.0, 2.8, 57)
-        np.testing.assert_allclose(f.calc_values(t), ref(t), atol=1e-12)
+        np.testing.assert_allclose(f.calc_values(t), ref(t), atol=(2**13 * EPS))
         for n in (1, 2):
             np.testing.assert_allclose(f.calc_derivatives([0] * n, t), ref(t, n), atol=1e-10)
             np.testing.assert_allclose([f.calc_derivative([0] * n, ti) for ti in t], ref(t, n), atol=1e-10)

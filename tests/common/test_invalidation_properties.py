@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from simtk import Stage, StageError, StageTooLowError, Subsystem, System
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 TIME, POSITION, VELOCITY, DYNAMICS, ACCEL, REPORT = (int(Stage.Time), int(Stage.Position), int(Stage.Velocity),
                                                      int(Stage.Dynamics), int(Stage.Acceleration),
@@ -323,7 +324,7 @@ class StagedStateMachine(RuleBasedStateMachine):
         if not m.marked[k]["lazy"]:
             self.lazy[k] += 1
             m.marked[k]["lazy"] = True
-        np.testing.assert_allclose(value, m.fresh(k, "lazy"), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(value, m.fresh(k, "lazy"), rtol=(2**13 * EPS), atol=(2**13 * EPS))
 
     @rule(switch=st.booleans(), delta=values)
     def copy_state(self, switch, delta):
@@ -399,19 +400,19 @@ class StagedStateMachine(RuleBasedStateMachine):
                     v = probe.get_cache_entry(s, i)
                     if name == "holder":
                         v = v[1]
-                    np.testing.assert_allclose(v, m.fresh(k, name), rtol=1e-12, atol=1e-12, err_msg=name)
+                    np.testing.assert_allclose(v, m.fresh(k, name), rtol=(2**13 * EPS), atol=(2**13 * EPS), err_msg=name)
                 else:
                     with pytest.raises(StageError):
                         probe.get_cache_entry(s, i)
             q, u, z = m.slices(k)
             if m.stage >= POSITION:
-                np.testing.assert_allclose(probe.get_q_err(s), [q.sum() - 1.0], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(probe.get_q_err(s), [q.sum() - 1.0], rtol=(2**13 * EPS), atol=(2**13 * EPS))
             if m.stage >= VELOCITY:
                 np.testing.assert_allclose(probe.get_qdot(s), [u[i % len(u)] * (i + 1) for i in range(len(q))],
-                                           rtol=1e-12)
+                                           rtol=(2**13 * EPS))
             if m.stage >= ACCEL:
-                np.testing.assert_allclose(probe.get_udot(s), -m.d[k][DYNAMICS] * u, rtol=1e-12)
-                np.testing.assert_allclose(probe.get_zdot(s), np.full(len(z), (u ** 2).sum()), rtol=1e-12)
+                np.testing.assert_allclose(probe.get_udot(s), -m.d[k][DYNAMICS] * u, rtol=(2**13 * EPS))
+                np.testing.assert_allclose(probe.get_zdot(s), np.full(len(z), (u ** 2).sum()), rtol=(2**13 * EPS))
 
 
 # 150 examples of ~30 steps (~4 s): at 80, two planted faults (an invalidation not recorded while the State

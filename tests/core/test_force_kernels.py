@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from simtk import _core
 from core_tree_helpers import random_state, random_tree
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 # the unchecked entry points of the force subsystem's hot path
 _k = _core._k
@@ -146,11 +147,11 @@ def test_uniform_gravity_matches_numpy(seed):
     expected = np.zeros((ws.nb, 2, 3))
     for i in range(1, ws.nb):
         add_at(expected, i, ws.R_GB[i] @ tree.p_BC[i], ws.mass[i] * g.sum(axis=0))
-    assert rel_err(F, expected) < 1e-12 and not f.any()
+    assert rel_err(F, expected) < (2**13 * EPS) and not f.any()
     p_C = ws.p_GB[1:] + np.einsum("bij,bj->bi", ws.R_GB[1:], tree.p_BC[1:])
     m = tree.mass[1:]
     pe = sum(-m @ (p_C @ g[e]) - np.linalg.norm(g[e]) * h0[e] * m.sum() for e in range(n))
-    assert _core.force_energy(fs, ws) == pytest.approx(pe, rel=1e-12, abs=1e-12)
+    assert _core.force_energy(fs, ws) == pytest.approx(pe, rel=(2**13 * EPS), abs=(2**13 * EPS))
 
 
 @given(seed=SEEDS)
@@ -174,8 +175,8 @@ def test_two_point_spring_damper_constant_match_numpy(seed):
     for fs, law, energy in cases:
         F, f = apply(ws, fs, F0=rng.uniform(-1, 1, (ws.nb, 2, 3)))
         expected, lengths = ref_two_point(ws, b1, s1, b2, s2, law)
-        assert rel_err(F, expected) < 1e-12 and not f.any()
-        assert _core.force_energy(fs, ws) == pytest.approx(energy(lengths), rel=1e-12, abs=1e-12)
+        assert rel_err(F, expected) < (2**13 * EPS) and not f.any()
+        assert _core.force_energy(fs, ws) == pytest.approx(energy(lengths), rel=(2**13 * EPS), abs=(2**13 * EPS))
 
 
 def test_coincident_stations_apply_no_force():
@@ -218,8 +219,8 @@ def test_mobility_elements_match_numpy(seed):
     for fs, values, pe in cases:
         F, got = apply(ws, fs, f0=f0)
         assert not F.any()
-        assert rel_err(got, ref_add(values)) < 1e-12
-        assert _core.force_energy(fs, ws) == pytest.approx(pe, rel=1e-12, abs=1e-14)
+        assert rel_err(got, ref_add(values)) < (2**13 * EPS)
+        assert _core.force_energy(fs, ws) == pytest.approx(pe, rel=(2**13 * EPS), abs=(64 * EPS))
     # energy from a q other than the workspace's
     q_other = q + rng.uniform(-0.3, 0.3, ws.nq)
     fs = _core.mobility_linear_spring_set(qi, ui, k, q0)
@@ -235,18 +236,18 @@ def test_global_damper_and_body_constants_match_numpy(seed):
     n = int(rng.integers(1, 5))
     c = rng.uniform(0, 3, n)
     F, f = apply(ws, _core.global_damper_set(c), f0=rng.uniform(-1, 1, ws.nu))
-    assert not F.any() and rel_err(f, -c.sum() * ws.u) < 1e-12
+    assert not F.any() and rel_err(f, -c.sum() * ws.u) < (2**13 * EPS)
     b = rng.integers(0, ws.nb, n)
     s, fv, tv = rng.uniform(-1, 1, (n, 3)), rng.uniform(-5, 5, (n, 3)), rng.uniform(-5, 5, (n, 3))
     F, f = apply(ws, _core.constant_force_set(b, s, fv), F0=rng.uniform(-1, 1, (ws.nb, 2, 3)))
     expected = np.zeros((ws.nb, 2, 3))
     for j in range(n):
         add_at(expected, b[j], ws.R_GB[b[j]] @ s[j], fv[j])
-    assert rel_err(F, expected) < 1e-12 and not f.any()
+    assert rel_err(F, expected) < (2**13 * EPS) and not f.any()
     F, f = apply(ws, _core.constant_torque_set(b, tv))
     expected = np.zeros((ws.nb, 2, 3))
     np.add.at(expected[:, 0], b, tv)
-    assert rel_err(F, expected) < 1e-12 and not f.any()
+    assert rel_err(F, expected) < (2**13 * EPS) and not f.any()
 
 
 @given(seed=SEEDS)
@@ -264,7 +265,7 @@ def test_linear_bushing_matches_numpy(seed):
     F, f = apply(ws, fs, F0=rng.uniform(-1, 1, (ws.nb, 2, 3)))
     expected, pe = ref_bushing(ws, b1, R1, p1, b2, R2, p2, k6, c6)
     assert rel_err(F, expected) < 1e-9 and not f.any()
-    assert _core.force_energy(fs, ws) == pytest.approx(pe, rel=1e-12, abs=1e-12)
+    assert _core.force_energy(fs, ws) == pytest.approx(pe, rel=(2**13 * EPS), abs=(2**13 * EPS))
 
 
 def test_bushing_with_non_finite_kinematics_is_reported_and_left_out():

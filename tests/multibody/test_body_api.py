@@ -32,6 +32,7 @@ from builders import (
     rel_err,
     skew_to_vec,
 )
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 G = np.array([0.0, -9.81, 0.0])
@@ -90,13 +91,13 @@ def test_pin_and_slider_accessors_and_closed_form_poses():
     X_G1 = s1.X_PF * Transform(Rotation(0.7, "z")) * ~s1.X_BM
     X_G2 = X_G1 * s2.X_PF * Transform([0.4, 0.0, 0.0]) * ~s2.X_BM
     for mb, X in ((pin, X_G1), (slider, X_G2)):
-        assert mb.get_body_transform(state).is_same_transform(X, 1e-14, 1e-14)
-        assert rel_err(mb.get_body_rotation(state).matrix, X.R.matrix) < 1e-14
-        assert rel_err(mb.get_body_origin_location(state), X.p) < 1e-14
-    assert pin.get_mobilizer_transform(state).is_same_transform(Transform(Rotation(0.7, "z")), 1e-15, 1e-15)
-    assert rel_err(pin.get_body_angular_velocity(state), -1.3 * (s1.X_PF.R * np.array([0.0, 0, 1]))) < 1e-14
-    assert rel_err(pin.get_mobilizer_velocity(state), [[0, 0, -1.3], [0, 0, 0]]) < 1e-15
-    assert rel_err(slider.get_mobilizer_velocity(state), [[0, 0, 0], [2.0, 0, 0]]) < 1e-15
+        assert mb.get_body_transform(state).is_same_transform(X, (64 * EPS), (64 * EPS))
+        assert rel_err(mb.get_body_rotation(state).matrix, X.R.matrix) < (64 * EPS)
+        assert rel_err(mb.get_body_origin_location(state), X.p) < (64 * EPS)
+    assert pin.get_mobilizer_transform(state).is_same_transform(Transform(Rotation(0.7, "z")), (64 * EPS), (64 * EPS))
+    assert rel_err(pin.get_body_angular_velocity(state), -1.3 * (s1.X_PF.R * np.array([0.0, 0, 1]))) < (64 * EPS)
+    assert rel_err(pin.get_mobilizer_velocity(state), [[0, 0, -1.3], [0, 0, 0]]) < (64 * EPS)
+    assert rel_err(slider.get_mobilizer_velocity(state), [[0, 0, 0], [2.0, 0, 0]]) < (64 * EPS)
 
 
 def test_q_and_u_setters_invalidate_their_stages_and_read_back():
@@ -141,7 +142,7 @@ def test_velocities_and_accelerations_are_time_derivatives(seed):
         s_B = rng.uniform(-1, 1, 3)
         X = mb.get_body_transform(state)
         p = mb.find_station_location_in_ground(state, s_B)
-        assert rel_err(p, X * s_B) < 1e-14
+        assert rel_err(p, X * s_B) < (64 * EPS)
         V = mb.get_body_velocity(state)
         w_fd = skew_to_vec((mb.get_body_rotation(sp).matrix - mb.get_body_rotation(sm).matrix) / (2 * H) @ X.R.matrix.T)
         v_fd = (mb.get_body_origin_location(sp) - mb.get_body_origin_location(sm)) / (2 * H)
@@ -167,13 +168,13 @@ def test_relative_transforms_and_expressing_vectors(seed):
     for mb in model.mobods:
         other = model.mobods[int(rng.integers(0, model.nb))]
         X_AB = mb.find_body_transform_in_another_body(state, other)
-        assert (other.get_body_transform(state) * X_AB).is_same_transform(mb.get_body_transform(state), 1e-13, 1e-13)
+        assert (other.get_body_transform(state) * X_AB).is_same_transform(mb.get_body_transform(state), (512 * EPS), (512 * EPS))
         assert mb.find_body_transform_in_another_body(state, model.matter.ground).is_same_transform(
-            mb.get_body_transform(state), 1e-15, 1e-15)
+            mb.get_body_transform(state), 64 * EPS, 64 * EPS)
         v = rng.uniform(-1, 1, 3)
         vG = mb.express_vector_in_ground(state, v)
-        assert rel_err(vG, mb.get_body_rotation(state).matrix @ v) < 1e-15
-        assert rel_err(mb.express_ground_vector_in_body(state, vG), v) < 1e-14
+        assert rel_err(vG, mb.get_body_rotation(state).matrix @ v) < (64 * EPS)
+        assert rel_err(mb.express_ground_vector_in_body(state, vG), v) < (64 * EPS)
 
 
 # ---------------------------------------------------------------------- applying forces
@@ -210,7 +211,7 @@ def test_apply_body_force_on_a_free_body_obeys_newton_euler():
     K = np.block([[s.mass * np.eye(3), -s.mass * rx], [s.mass * rx, I_O]])
     a_O, alpha = np.split(np.linalg.solve(K, np.r_[F[1], F[0]]), 2)
     A = model.mobods[1].get_body_acceleration(state)
-    assert rel_err(A[0], alpha) < 1e-13 and rel_err(A[1], a_O) < 1e-13
+    assert rel_err(A[0], alpha) < (512 * EPS) and rel_err(A[1], a_O) < (512 * EPS)
 
 
 def test_apply_one_mobility_force_closed_forms():
@@ -222,7 +223,7 @@ def test_apply_one_mobility_force_closed_forms():
     state = new_state(model)
     model.system.realize(state, Stage.Acceleration)
     assert model.mobods[1].get_one_u(state, 0) == 0.0
-    assert model.mobods[1].get_udot(state)[0] == pytest.approx(3.0 / model.specs[1].mass, rel=1e-14)
+    assert model.mobods[1].get_udot(state)[0] == pytest.approx(3.0 / model.specs[1].mass, rel=(64 * EPS))
 
     model = build([None, spec(rng, "Pin", 0)])
     Force.Custom(model.forces, _Applied(model.mobods[1], which_u=0, f=-2.0))
@@ -232,7 +233,7 @@ def test_apply_one_mobility_force_closed_forms():
     z_B = s.X_BM.R * np.array([0.0, 0.0, 1.0])
     d = s.com - s.X_BM.p
     I_axis = z_B @ (s.I_C + s.mass * (d @ d * np.eye(3) - np.outer(d, d))) @ z_B
-    assert model.mobods[1].get_udot(state)[0] == pytest.approx(-2.0 / I_axis, rel=1e-13)
+    assert model.mobods[1].get_udot(state)[0] == pytest.approx(-2.0 / I_axis, rel=(512 * EPS))
     with pytest.raises(IndexError):
         model.mobods[1].apply_one_mobility_force(state, 1, 1.0, np.zeros(1))
     with pytest.raises(ValueError):
@@ -247,10 +248,10 @@ def test_hanging_pendulum_reaction_is_its_weight():
                                   np.zeros(3), np.diag([0.1, 0.2, 0.3]))], gravity=G)
     state = new_state(model)
     model.system.realize(state, Stage.Acceleration)
-    assert np.abs(state.get_udot()).max() < 1e-14
+    assert np.abs(state.get_udot()).max() < (64 * EPS)
     F = model.matter.calc_mobilizer_reaction_forces(state)
     assert F.shape == (2, 2, 3)
-    assert rel_err(F[1], [[0, 0, 0], [0, 3.0 * 9.81, 0]]) < 1e-14
+    assert rel_err(F[1], [[0, 0, 0], [0, 3.0 * 9.81, 0]]) < (64 * EPS)
 
 
 def test_welded_subtree_reaction_balances_gravity():
@@ -267,15 +268,15 @@ def test_welded_subtree_reaction_balances_gravity():
                   gravity=G)
     state = new_state(model)
     model.system.realize(state, Stage.Acceleration)
-    assert np.abs(state.get_udot()).max() < 1e-12  # the pendulum hangs straight down at rest
+    assert np.abs(state.get_udot()).max() < (2**13 * EPS)  # the pendulum hangs straight down at rest
     F = model.matter.calc_mobilizer_reaction_forces(state)
     welded, pend = model.mobods[1], model.mobods[2]
     p_M = (welded.get_body_transform(state) * weld.X_BM).p
     total = 3.0 * 9.81
     torque = -sum(np.cross(mb.find_station_location_in_ground(state, s.com) - p_M, s.mass * G)
                   for mb, s in ((welded, weld), (pend, model.specs[2])))
-    assert rel_err(F[1, 1], [0, total, 0]) < 1e-13
-    assert rel_err(F[1, 0], torque) < 1e-13
+    assert rel_err(F[1, 1], [0, total, 0]) < (512 * EPS)
+    assert rel_err(F[1, 0], torque) < (512 * EPS)
 
 
 def _about(F, from_point, to_point):
@@ -317,15 +318,15 @@ def test_reactions_satisfy_newton_euler_per_body(seed, with_mobility_forces):
         I_C = X.R.matrix @ s.I_C @ X.R.matrix.T
         alpha = mb.get_body_angular_acceleration(state)
         rate = np.array([I_C @ alpha + np.cross(w, I_C @ w), s.mass * mb.find_station_acceleration_in_ground(state, s.com)])
-        assert rel_err(net, rate) < 1e-11
+        assert rel_err(net, rate) < (2**16 * EPS)
         n = mb.get_num_u(state)
         H = J[i, :, u_start:u_start + n]  # (6, n): this mobilizer's columns, at the body origin
-        assert rel_err(H.T @ _about(reactions[i], p_M, X.p).reshape(6), f[u_start:u_start + n]) < 1e-11
+        assert rel_err(H.T @ _about(reactions[i], p_M, X.p).reshape(6), f[u_start:u_start + n]) < (2**16 * EPS)
         u_start += n
         if not with_mobility_forces and s.joint == "Ball":
-            assert np.abs(reactions[i, 0]).max() < 1e-11 * max(1, np.abs(reactions[i]).max())
+            assert np.abs(reactions[i, 0]).max() < (2**16 * EPS) * max(1, np.abs(reactions[i]).max())
         if not with_mobility_forces and s.joint == "Free":
-            assert np.abs(reactions[i]).max() < 1e-11
+            assert np.abs(reactions[i]).max() < (2**16 * EPS)
 
 
 # ---------------------------------------------------------------------- system sums
@@ -340,9 +341,9 @@ def test_system_mass_center_momentum_and_energy_are_sums_over_bodies(seed):
     masses = np.array([s.mass for s in model.specs[1:]])
     p_C = np.array([mb.find_station_location_in_ground(state, s.com) for mb, s in zip(model.mobods[1:], model.specs[1:])])
     v_C = np.array([mb.find_station_velocity_in_ground(state, s.com) for mb, s in zip(model.mobods[1:], model.specs[1:])])
-    assert matter.calc_system_mass(state) == pytest.approx(masses.sum(), rel=1e-15)
-    assert rel_err(matter.calc_system_mass_center_location_in_ground(state), masses @ p_C / masses.sum()) < 1e-14
-    assert rel_err(matter.calc_system_mass_center_velocity_in_ground(state), masses @ v_C / masses.sum()) < 1e-14
+    assert matter.calc_system_mass(state) == pytest.approx(masses.sum(), rel=(64 * EPS))
+    assert rel_err(matter.calc_system_mass_center_location_in_ground(state), masses @ p_C / masses.sum()) < (64 * EPS)
+    assert rel_err(matter.calc_system_mass_center_velocity_in_ground(state), masses @ v_C / masses.sum()) < (64 * EPS)
     L, P, KE = np.zeros(3), np.zeros(3), 0.0
     for mb, s, m, p, v in zip(model.mobods[1:], model.specs[1:], masses, p_C, v_C):
         R = mb.get_body_rotation(state).matrix
@@ -351,9 +352,9 @@ def test_system_mass_center_momentum_and_energy_are_sums_over_bodies(seed):
         L += I_C @ w + np.cross(p, m * v)
         P += m * v
         KE += 0.5 * m * v @ v + 0.5 * w @ I_C @ w
-    assert rel_err(matter.calc_system_momentum_about_ground_origin(state), [L, P]) < 1e-13
-    assert matter.calc_kinetic_energy(state) == pytest.approx(KE, rel=1e-12)
-    assert model.system.calc_kinetic_energy(state) == pytest.approx(KE, rel=1e-12)
+    assert rel_err(matter.calc_system_momentum_about_ground_origin(state), [L, P]) < (512 * EPS)
+    assert matter.calc_kinetic_energy(state) == pytest.approx(KE, rel=(2**13 * EPS))
+    assert model.system.calc_kinetic_energy(state) == pytest.approx(KE, rel=(2**13 * EPS))
 
 
 # ---------------------------------------------------------------------- errors
@@ -450,12 +451,12 @@ def test_reversed_pin_and_slider_are_forward_ones_with_negated_coordinates(joint
         model.system.realize(state, Stage.Acceleration)
         bodies.append((mb, state))
     (fwd, sf), (rev, sr) = bodies
-    assert rev.get_body_transform(sr).is_same_transform(fwd.get_body_transform(sf), 1e-14, 1e-14)
-    assert rel_err(rev.get_body_velocity(sr), fwd.get_body_velocity(sf)) < 1e-14
-    assert rel_err(rev.get_body_acceleration(sr), fwd.get_body_acceleration(sf)) < 1e-13
-    assert rev.get_udot(sr)[0] == pytest.approx(-fwd.get_udot(sf)[0], rel=1e-13)
+    assert rev.get_body_transform(sr).is_same_transform(fwd.get_body_transform(sf), (64 * EPS), (64 * EPS))
+    assert rel_err(rev.get_body_velocity(sr), fwd.get_body_velocity(sf)) < (64 * EPS)
+    assert rel_err(rev.get_body_acceleration(sr), fwd.get_body_acceleration(sf)) < (512 * EPS)
+    assert rev.get_udot(sr)[0] == pytest.approx(-fwd.get_udot(sf)[0], rel=(512 * EPS))
     # X_FM of the reversed joint at q is ~X_FM of the forward one at q, i.e. the forward one at -q.
-    assert rev.get_mobilizer_transform(sr).is_same_transform(fwd.get_mobilizer_transform(sf), 1e-15, 1e-15)
+    assert rev.get_mobilizer_transform(sr).is_same_transform(fwd.get_mobilizer_transform(sf), (64 * EPS), (64 * EPS))
 
 
 def test_unknown_direction_is_refused():

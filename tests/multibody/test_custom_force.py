@@ -28,6 +28,7 @@ from test_force_subsystem import (
     repulsion_pairs,
 )
 from test_forces import SEEDS, build_tree, energy_gradient_along_mobilities, randomize_state
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 
 class ExampleForce(Force.Custom.Implementation):
@@ -84,12 +85,12 @@ def test_custom_force_equals_the_force_subsystem(seed):
     (sa, ma, a, sub), (sb, mb, b, impl) = _twin_systems(seed, n, lambda s, m: ExampleSubsystem(s))
     sa.realize(a, Stage.Acceleration)
     sb.realize(b, Stage.Acceleration)
-    np.testing.assert_allclose(b.get_udot(), a.get_udot(), rtol=1e-12, atol=1e-12)
-    assert sb.calc_potential_energy(b) == pytest.approx(sa.calc_potential_energy(a), rel=1e-13)
+    np.testing.assert_allclose(b.get_udot(), a.get_udot(), rtol=(2**13 * EPS), atol=(2**13 * EPS))
+    assert sb.calc_potential_energy(b) == pytest.approx(sa.calc_potential_energy(a), rel=(512 * EPS))
     points = [np.zeros(3)] + [np.array(mb.get_mobilized_body(i).get_q(b)[4:]) for i in range(1, n + 1)]
     f, energy = expected_repulsion(points)
-    np.testing.assert_allclose(sb.get_rigid_body_forces(b)[1:, 1], f[1:], rtol=1e-12, atol=1e-12)
-    assert sb.calc_potential_energy(b) == pytest.approx(energy, rel=1e-12)
+    np.testing.assert_allclose(sb.get_rigid_body_forces(b)[1:, 1], f[1:], rtol=(2**13 * EPS), atol=(2**13 * EPS))
+    assert sb.calc_potential_energy(b) == pytest.approx(energy, rel=(2**13 * EPS))
 
 
 def test_custom_force_with_strength_equals_parameter_and_state_variable_subsystems():
@@ -106,8 +107,8 @@ def test_custom_force_with_strength_equals_parameter_and_state_variable_subsyste
     impl.strength = s_param  # a Python attribute of the implementation, read on every calc_force
     sa.realize(a, Stage.Acceleration)
     sb.realize(b, Stage.Acceleration)
-    np.testing.assert_allclose(b.get_udot(), a.get_udot(), rtol=1e-12, atol=1e-12)
-    assert sb.calc_potential_energy(b) == pytest.approx(sa.calc_potential_energy(a), rel=1e-13)
+    np.testing.assert_allclose(b.get_udot(), a.get_udot(), rtol=(2**13 * EPS), atol=(2**13 * EPS))
+    assert sb.calc_potential_energy(b) == pytest.approx(sa.calc_potential_energy(a), rel=(512 * EPS))
     sub.set_default_force_strength(3.0)
     with pytest.raises(TopologyVersionError):
         sa.realize(a, Stage.Acceleration)
@@ -117,8 +118,8 @@ def test_custom_force_with_strength_equals_parameter_and_state_variable_subsyste
     var.set_force_strength(c, s_param)
     assert c.get_system_stage() == Stage.Velocity
     sc.realize(c, Stage.Acceleration)
-    np.testing.assert_allclose(c.get_udot(), b.get_udot(), rtol=1e-12, atol=1e-12)
-    assert sc.calc_potential_energy(c) == pytest.approx(sb.calc_potential_energy(b), rel=1e-13)
+    np.testing.assert_allclose(c.get_udot(), b.get_udot(), rtol=(2**13 * EPS), atol=(2**13 * EPS))
+    assert sc.calc_potential_energy(c) == pytest.approx(sb.calc_potential_energy(b), rel=(512 * EPS))
 
 
 @settings(max_examples=6)
@@ -180,7 +181,7 @@ def test_position_only_custom_force_is_not_recomputed_when_only_u_changes():
     assert [calls for calls, _ in runs[True]] == [1, 1, 1, 2, 3]
     assert [calls for calls, _ in runs[False]] == [1, 2, 3, 4, 5]
     for (_, udot_cached), (_, udot_fresh) in zip(runs[True], runs[False]):
-        np.testing.assert_allclose(udot_cached, udot_fresh, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(udot_cached, udot_fresh, rtol=(512 * EPS), atol=(512 * EPS))
 
 
 def test_position_only_custom_force_udot_matches_forward_dynamics_after_u_change():
@@ -191,9 +192,9 @@ def test_position_only_custom_force_udot_matches_forward_dynamics_after_u_change
     bodies[2].set_u(state, [1.0, 0.0, -1.0, 0.5, 0.5, -2.0])
     system.realize(state, Stage.Acceleration)
     F, f = system.get_rigid_body_forces(state), system.get_mobility_forces(state)
-    np.testing.assert_allclose(f, -0.5 * np.array(state.get_u()), rtol=1e-14)  # the damper is current
+    np.testing.assert_allclose(f, -0.5 * np.array(state.get_u()), rtol=(64 * EPS))  # the damper is current
     udot, _ = matter.calc_acceleration_ignoring_constraints(state, f, F)
-    np.testing.assert_allclose(state.get_udot(), udot, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(state.get_udot(), udot, rtol=(2**13 * EPS), atol=(2**13 * EPS))
 
 
 # ---------------------------------------------------------------------- state of its own
@@ -227,7 +228,7 @@ def test_custom_force_with_its_own_discrete_variable():
     impl.set_strength(state, -3.0)
     assert state.get_system_stage() == Stage.Velocity
     system.realize(state, Stage.Acceleration)
-    np.testing.assert_allclose(system.get_rigid_body_forces(state), -3.0 * F1, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(system.get_rigid_body_forces(state), -3.0 * F1, rtol=(512 * EPS), atol=(512 * EPS))
     assert impl.get_force_subsystem().get_discrete_variable(system.realize_topology(), impl.index) == 1.0
 
 

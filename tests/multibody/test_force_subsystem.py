@@ -34,6 +34,7 @@ from test_forces import (
     randomize_state,
     two_distinct_bodies,
 )
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 
 # ---------------------------------------------------------------------- seed §2.2-2.4 in Python
@@ -167,14 +168,14 @@ def test_example_subsystem_applies_pairwise_repulsion(seed):
     points = [np.zeros(3)] + [np.array(b.get_q(state)[4:]) for b in bodies]
     f, energy = expected_repulsion(points)
     F = system.get_rigid_body_forces(state)
-    np.testing.assert_allclose(F[1:, 1], f[1:], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(F[1:, 1], f[1:], rtol=(2**13 * EPS), atol=(2**13 * EPS))
     np.testing.assert_allclose(F[1:, 0], 0.0)
-    assert example.calc_potential_energy(state) == pytest.approx(energy, rel=1e-12)
-    assert system.calc_potential_energy(state) == pytest.approx(energy, rel=1e-12)
+    assert example.calc_potential_energy(state) == pytest.approx(energy, rel=(2**13 * EPS))
+    assert system.calc_potential_energy(state) == pytest.approx(energy, rel=(2**13 * EPS))
     # Free bodies at their origins: each origin accelerates as f/m when the mass center is the origin
     # only; in general compare with forward dynamics of the same forces.
     udot, _ = matter.calc_acceleration_ignoring_constraints(state, np.zeros(state.get_nu()), np.array(F))
-    np.testing.assert_allclose(state.get_udot(), udot, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(state.get_udot(), udot, rtol=(2**13 * EPS), atol=(2**13 * EPS))
 
 
 @settings(max_examples=6)
@@ -214,9 +215,9 @@ def test_force_subsystems_are_realized_after_matter_and_add_up():
         f, energy = expected_repulsion(points)
         F_g, _ = g.calc_force_contribution(state)
         F = system.get_rigid_body_forces(state)
-        np.testing.assert_allclose(F[1:, 1], 2 * f[1:] + F_g[1:, 1], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(F[1:, 1], 2 * f[1:] + F_g[1:, 1], rtol=(2**13 * EPS), atol=(2**13 * EPS))
         assert system.calc_potential_energy(state) == pytest.approx(
-            2 * energy + g.calc_potential_energy_contribution(state), rel=1e-12)
+            2 * energy + g.calc_potential_energy_contribution(state), rel=2**13 * EPS)
         bodies[0].set_u(state, rng.uniform(-1, 1, 6))
 
 
@@ -242,7 +243,7 @@ def test_parameter_change_is_a_topology_change():
     new.set_q(q)
     new.set_u(u)
     system.realize(new, Stage.Acceleration)
-    np.testing.assert_allclose(system.get_rigid_body_forces(new), 2.5 * F1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(system.get_rigid_body_forces(new), 2.5 * F1, rtol=(2**13 * EPS), atol=(2**13 * EPS))
 
 
 # ---------------------------------------------------------------------- seed §2.4
@@ -287,8 +288,8 @@ def test_state_variable_strength_matches_parameter_version():
     sb.set_u(sa.get_u())
     sys_a.realize(sa, Stage.Acceleration)
     sys_b.realize(sb, Stage.Acceleration)
-    np.testing.assert_allclose(sb.get_udot(), sa.get_udot(), rtol=1e-13, atol=1e-13)
-    assert sys_b.calc_potential_energy(sb) == pytest.approx(sys_a.calc_potential_energy(sa), rel=1e-13)
+    np.testing.assert_allclose(sb.get_udot(), sa.get_udot(), rtol=(512 * EPS), atol=(512 * EPS))
+    assert sys_b.calc_potential_energy(sb) == pytest.approx(sys_a.calc_potential_energy(sa), rel=(512 * EPS))
 
 
 # ---------------------------------------------------------------------- GeneralForceSubsystem totals
@@ -339,13 +340,13 @@ def test_totals_are_the_sum_of_the_elements(seed):
     tree.system.realize(state, Stage.Acceleration)
     F = sum(e.calc_force_contribution(state)[0] for e in elements)
     f = sum(e.calc_force_contribution(state)[1] for e in elements)
-    np.testing.assert_allclose(tree.system.get_rigid_body_forces(state), F, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(tree.system.get_mobility_forces(state), f, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tree.system.get_rigid_body_forces(state), F, rtol=(2**13 * EPS), atol=(2**13 * EPS))
+    np.testing.assert_allclose(tree.system.get_mobility_forces(state), f, rtol=(2**13 * EPS), atol=(2**13 * EPS))
     udot, _ = tree.matter.calc_acceleration_ignoring_constraints(state, f, F)
     np.testing.assert_allclose(state.get_udot(), udot, rtol=1e-10, atol=1e-10)
     pe = sum(e.calc_potential_energy_contribution(state) for e in elements)
-    assert tree.system.calc_potential_energy(state) == pytest.approx(pe, rel=1e-12, abs=1e-12)
-    assert tree.forces.calc_potential_energy(state) == pytest.approx(pe, rel=1e-12, abs=1e-12)
+    assert tree.system.calc_potential_energy(state) == pytest.approx(pe, rel=(2**13 * EPS), abs=(2**13 * EPS))
+    assert tree.forces.calc_potential_energy(state) == pytest.approx(pe, rel=(2**13 * EPS), abs=(2**13 * EPS))
 
 
 @settings(max_examples=10)
@@ -399,19 +400,19 @@ def test_disable_drops_to_model_and_removes_the_element():
     pin.set_angle(state, 0.4)
     I_about_axis = 0.5 + 2.0 * 1.0  # central + m d^2
     system.realize(state, Stage.Acceleration)
-    assert pin.get_udot(state)[0] == pytest.approx((-10.0 * 0.4 + 3.0) / I_about_axis, rel=1e-12)
+    assert pin.get_udot(state)[0] == pytest.approx((-10.0 * 0.4 + 3.0) / I_about_axis, rel=(2**13 * EPS))
     spring.disable(state)
     assert state.get_system_stage() == Stage.Model
     assert spring.is_disabled(state) and not push.is_disabled(state)
     system.realize(state, Stage.Acceleration)
-    assert pin.get_udot(state)[0] == pytest.approx(3.0 / I_about_axis, rel=1e-12)
+    assert pin.get_udot(state)[0] == pytest.approx(3.0 / I_about_axis, rel=(2**13 * EPS))
     assert not spring.calc_force_contribution(state)[1].any()
     assert spring.calc_potential_energy_contribution(state) == 0.0
     assert system.calc_potential_energy(state) == 0.0
     spring.enable(state)
     assert state.get_system_stage() == Stage.Model
     system.realize(state, Stage.Acceleration)
-    assert system.calc_potential_energy(state) == pytest.approx(0.5 * 10.0 * 0.4 ** 2, rel=1e-12)
+    assert system.calc_potential_energy(state) == pytest.approx(0.5 * 10.0 * 0.4 ** 2, rel=(2**13 * EPS))
 
 
 def test_disabling_is_per_state_and_copies_are_independent():

@@ -25,6 +25,7 @@ from simtk import (
     Stage,
     Transform,
 )
+from tolerances import EPS  # round-off margins below are counts of EPS
 
 JOINTS = ("Pin", "Slider", "Ball", "Free", "Gimbal", "Universal", "Translation")
 #: Mobilizers whose generalized speeds are the time derivatives of their coordinates.
@@ -291,7 +292,7 @@ def test_mobility_linear_stop_beyond_a_stop_at_rest_is_minus_gradient_of_its_ene
     state = fresh_state(tree, state.get_q(), np.zeros(state.get_nu()))
     assert_conservative(tree, state, force)
     tree.system.realize(state, Stage.Position)
-    assert force.calc_potential_energy_contribution(state) == pytest.approx(0.5 * k * depth ** 2, rel=1e-12)
+    assert force.calc_potential_energy_contribution(state) == pytest.approx(0.5 * k * depth ** 2, rel=(2**13 * EPS))
 
 
 @settings(max_examples=12)
@@ -358,13 +359,13 @@ def test_gravity_on_one_body_is_m_g_at_its_mass_center(seed):
     p_GC = p + r_C
     for force in (uniform, directional):
         F, f_mob = force.calc_force_contribution(state)
-        np.testing.assert_allclose(F[1, 1], fb.mass * g, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(F[1, 0], np.cross(r_C, fb.mass * g), rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(F[1, 0] + np.cross(p, F[1, 1]), np.cross(p_GC, fb.mass * g), atol=1e-11)
+        np.testing.assert_allclose(F[1, 1], fb.mass * g, rtol=(2**13 * EPS), atol=(2**13 * EPS))
+        np.testing.assert_allclose(F[1, 0], np.cross(r_C, fb.mass * g), rtol=(2**13 * EPS), atol=(2**13 * EPS))
+        np.testing.assert_allclose(F[1, 0] + np.cross(p, F[1, 1]), np.cross(p_GC, fb.mass * g), atol=(2**16 * EPS))
         assert not F[0].any() and not f_mob.any()
         height = -g @ p_GC / np.linalg.norm(g)
         assert force.calc_potential_energy_contribution(state) == pytest.approx(
-            fb.mass * np.linalg.norm(g) * (height - h0), rel=1e-10, abs=1e-12)
+            fb.mass * np.linalg.norm(g) * (height - h0), rel=1e-10, abs=2**13 * EPS)
     # The system total is both elements; with nothing else the mass center falls at 2 g.
     fb.system.realize(state, Stage.Acceleration)
     np.testing.assert_allclose(fb.body.find_station_acceleration_in_ground(state, fb.com), 2 * g, atol=1e-10)
@@ -386,13 +387,13 @@ def test_two_point_linear_spring_along_x(seed):
     slider.set_length(state, x)
     system.realize(state, Stage.Dynamics)
     F, _ = spring.calc_force_contribution(state)
-    np.testing.assert_allclose(F[1, 1], [-k * (x - x0), 0, 0], atol=1e-12)
-    np.testing.assert_allclose(F[0, 1], [k * (x - x0), 0, 0], atol=1e-12)
-    np.testing.assert_allclose(F[:, 0], 0.0, atol=1e-12)
+    np.testing.assert_allclose(F[1, 1], [-k * (x - x0), 0, 0], atol=(2**13 * EPS))
+    np.testing.assert_allclose(F[0, 1], [k * (x - x0), 0, 0], atol=(2**13 * EPS))
+    np.testing.assert_allclose(F[:, 0], 0.0, atol=(2**13 * EPS))
     np.testing.assert_allclose(system.get_mobility_forces(state), 0.0)  # a body force, not a mobility force
-    assert spring.calc_potential_energy_contribution(state) == pytest.approx(0.5 * k * (x - x0) ** 2, rel=1e-12)
+    assert spring.calc_potential_energy_contribution(state) == pytest.approx(0.5 * k * (x - x0) ** 2, rel=(2**13 * EPS))
     system.realize(state, Stage.Acceleration)
-    assert slider.get_udot(state)[0] == pytest.approx(-k * (x - x0), rel=1e-12)
+    assert slider.get_udot(state)[0] == pytest.approx(-k * (x - x0), rel=(2**13 * EPS))
 
 
 @settings(max_examples=10)
@@ -424,10 +425,10 @@ def test_two_point_linear_damper_opposes_the_separation_rate(seed):
     rate = e @ ((v2 + np.cross(w2, r2)) - (v1 + np.cross(w1, r1)))
     f2 = -c * rate * e
     F, f_mob = damper.calc_force_contribution(state)
-    np.testing.assert_allclose(F[2, 1], f2, atol=1e-12)
-    np.testing.assert_allclose(F[1, 1], -f2, atol=1e-12)
-    np.testing.assert_allclose(F[2, 0], np.cross(r2, f2), atol=1e-12)
-    np.testing.assert_allclose(F[1, 0], np.cross(r1, -f2), atol=1e-12)
+    np.testing.assert_allclose(F[2, 1], f2, atol=(2**13 * EPS))
+    np.testing.assert_allclose(F[1, 1], -f2, atol=(2**13 * EPS))
+    np.testing.assert_allclose(F[2, 0], np.cross(r2, f2), atol=(2**13 * EPS))
+    np.testing.assert_allclose(F[1, 0], np.cross(r1, -f2), atol=(2**13 * EPS))
     assert not f_mob.any()
     assert damper.calc_potential_energy_contribution(state) == 0.0
 
@@ -453,8 +454,8 @@ def test_two_point_constant_force_pushes_the_points_apart(seed):
     system.realize(state, Stage.Acceleration)
     e = (p2 - p1) / np.linalg.norm(p2 - p1)
     F, _ = push.calc_force_contribution(state)
-    np.testing.assert_allclose(F[2, 1], f * e, atol=1e-12)
-    np.testing.assert_allclose(F[1, 1], -f * e, atol=1e-12)
+    np.testing.assert_allclose(F[2, 1], f * e, atol=(2**13 * EPS))
+    np.testing.assert_allclose(F[1, 1], -f * e, atol=(2**13 * EPS))
     # Apart: the separation accelerates along e.
     a_rel = b2.get_body_origin_acceleration(state) - b1.get_body_origin_acceleration(state)
     assert a_rel @ e > 0
@@ -486,8 +487,8 @@ def test_mobility_linear_damper_and_global_damper_are_minus_c_u(seed):
     mobod.set_one_u(s, which, mobod.get_one_u(state, which) + 1.0)
     j = int(np.flatnonzero(np.array(s.get_u()) != u)[0])
     expected[j] = -c1 * u[j]
-    np.testing.assert_allclose(f1, expected, rtol=1e-14, atol=0)
-    np.testing.assert_allclose(f2, -c2 * u, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(f1, expected, rtol=(64 * EPS), atol=0)
+    np.testing.assert_allclose(f2, -c2 * u, rtol=(64 * EPS), atol=0)
 
 
 @settings(max_examples=10)
@@ -508,7 +509,7 @@ def test_constant_force_and_constant_torque(seed):
         F, f_mob = cf.calc_force_contribution(state)
         expected = np.zeros_like(F)
         expected[mobod.get_mobilized_body_index()] = [np.cross(R @ s, f), f]
-        np.testing.assert_allclose(F, expected, atol=1e-14)
+        np.testing.assert_allclose(F, expected, atol=(64 * EPS))
         F, f_mob2 = ct.calc_force_contribution(state)
         expected = np.zeros_like(F)
         expected[mobod.get_mobilized_body_index(), 0] = t
@@ -532,9 +533,9 @@ def test_mobility_constant_force_and_linear_stop_closed_forms():
         slider.set_length(state, q)
         slider.set_rate(state, v)
         system.realize(state, Stage.Acceleration)
-        assert stop.calc_force_contribution(state)[1][0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        assert stop.calc_force_contribution(state)[1][0] == pytest.approx(expected, rel=(2**13 * EPS), abs=(2**13 * EPS))
         assert push.calc_force_contribution(state)[1][0] == 1.5
-        assert slider.get_udot(state)[0] == pytest.approx((expected + 1.5) / 2.0, rel=1e-12, abs=1e-12)
+        assert slider.get_udot(state)[0] == pytest.approx((expected + 1.5) / 2.0, rel=(2**13 * EPS), abs=(2**13 * EPS))
 
 
 def test_linear_bushing_on_translation_and_gimbal_is_minus_k_q_minus_c_qdot():
@@ -560,10 +561,10 @@ def test_linear_bushing_on_translation_and_gimbal_is_minus_k_q_minus_c_qdot():
         system.realize(state, Stage.Velocity)
         ft = generalized_force(matter, state, bt)
         fg = generalized_force(matter, state, bg)
-        np.testing.assert_allclose(ft[:3], -(k[3:] * qt + c[3:] * ut), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(ft[3:], 0.0, atol=1e-12)
-        np.testing.assert_allclose(fg[3:], -(k[:3] * qg + c[:3] * ug), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(fg[:3], 0.0, atol=1e-12)
+        np.testing.assert_allclose(ft[:3], -(k[3:] * qt + c[3:] * ut), rtol=1e-10, atol=(2**13 * EPS))
+        np.testing.assert_allclose(ft[3:], 0.0, atol=(2**13 * EPS))
+        np.testing.assert_allclose(fg[3:], -(k[:3] * qg + c[:3] * ug), rtol=1e-10, atol=(2**13 * EPS))
+        np.testing.assert_allclose(fg[:3], 0.0, atol=(2**13 * EPS))
 
 
 # ---------------------------------------------------------------------- dampers dissipate
@@ -590,7 +591,7 @@ def test_dampers_never_add_energy(seed):
     u = np.array(state.get_u())
     for element in elements:
         power = generalized_force(tree.matter, state, element) @ u
-        assert power <= 1e-12, (element, power)
+        assert power <= (2**13 * EPS), (element, power)
 
 
 def test_linear_stop_dissipates_only_its_damping_part():
@@ -609,7 +610,7 @@ def test_linear_stop_dissipates_only_its_damping_part():
         x = q - 0.5 if q > 0 else -0.5 - q
         dPE_dt = k * x * (v if q > 0 else -v)
         power = stop.calc_force_contribution(state)[1][0] * v
-        assert power + dPE_dt == pytest.approx(-d * k * x * v * v, rel=1e-12)
+        assert power + dPE_dt == pytest.approx(-d * k * x * v * v, rel=(2**13 * EPS))
 
 
 # ---------------------------------------------------------------------- DiscreteForces
@@ -632,7 +633,7 @@ def test_discrete_forces_apply_what_was_set_and_invalidate_dynamics_only():
         system.realize(state, Stage.Acceleration)
         F_tot, f_tot = system.get_rigid_body_forces(state), system.get_mobility_forces(state)
         udot, _ = matter.calc_acceleration_ignoring_constraints(state, f_tot, F_tot)
-        np.testing.assert_allclose(state.get_udot(), udot, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(state.get_udot(), udot, rtol=(2**13 * EPS), atol=(2**13 * EPS))
         return discrete.calc_force_contribution(state)
 
     f = rng.normal(size=nu)
@@ -664,10 +665,10 @@ def test_discrete_forces_apply_what_was_set_and_invalidate_dynamics_only():
     r = mobod.get_body_rotation(state).matrix @ station
     expected = np.zeros((nb, 2, 3))
     expected[mobod.get_mobilized_body_index()] = [np.cross(r, force), force]
-    np.testing.assert_allclose(F, expected, atol=1e-14)
+    np.testing.assert_allclose(F, expected, atol=(64 * EPS))
     # add_... adds: twice the same point force is twice the force.
     F, _ = changed_at_velocity(lambda: discrete.add_force_to_body_point(state, mobod, station, force))
-    np.testing.assert_allclose(F, 2 * expected, atol=1e-14)
+    np.testing.assert_allclose(F, 2 * expected, atol=(64 * EPS))
 
 
 def test_discrete_forces_are_per_state():
