@@ -71,6 +71,8 @@ class OutputProbe(Agent):
                 path, name = o.split("|", 1)
                 outs.append(system.get_component(path).get_output(name))
         self._outputs = outs
+        self._need = Stage(max(o.stage for o in outs))
+        self._fns = [o.fn for o in outs]  # the State is realized to every output's stage before they run
         self._capacity = max(int(capacity), 16)
 
     def _layout(self, values: list[np.ndarray]) -> None:
@@ -85,11 +87,12 @@ class OutputProbe(Agent):
 
     def record(self, state: State) -> None:
         """Append one sample of every output at the State's time (realizing what they need)."""
-        need = max(o.stage for o in self._outputs)
-        system = self._sim._system if self._sim is not None else None
-        if system is not None and state.get_system_stage() < need:
-            system.realize(state, Stage(need))
-        values = [_flat(o.get_value(state)) for o in self._outputs]
+        if state._stage < self._need:
+            if self._sim is None:
+                raise RuntimeError(f"{self._component_where()}: record() needs a State realized to "
+                                   f"{self._need.name}, or a Simulation to realize it")
+            self._sim._system.realize(state, self._need)
+        values = [_flat(fn(state)) for fn in self._fns]
         if self._n == 0 and self._data.shape[1] == 0:
             self._layout(values)
         if self._n == len(self._t):  # a longer run than planned: double (amortized, rare)

@@ -160,6 +160,14 @@ class Simulation:
         self._stepper.initialize(state)
         self._k = clock.k0 if clock.offset == 0.0 else 0
         self._recorded_at: dict[int, int] = {}
+        # the agents by role, fixed for the run (the step loop only walks these lists)
+        agents = self._agents
+        self._inputs_list = [a for a in agents if a._order == 0]
+        self._controllers = [a for a in agents if a._order == 1]
+        self._monitors = [a for a in agents if a._order == 2]
+        self._recorders = [a for a in agents if a._order == 3]
+        self._checkers = [a for a in self._controllers if type(a).check_step is not Controller.check_step]
+        self._timed = [(a, self._every[id(a)]) for a in agents if self._every[id(a)] is not None]
         for a in self._agents:
             if isinstance(a, OutputProbe):
                 a._bind(system, state, 1024)
@@ -184,10 +192,8 @@ class Simulation:
     def _next_tick(self, k: int, k_end: int) -> int:
         """The end of the driver step from tick ``k``: a step, the next agent time or the end."""
         kb = min(k + self._step_ticks, k_end)
-        for a in self._agents:
-            every = self._every[id(a)]
-            if every is not None:
-                kb = min(kb, (k // every + 1) * every)
+        for _a, every in self._timed:
+            kb = min(kb, (k // every + 1) * every)
         return kb
 
     # ------------------------------------------------------------------ running
@@ -235,21 +241,22 @@ class Simulation:
         """One driver step: inputs for tb, controllers at ta, advance, monitors (ArtiSynth's order)."""
         clock, stepper, integ = self._clock, self._stepper, self._integ
         tb = clock.time(kb)
-        checkers = [a for a in self._agents if isinstance(a, Controller) and type(a).check_step is not
-                    Controller.check_step and self._due(a, ka)]
+        checkers = [a for a in self._checkers if self._due(a, ka)] if self._checkers else ()
         saved = (integ.get_advanced_state().copy(), integ._h_pred) if checkers else None
         max_step = None
         while True:
-            s = integ.upd_advanced_state()
-            mark = change_mark(s)
-            for a in self._agents:
-                if a._order == 0 and a._active:
-                    a.apply(s, tb)
-                elif a._order == 1 and self._due(a, ka):
-                    a.compute(s)
-            lowest = lowest_stage_changed_since(s, mark)
-            if lowest != Stage.Infinity:
-                integ.reinitialize(lowest)
+            if self._inputs_list or self._controllers:
+                s = integ.upd_advanced_state()
+                mark = change_mark(s)
+                for a in self._inputs_list:
+                    if a._active:
+                        a.apply(s, tb)
+                for a in self._controllers:
+                    if self._due(a, ka):
+                        a.compute(s)
+                lowest = lowest_stage_changed_since(s, mark)
+                if lowest != Stage.Infinity:
+                    integ.reinitialize(lowest)
             if max_step is not None:
                 integ.set_maximum_step_size(max_step)
             try:
@@ -273,15 +280,18 @@ class Simulation:
             integ.initialize(saved[0].copy())
             integ._h_pred = saved[1]
         self._n_driver += 1
-        state = integ.get_state()
-        for a in self._agents:
-            if a._order == 2 and self._due(a, kb):
-                _MonitorCall(a).check(state)
+        if self._monitors:
+            state = integ.get_state()
+            for a in self._monitors:
+                if self._due(a, kb):
+                    _MonitorCall(a).check(state)
 
     def _record(self, k: int) -> None:
+        if not self._recorders:
+            return
         state = self._integ.get_state() if self._stepper is not None else self._state
-        for a in self._agents:
-            if a._order == 3 and self._due(a, k) and self._recorded_at.get(id(a)) != k:
+        for a in self._recorders:
+            if self._due(a, k) and self._recorded_at.get(id(a)) != k:
                 a.record(state)
                 self._recorded_at[id(a)] = k
 
