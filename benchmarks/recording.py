@@ -14,34 +14,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from simtk import (
-    Body,
-    Force,
-    GeneralForceSubsystem,
-    Inertia,
-    MassProperties,
-    MobilizedBody,
-    MultibodySystem,
-    RungeKuttaMersonIntegrator,
-    SimbodyMatterSubsystem,
-    TimeStepper,
-    Transform,
-)
+from _chain import pin_chain
+from simtk import RungeKuttaMersonIntegrator, TimeStepper
 from simtk.simulation import OutputProbe, Simulation
 
 T_FINAL, DT = 10.0, 0.01
 
 
 def chain():
-    system = MultibodySystem()
-    matter = SimbodyMatterSubsystem(system)
-    forces = GeneralForceSubsystem(system)
-    Force.UniformGravity(forces, matter, [0, -9.81, 0])
-    body = Body.Rigid(MassProperties.from_central_inertia(1.0, [0, -0.25, 0], Inertia([0.02, 0.001, 0.02])))
-    parent = matter.ground
-    for i in range(7):
-        parent = MobilizedBody.Pin(parent, Transform([0, -0.5, 0]) if i else Transform(), body, Transform(),
-                                   name=f"link{i}")
+    system = pin_chain(7)
     state = system.realize_topology()
     for i in range(7):
         system.set_state_variable_value(state, f"/matter/link{i}/angle", 0.3 if i == 0 else 0.1 * (-1) ** i)

@@ -24,20 +24,8 @@ import timeit
 
 import numpy as np
 
-from simtk import (
-    Body,
-    GeneralForceSubsystem,
-    Force,
-    Inertia,
-    MassProperties,
-    MobilizedBody,
-    MultibodySystem,
-    SimbodyMatterSubsystem,
-    Stage,
-    Subsystem,
-    System,
-    Transform,
-)
+from _chain import pin_chain
+from simtk import Stage, Subsystem, System
 
 
 class Trivial(Subsystem):
@@ -104,15 +92,7 @@ def _best(fn, repeat: int) -> float:
 
 def naming_costs(repeat: int) -> None:
     """By-path against by-index access on a 7-link pin chain, alone and with a realization."""
-    system = MultibodySystem()
-    matter = SimbodyMatterSubsystem(system)
-    forces = GeneralForceSubsystem(system)
-    Force.UniformGravity(forces, matter, [0, -9.81, 0])
-    body = Body.Rigid(MassProperties.from_central_inertia(1.0, [0, -0.25, 0], Inertia([0.02, 0.001, 0.02])))
-    parent = matter.ground
-    for i in range(7):
-        parent = MobilizedBody.Pin(parent, Transform([0, -0.5, 0]) if i else Transform(), body, Transform(),
-                                   name=f"link{i}")
+    system = pin_chain(7)
     state = system.realize_topology()
     system.realize(state, Stage.Acceleration)
     i, path = 3, "/matter/link3/angle"
