@@ -401,3 +401,66 @@ def test_progress_bar_is_off_when_not_a_terminal_and_summary_is_complete():
     off = Simulation(system, state, step_size=0.01, progress=False, progress_after=0.0)
     off.run(0.05)
     assert not off.progress_shown
+
+
+def block_system():
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    GeneralForceSubsystem(system)
+    body = Body.Rigid(MassProperties(2.0, [0, 0, 0], Inertia(1.0)))
+    free = MobilizedBody.Free(matter.ground, Transform(), body, Transform(), name="block")
+    return system, free
+
+
+def test_input_probe_drives_a_body_force_and_a_prescribed_motion():
+    # a constant spatial force (2, 3) on a 2 kg free block: a = F / m exactly, in every direction
+    system, block = block_system()
+    F = np.array([[0.0, 0.0, 0.0], [2.0, -4.0, 6.0]])
+    sim = Simulation(system, system.realize_topology(), step_size=0.1)
+    sim.add_input_probe(InputProbe("/matter/block", [0.0, 1.0], np.array([F, F])), name="push")
+    sim.run(0.5)
+    end = sim.get_state()
+    system.realize(end, Stage.Acceleration)
+    np.testing.assert_allclose(block.get_body_origin_location(end), 0.5 * F[1] / 2.0 * 0.5 ** 2, rtol=1e-9)
+    # a prescribed speed whose value an input probe sets (a property of the Motion, by path)
+    from simtk import Motion
+
+    system, block = block_system()
+    Motion.Steady(block, [0, 0, 0, 0, 0, 0])
+    sim = Simulation(system, system.realize_topology(), step_size=0.1)
+    sim.add_input_probe(InputProbe("/matter/block/steady.u", [0.0, 10.0], [[0, 0, 0, 1.0, 0, 0]] * 2),
+                        name="speed")
+    sim.run(1.0)
+    end = sim.get_state()
+    np.testing.assert_array_equal(block.get_u(end), [0, 0, 0, 1.0, 0, 0])
+    # the value for tb is applied before each step (ArtiSynth's order), so the block moved 1 m/s for 1 s
+    assert abs(block.get_body_origin_location(end)[0] - 1.0) < 1e-9
+
+
+class Cautious(Controller):
+    """Vetoes any driver step over which the block moved more than 5 cm (a controller's step adjustment)."""
+
+    def __init__(self, slider):
+        super().__init__()
+        self.slider, self.vetoes = slider, 0
+
+    def compute(self, state):
+        pass
+
+    def check_step(self, before, after):
+        if abs(self.slider.get_length(after) - self.slider.get_length(before)) > 0.05:
+            self.vetoes += 1
+            return StepAdjustment(0.5, "moved more than 5 cm in one step")
+        return None
+
+
+def test_a_controller_vetoes_a_step_and_it_is_redone_with_smaller_steps():
+    system, slider, state = faller(1.0)
+    integ = SemiExplicitEulerIntegrator(system, 0.05)
+    sim = Simulation(system, state, integrator=integ, step_size=0.1)
+    cautious = sim.add_controller(Cautious(slider), name="cautious")
+    summary = sim.run(0.4)
+    assert cautious.vetoes > 0 and summary.rejected_steps >= cautious.vetoes
+    assert sim.get_time() == 0.4
+    # with the vetoes the motion was integrated with smaller steps: closer to free fall 0.2 - g t^2 / 2
+    assert abs(slider.get_length(sim.get_state()) - (0.2 - 9.81 * 0.4 ** 2 / 2)) < 0.05
