@@ -168,8 +168,8 @@ class Integrator:
         return self._cons_tol if self._cons_tol is not None else self._accuracy / 10
 
     def set_fixed_step_size(self, h: float) -> None:
-        """Take every step with size ``h`` (shorter only to land on a report, event or final time);
-        error control is off. ``None`` returns to variable steps."""
+        """Take every step with size ``h`` (shorter only to land on a report, event or final time, or to
+        respect the maximum step size); error control is off. ``None`` returns to variable steps."""
         self._fixed_step = None if h is None else _positive(h, f"{type(self).__name__}.set_fixed_step_size")
 
     def set_initial_step_size(self, h: float) -> None:
@@ -553,7 +553,7 @@ class Integrator:
         t0 = self._t0
         fixed = self._fixed_step
         controlled = fixed is None and self._has_error_control
-        h = fixed if fixed is not None else max(min(self._h_pred, self._max_step), self._min_step)
+        h = min(fixed, self._max_step) if fixed is not None else max(min(self._h_pred, self._max_step), self._min_step)
         acc = self._accuracy
         p1 = 1.0 / (self._error_order + 1)
         last_nonfinite = False

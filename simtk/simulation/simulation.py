@@ -238,53 +238,68 @@ class Simulation:
         return self.run(self.get_time() + float(dt))
 
     def _advance(self, ka: int, kb: int) -> None:
-        """One driver step: inputs for tb, controllers at ta, advance, monitors (ArtiSynth's order)."""
-        clock, stepper, integ = self._clock, self._stepper, self._integ
+        """One driver step from ``ta`` to ``tb``, then the monitors at ``tb`` (ArtiSynth's order).
+
+        A controller may reject the step (``check_step`` returns a `StepAdjustment`): the driver goes back
+        to the State before it and covers what is left of ``[ta, tb]`` in sub-steps of the rejected length
+        times the adjustment's scaling, each checked again, and each accepted sub-step keeps that length
+        (ArtiSynth's adaptive stepping). Rejections therefore shorten the interval checked, which is what
+        a check on the change over a step needs; repeated rejections end at the integrator's minimum step
+        size with `StepSizeTooSmallError`, after at most about 50 halvings.
+        """
+        clock, integ = self._clock, self._integ
         tb = clock.time(kb)
         checkers = [a for a in self._checkers if self._due(a, ka)] if self._checkers else ()
-        saved = (integ.get_advanced_state().copy(), integ._h_pred) if checkers else None
-        max_step = None
-        while True:
-            if self._inputs_list or self._controllers:
-                s = integ.upd_advanced_state()
-                mark = change_mark(s)
-                for a in self._inputs_list:
-                    if a._active:
-                        a.apply(s, tb)
-                for a in self._controllers:
-                    if self._due(a, ka):
-                        a.compute(s)
-                lowest = lowest_stage_changed_since(s, mark)
-                if lowest != Stage.Infinity:
-                    integ.reinitialize(lowest)
-            if max_step is not None:
-                integ.set_maximum_step_size(max_step)
-            try:
-                stepper.step_to(tb)
-            finally:
-                if max_step is not None:
-                    integ.set_maximum_step_size(math.inf)
-            adj = None
-            for c in checkers:
-                adj = c.check_step(saved[0], integ.get_state())
-                if adj is not None:
-                    break
-            if adj is None:
-                break
-            self._n_rejected += 1
-            self._last_rejection = adj.reason
-            max_step = adj.scaling * max(integ.get_previous_step_size_taken(), 0.0)
-            if max_step < integ._min_step_at(clock.time(ka)):
-                raise StepSizeTooSmallError(f"Simulation: a controller's step adjustment asked for steps below the "
-                                            f"minimum at t = {clock.time(ka)!r} (reason: {adj.reason})")
-            integ.initialize(saved[0].copy())
-            integ._h_pred = saved[1]
+        if not checkers:
+            self._substep(ka, tb)
+        else:
+            t, h = clock.time(ka), tb - clock.time(ka)
+            while t < tb:
+                # land exactly on tb rather than leave a sliver of round-off
+                t1 = tb if t + h * (1 + 1e-6) >= tb else t + h
+                saved, h_pred = integ.get_advanced_state().copy(), integ._h_pred
+                self._substep(ka, t1)
+                adj = None
+                for c in checkers:
+                    adj = c.check_step(saved, integ.get_state())
+                    if adj is not None:
+                        break
+                if adj is None:
+                    t = t1
+                    continue
+                self._n_rejected += 1
+                self._last_rejection = adj.reason
+                h = adj.scaling * (t1 - t)
+                integ.initialize(saved.copy())
+                integ._h_pred = h_pred
+                if h < integ._min_step_at(t):
+                    raise StepSizeTooSmallError(
+                        f"Simulation: a controller's step adjustment asked for a step of {h!r}, below the minimum "
+                        f"step size, at t = {t!r} (reason: {adj.reason}); the State is left at t = {t!r}")
         self._n_driver += 1
         if self._monitors:
             state = integ.get_state()
             for a in self._monitors:
                 if self._due(a, kb):
                     _MonitorCall(a).check(state)
+
+    def _substep(self, ka: int, t1: float) -> None:
+        """Inputs for ``t1``, controllers due at tick ``ka`` compute from the State now, the System
+        advances to ``t1``."""
+        integ = self._integ
+        if self._inputs_list or self._controllers:
+            s = integ.upd_advanced_state()
+            mark = change_mark(s)
+            for a in self._inputs_list:
+                if a._active:
+                    a.apply(s, t1)
+            for a in self._controllers:
+                if self._due(a, ka):
+                    a.compute(s)
+            lowest = lowest_stage_changed_since(s, mark)
+            if lowest != Stage.Infinity:
+                integ.reinitialize(lowest)
+        self._stepper.step_to(t1)
 
     def _record(self, k: int) -> None:
         if not self._recorders:

@@ -438,29 +438,54 @@ def test_input_probe_drives_a_body_force_and_a_prescribed_motion():
 
 
 class Cautious(Controller):
-    """Vetoes any driver step over which the block moved more than 5 cm (a controller's step adjustment)."""
+    """Rejects any step over which the block moved more than 5 cm (a controller's step adjustment)."""
 
     def __init__(self, slider):
         super().__init__()
-        self.slider, self.vetoes = slider, 0
+        self.slider, self.vetoes, self.accepted = slider, 0, []
 
     def compute(self, state):
         pass
 
     def check_step(self, before, after):
-        if abs(self.slider.get_length(after) - self.slider.get_length(before)) > 0.05:
+        move = abs(self.slider.get_length(after) - self.slider.get_length(before))
+        if move > 0.05:
             self.vetoes += 1
             return StepAdjustment(0.5, "moved more than 5 cm in one step")
+        self.accepted.append((before.get_time(), after.get_time(), move))
         return None
 
 
-def test_a_controller_vetoes_a_step_and_it_is_redone_with_smaller_steps():
+def test_a_controller_vetoes_a_step_and_it_is_redone_in_shorter_substeps():
     system, slider, state = faller(1.0)
+    slider.set_length(state, 10.0)  # free fall: the stop at x = 0 is never reached before t = 0.4
     integ = SemiExplicitEulerIntegrator(system, 0.05)
     sim = Simulation(system, state, integrator=integ, step_size=0.1)
     cautious = sim.add_controller(Cautious(slider), name="cautious")
     summary = sim.run(0.4)
-    assert cautious.vetoes > 0 and summary.rejected_steps >= cautious.vetoes
     assert sim.get_time() == 0.4
-    # with the vetoes the motion was integrated with smaller steps: closer to free fall 0.2 - g t^2 / 2
-    assert abs(slider.get_length(sim.get_state()) - (0.2 - 9.81 * 0.4 ** 2 / 2)) < 0.05
+    # free fall moves 0.049 m in [0, 0.1] and more after it: the later driver steps had to be split
+    assert cautious.vetoes > 0 and summary.rejected_steps == cautious.vetoes
+    starts, ends, moves = map(np.array, zip(*cautious.accepted))
+    assert max(moves) <= 0.05 and (ends - starts).min() < 0.1
+    # the accepted sub-steps tile [0, 0.4] with no gap or overlap and end on every driver tick
+    assert starts[0] == 0.0 and ends[-1] == 0.4 and np.array_equal(starts[1:], ends[:-1])
+    assert {0.1, 0.2, 0.3, 0.4} <= set(ends.tolist())
+    # and the motion is free fall to the semi-explicit Euler error, g t h / 2 with h <= 0.05
+    assert abs(slider.get_length(sim.get_state()) - (10.0 - 9.81 * 0.4 ** 2 / 2)) <= 9.81 * 0.4 * 0.05 / 2
+
+
+def test_a_controller_that_always_rejects_ends_in_a_clear_error():
+    class Never(Controller):
+        def compute(self, state):
+            pass
+
+        def check_step(self, before, after):
+            return StepAdjustment(0.5, "never satisfied")
+
+    system, slider, state = faller(1.0)
+    sim = Simulation(system, state, integrator=SemiExplicitEulerIntegrator(system, 0.05), step_size=0.1)
+    sim.add_controller(Never(), name="never")
+    with pytest.raises(StepSizeTooSmallError, match="never satisfied"):
+        sim.run(0.1)
+    assert sim.get_state().get_time() == 0.0  # left where the rejected step began
