@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from simtk import _core
 from core_tree_helpers import (QUATERNION_JOINTS, gravity_forces, quat_to_matrix, random_state,
                                random_tree)
-from tolerances import EPS  # round-off margins below are counts of EPS
+from tolerances import assert_close, scale_of, tol
 
 ALL_JOINTS = [name for name in _core.JOINT_TYPES if name != "Custom"]
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -27,8 +27,20 @@ def setup_tree(seed, joints=ALL_JOINTS, nb=None):
     return rng, tree, ws, q, u
 
 
-def rel_err(a, b):
-    return np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, np.abs(b).max())
+#: Round-off margins: a recursive sweep over up to 15 bodies (RNEA, ABA, the Jacobians) on each side
+#: of a comparison; a few flops per entry.
+SWEEP = 2**10
+FEW = 64
+
+
+def cond(ws) -> float:
+    """Condition number of the mass matrix: solves (ABA, M^-1) lose that factor to round-off."""
+    return float(np.linalg.cond(_core.mass_matrix(ws)))
+
+
+def dot_terms(a, b) -> float:
+    """Scale of a dot product's round-off: the sum of |a_i b_i| (the result may cancel)."""
+    return float(np.sum(np.abs(a) * np.abs(b)))
 
 
 @given(seed=SEEDS)
@@ -37,13 +49,14 @@ def test_mass_matrix_is_spd_and_equals_rnea_differences(seed):
     """M is symmetric positive definite and M e_j = ID(e_j) - ID(0) (RNEA, any velocity)."""
     rng, tree, ws, q, u = setup_tree(seed)
     M = _core.mass_matrix(ws)
-    assert rel_err(M, M.T) < (512 * EPS)
+    assert_close(M, M.T, margin=SWEEP, scale=scale_of(M), what="M - M^T")  # composite-body sweep, both halves
     assert np.linalg.eigvalsh(M).min() > 0
     zero_tau, zero_F = np.zeros(ws.nu), np.zeros((ws.nb, 2, 3))
     bias = _core.inverse_dynamics(ws, np.zeros(ws.nu), zero_tau, zero_F)
     cols = np.column_stack([_core.inverse_dynamics(ws, e, zero_tau, zero_F) - bias
                             for e in np.eye(ws.nu)])
-    assert rel_err(cols, M) < (2**13 * EPS)
+    # ID(e_j) - ID(0) cancels the velocity terms: the scale is theirs and M's
+    assert_close(cols, M, margin=SWEEP, scale=scale_of(M, bias), what="RNEA columns")
 
 
 @given(seed=SEEDS)
@@ -57,8 +70,15 @@ def test_aba_equals_m_inverse_of_forces_minus_bias(seed):
     bias = _core.inverse_dynamics(ws, np.zeros(ws.nu), np.zeros(ws.nu), np.zeros((ws.nb, 2, 3)))
     expected = np.linalg.solve(M, tau + _core.jacobian_transpose(ws, F) - bias)
     udot, _ = _core.forward_dynamics(ws, tau, F)
-    assert rel_err(udot, expected) < 1e-9
-    assert np.abs(_core.inverse_dynamics(ws, udot, tau, F)).max() < 1e-9 * max(1, np.abs(tau).max())
+    # two solves (ABA, LU of M) of a right-hand side whose terms may cancel: cond(M) times the larger
+    # of udot and those terms over |M|
+    rhs_terms = scale_of(tau, _core.jacobian_transpose(ws, F), bias)
+    assert_close(udot, expected, margin=SWEEP, scale=cond(ws) * max(scale_of(expected), rhs_terms / scale_of(M)),
+                 what="udot")
+    # the residual of the ABA's udot: M udot + bias - tau - J^T F, on the scale of those terms (M udot's
+    # as the sums of |M_ij udot_j|: its rows cancel)
+    terms = scale_of(np.abs(M) @ np.abs(udot), rhs_terms)
+    assert np.abs(_core.inverse_dynamics(ws, udot, tau, F)).max() <= tol(terms, SWEEP)
 
 
 @given(seed=SEEDS)
@@ -69,8 +89,8 @@ def test_m_and_m_inverse_products(seed):
     x = rng.normal(size=ws.nu)
     M = _core.mass_matrix(ws)
     Mx = _core.multiply_by_m(ws, x)
-    assert rel_err(Mx, M @ x) < (2**13 * EPS)
-    assert rel_err(_core.multiply_by_m_inv(ws, Mx), x) < 1e-9
+    assert_close(Mx, M @ x, margin=SWEEP, scale=scale_of(M) * np.abs(x).sum(), what="M x")
+    assert_close(_core.multiply_by_m_inv(ws, Mx), x, margin=SWEEP, scale=cond(ws) * scale_of(x), what="M^-1 M x")
 
 
 def _angular_velocity_fd(R_minus, R_plus, R, h):
@@ -95,7 +115,7 @@ def test_velocities_are_derivatives_of_positions(seed):
     rng, tree, ws, q, u = setup_tree(seed)
     qdot, V_GB, V_FM = ws.qdot.copy(), ws.V_GB.copy(), ws.V_FM.copy()
     other = ws.copy()
-    h = 1e-6
+    h = 1e-6  # central differences: truncation ~h^2, round-off ~EPS/h ~ 1e-10; atol 1e-7 is theirs
     Rm, pm, RFm, pFm = _kinematics_at(other, q - h * qdot)
     Rp, pp, RFp, pFp = _kinematics_at(other, q + h * qdot)
     for i in range(1, ws.nb):
@@ -126,10 +146,11 @@ def test_accelerations_are_derivatives_of_velocities(seed):
         other.realize_velocity(u + t * udot)
         V.append(other.V_GB.copy())
     A_fd = (V[1] - V[0]) / (2 * h)
-    assert np.abs(A_GB[1:] - A_fd[1:]).max() < 1e-6 * max(1, np.abs(A_fd).max())
-    # A_GB = J udot + JDot u, with JDot u = A_bias filled by realize_velocity
-    A_from_bias = ws.A_bias + _core.jacobian(ws, udot)
-    assert rel_err(A_from_bias[1:], A_GB[1:]) < 1e-10
+    assert np.abs(A_GB[1:] - A_fd[1:]).max() < 1e-6 * max(1, np.abs(A_fd).max())  # the finite difference's accuracy
+    # A_GB = J udot + JDot u, with JDot u = A_bias filled by realize_velocity: two sweeps, the same udot
+    J_udot = _core.jacobian(ws, udot)
+    A_from_bias = ws.A_bias + J_udot
+    assert_close(A_from_bias[1:], A_GB[1:], margin=SWEEP, scale=scale_of(ws.A_bias, J_udot), what="A_GB")
 
 
 def _body_xyz_from_matrix(R):
@@ -176,8 +197,12 @@ def test_euler_and_quaternion_modes_agree(seed):
         F = gravity_forces(ws)
         udot, A = _core.forward_dynamics(ws, tau, F)
         results.append((ws.R_GB.copy(), ws.V_GB.copy(), udot.copy(), A.copy()))
-    for x, y in zip(*results):
-        assert rel_err(x, y) < 1e-10
+    # The Euler angles come from the quaternion through arcsin and arctan2 (|angle| <= 1.3: the
+    # inverse of the angles' Hw has condition <= 1 / cos 1.3 ~ 4); the kinematics are sweeps on
+    # both sides, and udot and A come out of the ABA, which loses cond(M).
+    c = cond(ws_quat)
+    for name, x, y, factor in zip(("R_GB", "V_GB", "udot", "A_GB"), *results, (1.0, 1.0, c, c)):
+        assert_close(x, y, margin=SWEEP, scale=factor * scale_of(y, floor=1.0), what=name)
 
 
 @given(seed=SEEDS)
@@ -189,23 +214,30 @@ def test_jacobian_products_are_transposes(seed):
     x = rng.normal(size=ws.nu)
     F = rng.normal(size=(ws.nb, 2, 3))
     F[0] = 0
-    assert np.isclose(np.sum(F * _core.jacobian(ws, x)), x @ _core.jacobian_transpose(ws, F),
-                      rtol=(2**13 * EPS), atol=(2**13 * EPS))
-    assert rel_err(_core.jacobian(ws, u), ws.V_GB) < (512 * EPS)
+    # Power by two routes: each is a sweep and a dot product whose terms may cancel, so the scale
+    # is the sum of the terms' magnitudes on either side.
+    Jx, JtF = _core.jacobian(ws, x), _core.jacobian_transpose(ws, F)
+    assert_close(np.sum(F * Jx), x @ JtF, margin=SWEEP, scale=max(dot_terms(F, Jx), dot_terms(x, JtF)), what="power")
+    assert_close(_core.jacobian(ws, u), ws.V_GB, margin=SWEEP, scale=scale_of(ws.V_GB), what="J u")
     k = 4
     bodies = rng.integers(0, ws.nb, size=k)
     stations = rng.normal(size=(k, 3))
     Ff = rng.normal(size=(k, 2, 3))
     Vf = _core.frame_jacobian(ws, bodies, stations, x)
-    assert np.isclose(np.sum(Ff * Vf), x @ _core.frame_jacobian_transpose(ws, bodies, stations, Ff))
+    JtFf = _core.frame_jacobian_transpose(ws, bodies, stations, Ff)
+    assert_close(np.sum(Ff * Vf), x @ JtFf, margin=SWEEP, scale=max(dot_terms(Ff, Vf), dot_terms(x, JtFf)),
+                 what="frame power")
     fs = rng.normal(size=(k, 3))
     vs = _core.station_jacobian(ws, bodies, stations, x)
-    assert np.isclose(np.sum(fs * vs), x @ _core.station_jacobian_transpose(ws, bodies, stations, fs))
-    # a station's velocity is the body's origin velocity plus w x r
+    Jtfs = _core.station_jacobian_transpose(ws, bodies, stations, fs)
+    assert_close(np.sum(fs * vs), x @ Jtfs, margin=SWEEP, scale=max(dot_terms(fs, vs), dot_terms(x, Jtfs)),
+                 what="station power")
+    # a station's velocity is the body's origin velocity plus w x r: a few flops on the scale |V| (1 + |r|)
     V = _core.jacobian(ws, x)
     for j, (bi, s) in enumerate(zip(bodies, stations)):
         r = ws.R_GB[bi] @ s
-        assert np.allclose(vs[j], V[bi, 1] + np.cross(V[bi, 0], r), atol=(2**13 * EPS))
+        assert_close(vs[j], V[bi, 1] + np.cross(V[bi, 0], r), margin=FEW,
+                     scale=scale_of(V[bi]) * (1 + np.linalg.norm(r)), what="station velocity")
 
 
 def other_at(ws, q):
@@ -224,7 +256,7 @@ def test_station_bias_is_acceleration_at_zero_udot(seed):
     bias = _core.frame_bias(ws, bodies, stations)
     qdot = ws.qdot.copy()
     other = ws.copy()
-    h = 1e-5
+    h = 1e-5  # central differences; the 1e-6 below is their accuracy
     zero = np.zeros(ws.nu)
     # with udot = 0, qdotdot = NDot u: difference N(q) u along qdot
     Np = _core.multiply_by_n(other_at(other, q + h * qdot), False, u)
@@ -244,12 +276,17 @@ def test_station_bias_is_acceleration_at_zero_udot(seed):
 def test_n_products(seed):
     """qdot = N u; N^-1 N = 1 (unit quaternions); N^T and N^-T are the transposes."""
     rng, tree, ws, q, u = setup_tree(seed)
-    assert rel_err(_core.multiply_by_n(ws, False, u), ws.qdot) < (64 * EPS)
-    assert rel_err(_core.multiply_by_n_inv(ws, False, ws.qdot), u) < (2**13 * EPS)
+    # N is block diagonal with blocks of a few flops per entry; its Euler-angle blocks are inverted
+    # at angles up to 1.2 (condition up to 1 / cos 1.2 ~ 3)
+    assert_close(_core.multiply_by_n(ws, False, u), ws.qdot, margin=FEW, scale=scale_of(u), what="N u")
+    assert_close(_core.multiply_by_n_inv(ws, False, ws.qdot), u, margin=FEW, scale=scale_of(u, ws.qdot),
+                 what="N^-1 N u")
     x, y = rng.normal(size=ws.nq), rng.normal(size=ws.nu)
-    assert np.isclose(x @ _core.multiply_by_n(ws, False, y), y @ _core.multiply_by_n(ws, True, x))
-    assert np.isclose(y @ _core.multiply_by_n_inv(ws, False, x),
-                      x @ _core.multiply_by_n_inv(ws, True, y))
+    Ny, Ntx = _core.multiply_by_n(ws, False, y), _core.multiply_by_n(ws, True, x)
+    assert_close(x @ Ny, y @ Ntx, margin=FEW, scale=max(dot_terms(x, Ny), dot_terms(y, Ntx)), what="x . N y")
+    Nix, Nity = _core.multiply_by_n_inv(ws, False, x), _core.multiply_by_n_inv(ws, True, y)
+    assert_close(y @ Nix, x @ Nity, margin=FEW, scale=max(dot_terms(y, Nix), dot_terms(x, Nity)),
+                 what="y . N^-1 x")
 
 
 @given(seed=SEEDS)
@@ -269,8 +306,10 @@ def test_quaternion_error_slot(seed):
     for i in range(1, ws.nb):
         if tree.joints[i] in QUATERNION_JOINTS:
             quat = q[ws.qoff[i]:ws.qoff[i] + 4]
-            assert np.isclose(ws.qerr[i], np.linalg.norm(quat) - 1)
-            assert np.allclose(ws.R_FM[i], quat_to_matrix(quat), atol=(64 * EPS))
+            # |quat| - 1 cancels: the scale is |quat|; R's entries are of unit scale, from the quaternion
+            # normalized and its products on two routes (measured up to 5 EPS)
+            assert_close(ws.qerr[i], np.linalg.norm(quat) - 1, margin=FEW, scale=np.linalg.norm(quat), what="qerr")
+            assert_close(ws.R_FM[i], quat_to_matrix(quat), margin=256, scale=1.0, what="R_FM")
         else:
             assert ws.qerr[i] == 0
 
@@ -288,7 +327,9 @@ def test_single_pendulum_closed_form():
         _core.realize_position(ws, [q])
         _core.realize_velocity(ws, [0.9])
         udot, _ = _core.forward_dynamics(ws, np.zeros(1), gravity_forces(ws, (0, -g, 0)))
-        assert np.isclose(udot[0], -m * g * l * np.sin(q) / (I_c + m * l * l), rtol=(512 * EPS))
+        # the gravity torque's terms are m g l (its sine may be small): a 1-body ABA, a few dozen flops
+        assert_close(udot[0], -m * g * l * np.sin(q) / (I_c + m * l * l), margin=FEW,
+                     scale=m * g * l / (I_c + m * l * l), what="udot")
 
 
 def test_custom_mobilizer_rows_written_by_python_match_builtin():
@@ -321,8 +362,11 @@ def test_custom_mobilizer_rows_written_by_python_match_builtin():
         ws.realize_velocity(u)
         udot, A = _core.forward_dynamics(ws, tau, F)
         out.append((ws.V_GB.copy(), udot.copy(), A.copy(), _core.mass_matrix(ws), ws.qdot.copy()))
-    for x, y in zip(*out):
-        assert rel_err(x, y) < (64 * EPS)
+    # the same sweeps on rows that differ by the rounding of cos and sin: V, udot, A, M, qdot,
+    # each on its own scale (unit lengths and speeds at least); the solve loses cond(M) (~10 here)
+    c = cond(ws_pin)
+    for name, x, y, factor in zip(("V_GB", "udot", "A_GB", "M", "qdot"), *out, (1.0, c, c, 1.0, 1.0)):
+        assert_close(x, y, margin=FEW, scale=factor * scale_of(y, floor=1.0), what=name)
 
 
 def test_copy_is_independent():

@@ -52,6 +52,7 @@ from simtk import (  # noqa: E402  (after the importorskip on purpose)
     SimbodyMatterSubsystem,
     Transform,
 )
+from tolerances import tol  # noqa: E402
 
 #: simtk mobilizer name -> OpenSim joint class.
 OSIM_JOINTS = {
@@ -487,3 +488,23 @@ def rel_err(actual, expected) -> float:
     actual, expected = np.asarray(actual, float), np.asarray(expected, float)
     assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
     return float(np.abs(actual - expected).max(initial=0.0) / max(1.0, np.abs(expected).max(initial=0.0)))
+
+
+# The comparisons' tolerances, on rel_err's scale max(1, max|expected|) (at least the unit lengths
+# and speeds of these models): round-off of two implementations, simtk's and Simbody's.
+#: The same recursive sweeps over up to 8 bodies (kinematics, M, Jacobians, residuals, forces of
+#: given multipliers) and the tests' explicit formulas: measured up to ~35 EPS.
+SWEEP_TOL = tol(1.0, 2**10)
+#: Results of solves (forward dynamics, M^-1, the multipliers and what depends on them) lose the
+#: condition numbers of the matrices solved, M and G M^-1 G^T: measured up to ~8 (cond M + cond A) EPS.
+SOLVE_MARGIN = 256
+
+
+def solve_tol(*conds: float) -> float:
+    """The tolerance of a result of solves with matrices of condition numbers ``conds``."""
+    return tol(sum(conds), SOLVE_MARGIN)
+
+
+def cond_m(matter, state) -> float:
+    """The condition number of simtk's mass matrix at ``state``."""
+    return float(np.linalg.cond(matter.calc_m(state)))

@@ -26,8 +26,10 @@ the velocity and acceleration equations matters.
 
 Compared: G (m x nu, rows in constraint order), G M^-1 G^T, udot and the multipliers under gravity,
 the body and mobility forces of given multipliers, the residual with known multipliers, the
-position / velocity / acceleration errors, and the mobilizer reaction forces: all agree to 1e-10,
-in every variant. The tests at the end check Simbody's conventions that this agreement rests on
+position / velocity / acceleration errors, and the mobilizer reaction forces: all agree to
+round-off in every variant (``SWEEP_TOL``; for what comes out of the constrained solve,
+``solve_tol`` of the condition numbers of M and of G M^-1 G^T, which reaches 1.4e5 in the spatial
+four-bar). The tests at the end check Simbody's conventions that this agreement rests on
 against explicit formulas: Ball and Weld rows in the ancestor frame, the reaction on body 1 at its
 material point coincident with body 2's station, PointOnLine's perpendicular pair.
 """
@@ -43,10 +45,12 @@ osim = pytest.importorskip("opensim")
 from simtk import Constraint, Function, Rotation, Stage, Transform  # noqa: E402
 
 from opensim_models import (  # noqa: E402
+    SWEEP_TOL,
     BodySpec,
     build_opensim,
     build_simtk,
     chain_specs,
+    cond_m,
     mat,
     osim_spatial_vector,
     osim_transform,
@@ -58,13 +62,20 @@ from opensim_models import (  # noqa: E402
     random_transform,
     rel_err,
     rot,
+    solve_tol,
     spatial_vector,
     vec,
 )
-from tolerances import EPS  # round-off margins below are counts of EPS
+from tolerances import tol  # noqa: E402
 
 G = np.array([0.4, -9.81, 0.7])
-TOL = 1e-10
+TOL = SWEEP_TOL  # kinematics, G, the errors, forces of given multipliers; see dyn_tol for the solve's
+
+
+def dyn_tol(lp) -> float:
+    """The constrained solve (M, then G M^-1 G^T for the multipliers) by two implementations."""
+    M, G = lp.st.matter.calc_m(lp.s), lp.st.matter.calc_g(lp.s)
+    return solve_tol(np.linalg.cond(M), np.linalg.cond(G @ np.linalg.solve(M, G.T)))
 
 
 # ---------------------------------------------------------------------- the coupler's function
@@ -404,12 +415,14 @@ def test_assembly_by_construction(lpair):
     S = lpair.os.state
     perr = np.abs(vec(S.getQErr())).max()
     verr = np.abs(vec(S.getUErr())).max()
+    # closed by construction: round-off of OpenSim's poses and of the parameters computed from them
+    # (positions of ~1); the consistent speeds come from a least-squares projection with pinv(G)
     if lpair.variant == "perturbed":
-        assert perr > 1e-4
+        assert perr > 1e-4  # (thresholds of "open", not tolerances)
     else:
-        assert perr < (2**13 * EPS)
+        assert perr <= tol(1.0, 2**10)
     if lpair.variant == "consistent":
-        assert verr < (2**13 * EPS)
+        assert verr <= tol(np.linalg.cond(lpair.st.matter.calc_g(lpair.s)) * np.abs(vec(S.getU())).max(), 2**10)
     else:
         assert verr > 1e-6
 
@@ -418,11 +431,11 @@ def test_udot_under_gravity(lpair):
     """Constrained forward dynamics under gravity: udot and the body accelerations equal Simbody's.
     With consistent speeds this is pure physics (independent of how the rows are written)."""
     S = lpair.os.state
-    assert rel_err(lpair.s.get_udot(), vec(S.getUDot())[lpair.u_perm()]) < TOL
+    assert rel_err(lpair.s.get_udot(), vec(S.getUDot())[lpair.u_perm()]) < dyn_tol(lpair)
     for i in range(1, lpair.nb):
         A = np.array([vec(lpair.os.bodies[i].getAngularAccelerationInGround(S)),
                       vec(lpair.os.bodies[i].getLinearAccelerationInGround(S))])
-        assert rel_err(lpair.st.mobods[i].get_body_acceleration(lpair.s), A) < TOL
+        assert rel_err(lpair.st.mobods[i].get_body_acceleration(lpair.s), A) < dyn_tol(lpair)
 
 
 def test_constraint_generalized_forces(lpair):
@@ -432,7 +445,7 @@ def test_constraint_generalized_forces(lpair):
     Gt = osim.Vector()
     lpair.os.matter.multiplyByGTranspose(lpair.os.state, osim_vector(lam_os), Gt)
     mine = lpair.st.matter.multiply_by_g_transpose(lpair.s, lpair.s.get_multipliers())
-    assert rel_err(mine, vec(Gt)[lpair.u_perm()]) < TOL
+    assert rel_err(mine, vec(Gt)[lpair.u_perm()]) < dyn_tol(lpair)
 
 
 def test_reaction_forces_with_constraints(lpair):
@@ -440,7 +453,7 @@ def test_reaction_forces_with_constraints(lpair):
     RF = osim.VectorOfSpatialVec()
     lpair.os.matter.calcMobilizerReactionForces(lpair.os.state, RF)
     theirs = spatial_vector(RF, lpair.nb)[lpair.os.mobod]
-    assert rel_err(lpair.st.matter.calc_mobilizer_reaction_forces(lpair.s)[1:], theirs[1:]) < TOL
+    assert rel_err(lpair.st.matter.calc_mobilizer_reaction_forces(lpair.s)[1:], theirs[1:]) < dyn_tol(lpair)
 
 
 def test_constraint_matrix_G(lpair):
@@ -454,15 +467,15 @@ def test_projected_inverse_mass_matrix(lpair):
     """G M^-1 G^T (m x m) equals Simbody's calcProjectedMInv."""
     P = osim.Matrix()
     lpair.os.matter.calcProjectedMInv(lpair.os.state, P)
-    assert rel_err(lpair.st.matter.calc_projected_m_inv(lpair.s), mat(P)) < TOL
+    assert rel_err(lpair.st.matter.calc_projected_m_inv(lpair.s), mat(P)) < solve_tol(cond_m(lpair.st.matter, lpair.s))
 
 
 def test_multipliers(lpair):
     """The multipliers equal Simbody's (same sign: M udot + G^T lambda = f), state-wide and per
     constraint in constraint order."""
     theirs = vec(lpair.os.state.getMultipliers())
-    assert rel_err(lpair.s.get_multipliers(), theirs) < TOL
-    assert rel_err(np.concatenate([c.get_multipliers(lpair.s) for c in lpair.constraints]), theirs) < TOL
+    assert rel_err(lpair.s.get_multipliers(), theirs) < dyn_tol(lpair)
+    assert rel_err(np.concatenate([c.get_multipliers(lpair.s) for c in lpair.constraints]), theirs) < dyn_tol(lpair)
 
 
 def test_constraint_errors(lpair):
@@ -472,7 +485,9 @@ def test_constraint_errors(lpair):
     cs = lpair.constraints
     assert rel_err(np.concatenate([c.get_position_errors(lpair.s) for c in cs]), vec(S.getQErr())) < TOL
     assert rel_err(np.concatenate([c.get_velocity_errors(lpair.s) for c in cs]), vec(S.getUErr())) < TOL
-    assert rel_err(np.concatenate([c.get_acceleration_errors(lpair.s) for c in cs]), vec(S.getUDotErr())) < TOL
+    # (the acceleration errors are those at the solved udot: the solve's tolerance)
+    assert rel_err(np.concatenate([c.get_acceleration_errors(lpair.s) for c in cs]), vec(S.getUDotErr())) \
+        < dyn_tol(lpair)
 
 
 def test_forces_from_multipliers(lpair):
@@ -565,9 +580,11 @@ def test_point_on_line_rows_use_simbody_perpendiculars(variant):
     lp.os.matter.calcG(lp.os.state, Gm)
     G_os, G_mine = mat(Gm)[:, lp.u_perm()], lp.st.matter.calc_g(lp.s)
     T = G_mine @ np.linalg.pinv(G_os)
-    assert rel_err(T, np.eye(2)) < 1e-9 and rel_err(T @ G_os, G_mine) < 1e-9
-    assert rel_err(lp.s.get_multipliers(), vec(lp.os.state.getMultipliers())) < 1e-9
-    assert rel_err(lp.constraints[0].get_position_errors(lp.s), vec(lp.os.state.getQErr())) < 1e-9
+    # the pseudo-inverse loses cond(G) (a 2 x nu matrix of full row rank)
+    pinv_tol = tol(np.linalg.cond(G_os), 2**10)
+    assert rel_err(T, np.eye(2)) < pinv_tol and rel_err(T @ G_os, G_mine) < pinv_tol
+    assert rel_err(lp.s.get_multipliers(), vec(lp.os.state.getMultipliers())) < dyn_tol(lp)
+    assert rel_err(lp.constraints[0].get_position_errors(lp.s), vec(lp.os.state.getQErr())) < TOL
     # And Simbody's rows really are the perp() basis: position errors = (x_o, y_o) . (p_S - P) in B.
     X_GB = lp.st.mobods[lp.cspecs[0].args[0]].get_body_transform(lp.s)
     p_S = lp.st.mobods[lp.cspecs[0].args[3]].find_station_location_in_ground(lp.s, lp.cspecs[0].args[4])
@@ -589,6 +606,6 @@ def test_ball_reaction_on_body_1_acts_at_the_coincident_point(name):
     c = lp.cspecs[0]
     p_S2 = lp.st.mobods[c.args[2]].find_station_location_in_ground(lp.s, c.args[3])
     p_P1 = lp.st.mobods[c.args[0]].find_station_location_in_ground(lp.s, c.args[1])
-    assert np.linalg.norm(p_S2 - p_P1) > 1e-3  # off the manifold: the two points differ
+    assert np.linalg.norm(p_S2 - p_P1) > 1e-3  # off the manifold: the two points differ (a threshold)
     assert rel_err(theirs[0, 0], np.cross(p_S2, theirs[0, 1])) < TOL
     assert rel_err(mine, theirs) < TOL

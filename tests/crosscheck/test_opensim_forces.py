@@ -41,8 +41,10 @@ from simtk import Force, Stage  # noqa: E402
 
 from opensim_models import (  # noqa: E402
     JOINTS,
+    SWEEP_TOL,
     build_opensim,
     build_simtk,
+    cond_m,
     n_coords,
     osim_transform,
     osim_vec3,
@@ -51,13 +53,14 @@ from opensim_models import (  # noqa: E402
     random_specs,
     random_transform,
     rel_err,
+    solve_tol,
     spatial_vector,
     vec,
 )
-from tolerances import EPS  # round-off margins below are counts of EPS
+from tolerances import tol  # noqa: E402
 
 G = np.array([0.4, -9.81, 0.7])
-TOL = 1e-10
+TOL = SWEEP_TOL  # energies; udot and the reactions come out of forward dynamics: udot_tol
 SEEDS = [11, 12, 13, 14]
 
 
@@ -199,11 +202,17 @@ def osim_udot(pair: ForcePair) -> np.ndarray:
     return vec(pair.os.state.getUDot())[pair.os.u_perm()]
 
 
+def udot_tol(pair: ForcePair) -> float:
+    """Forward dynamics by two implementations: round-off times the condition number of M."""
+    pair.st.system.realize(pair.s, Stage.Position)
+    return solve_tol(cond_m(pair.st.matter, pair.s))
+
+
 def test_udot_with_every_force(fpair):
     """Forward dynamics with gravity, two point-to-point springs, two generalized springs with
     damping and a bushing: simtk's udot equals Simbody's."""
     fpair.all_on()
-    assert rel_err(fpair.s.get_udot(), osim_udot(fpair)) < TOL
+    assert rel_err(fpair.s.get_udot(), osim_udot(fpair)) < udot_tol(fpair)
 
 
 @pytest.mark.parametrize("name", ["spring0", "spring1", "genspring0", "genspring1", "bushing"])
@@ -214,8 +223,8 @@ def test_each_element_alone(fpair, name):
     udot_gravity = osim_udot(fpair)
     fpair.only(name)
     try:
-        assert rel_err(fpair.s.get_udot(), osim_udot(fpair)) < TOL
-        assert rel_err(osim_udot(fpair), udot_gravity) > 1e-6  # the element does act
+        assert rel_err(fpair.s.get_udot(), osim_udot(fpair)) < udot_tol(fpair)
+        assert rel_err(osim_udot(fpair), udot_gravity) > 1e-6  # the element does act (a threshold)
     finally:
         fpair.all_on()
 
@@ -225,7 +234,7 @@ def test_gravity_alone(fpair):
     Ground origin) equal simtk's UniformGravity."""
     fpair.only(None)
     try:
-        assert rel_err(fpair.s.get_udot(), osim_udot(fpair)) < TOL
+        assert rel_err(fpair.s.get_udot(), osim_udot(fpair)) < udot_tol(fpair)
         assert rel_err(fpair.st.system.calc_potential_energy(fpair.s),
                        fpair.os.model.calcPotentialEnergy(fpair.os.state)) < TOL
     finally:
@@ -243,7 +252,8 @@ def test_spring_potential_energy(fpair):
             theirs = fpair.os.model.calcPotentialEnergy(fpair.os.state) - pe_gravity
             mine = fpair.simtk_forces[name][0].calc_potential_energy_contribution(fpair.s)
             if name.startswith("genspring"):
-                assert theirs == pytest.approx(0.0, abs=(2**13 * EPS)) and mine > 0.0
+                # no energy of its own: the difference of two totals, on the scale of gravity's
+                assert abs(theirs) <= tol(abs(pe_gravity), 64) and mine > 0.0
             else:
                 assert rel_err(mine, theirs) < TOL
     finally:
@@ -257,7 +267,7 @@ def test_reaction_forces_include_mobility_forces(fpair):
     RF = osim.VectorOfSpatialVec()
     fpair.os.matter.calcMobilizerReactionForces(fpair.os.state, RF)
     theirs = spatial_vector(RF, fpair.nb)[fpair.os.mobod]
-    assert rel_err(fpair.st.matter.calc_mobilizer_reaction_forces(fpair.s)[1:], theirs[1:]) < TOL
+    assert rel_err(fpair.st.matter.calc_mobilizer_reaction_forces(fpair.s)[1:], theirs[1:]) < udot_tol(fpair)
 
 
 # ---------------------------------------------------------------------- bushing energy
@@ -293,7 +303,7 @@ def test_bushing_potential_energy(seed):
     theirs = pair.os.model.calcPotentialEnergy(S)
     assert mine > 1e-3
     assert rel_err(2.0 * mine, theirs) < TOL
-    assert rel_err(pair.s.get_udot(), osim_udot(pair)) < TOL
+    assert rel_err(pair.s.get_udot(), osim_udot(pair)) < udot_tol(pair)
 
     r = osim.Vector()
     pair.os.matter.calcResidualForceIgnoringConstraints(
@@ -301,7 +311,7 @@ def test_bushing_potential_energy(seed):
         osim.VectorOfSpatialVec(pair.nb, osim.SpatialVec(osim.Vec3(0.0), osim.Vec3(0.0))), S.getUDot(), r)
     power = float(vec(S.getU()) @ vec(r))
 
-    h = 1e-6
+    h = 1e-6  # central differences; the 1e-6 below is their accuracy
     q_os, qdot_os = vec(S.getQ()), vec(S.getQDot())
     rate_os = (_opensim_pe_at(pair, q_os + h * qdot_os) - _opensim_pe_at(pair, q_os - h * qdot_os)) / (2 * h)
     q, qdot = pair.s.get_q().copy(), pair.s.get_qdot().copy()

@@ -30,7 +30,7 @@ from simtk.math import (  # noqa: E402
     TimeStepper,
     VerletIntegrator,
 )
-from tolerances import EPS  # round-off margins below are counts of EPS
+from tolerances import tol  # noqa: E402
 
 S = Integrator.SuccessfulStepStatus
 
@@ -71,7 +71,7 @@ def test_bouncing_point_impact_times_match_closed_form(make, accuracy):
     ts.step_to(2.5)
     expected = [t for t in bounce_times(1.0, 9.81, 0.8, 12) if t < 2.5]
     assert len(bounce.times) == len(expected) >= 4
-    assert np.max(np.abs(np.array(bounce.times) - expected)) < 1e-6
+    assert np.max(np.abs(np.array(bounce.times) - expected)) < 1e-6  # localization and integration error
     assert ts.get_time() == 2.5
 
 
@@ -90,7 +90,8 @@ def test_event_is_localized_within_window_and_reported_just_after():
     assert integ.get_triggered_events() == [bounce]
     t_low, t_high = integ.get_event_window()
     t1 = math.sqrt(2 / 9.81)
-    assert t_low <= t1 <= t_high and t_high - t_low <= 0.01 * 1e-4 * (1 + (2**13 * EPS))
+    # the window's width is a difference of two times near 0.45: its rounding is on their scale
+    assert t_low <= t1 <= t_high and t_high - t_low <= 0.01 * 1e-4 + tol(t_high, 16)
     assert integ.get_time() == t_high
     assert integ.get_state().get_q()[0] <= 0
 
@@ -118,7 +119,7 @@ def test_periodic_reports_land_exactly_on_their_grid(make):
     ts.initialize(system.realize_topology())
     ts.step_to(2.0)
     assert rec.times == [k * 0.1 for k in range(21)]
-    assert np.allclose(rec.q, [osc.exact(t)[0] for t in rec.times], atol=1e-5)
+    assert np.allclose(rec.q, [osc.exact(t)[0] for t in rec.times], atol=1e-5)  # integration error at 1e-7
 
 
 class SetGain(ScheduledEventHandler):
@@ -150,7 +151,10 @@ def test_scheduled_event_changes_discrete_variable_at_its_exact_time(make):
     ts.initialize(system.realize_topology())
     ts.step_to(1.0)
     assert handler.seen == [0.37]
-    assert ts.get_state().get_z()[0] == pytest.approx(0.37 + 5 * 0.63, abs=1e-9)
+    # a piecewise-constant z' is integrated exactly by both methods: round-off over a few steps
+    # (LSODA's Nordsieck history included), on the scale of z
+    z1 = 0.37 + 5 * 0.63
+    assert abs(ts.get_state().get_z()[0] - z1) <= tol(z1, 256)
     assert sub.get_discrete_variable(ts.get_state(), sub.k_index) == 5.0
 
 
@@ -198,7 +202,7 @@ def test_termination_request_ends_the_simulation():
     assert ts.step_to(10.0) == S.EndOfSimulation
     assert integ.is_simulation_over()
     assert integ.get_termination_reason() == Integrator.TerminationReason.EventHandlerRequestedTermination
-    assert ts.get_time() == pytest.approx(math.sqrt(2 / 9.81), abs=1e-6)
+    assert ts.get_time() == pytest.approx(math.sqrt(2 / 9.81), abs=1e-6)  # localization at accuracy 1e-6
 
 
 def test_triggered_reporter_reports_without_handling():
@@ -224,6 +228,7 @@ def test_triggered_reporter_reports_without_handling():
     ts = TimeStepper(system, integ)
     ts.initialize(system.realize_topology())
     ts.step_to(7.0)
+    # localization and integration error at accuracy 1e-8, not round-off
     assert np.allclose(rep.times, [math.pi / 2 + k * math.pi for k in range(2)], atol=1e-6)
     assert ts.get_state().get_q()[0] == pytest.approx(math.cos(7.0), abs=1e-6)
 

@@ -28,7 +28,7 @@ from simtk.math import (  # noqa: E402
     StepSizeTooSmallError,
     VerletIntegrator,
 )
-from tolerances import EPS  # round-off margins below are counts of EPS
+from tolerances import tol
 
 S = Integrator.SuccessfulStepStatus
 ERROR_CONTROLLED = [ExplicitEulerIntegrator, RungeKutta2Integrator, RungeKutta3Integrator,
@@ -75,7 +75,7 @@ def test_scipy_bdf_meets_accuracy_on_the_oscillator():
         assert integ.step_to(t) == S.ReachedReportTime
         assert integ.get_time() == t
         q, u = osc.exact(t)
-        assert np.allclose(integ.get_state().get_y(), [q, u], atol=1e-4)
+        assert np.allclose(integ.get_state().get_y(), [q, u], atol=1e-4)  # integration error at 1e-6
 
 
 ORDERS = [(ExplicitEulerIntegrator, 1), (RungeKutta2Integrator, 2), (RungeKutta3Integrator, 3),
@@ -215,7 +215,8 @@ def test_non_finite_derivative_raises_and_keeps_the_last_good_state(cls):
         integ.step_to(1.0)
     s = integ.get_state()
     assert s.get_time() < 0.5
-    assert s.get_z()[0] == pytest.approx(s.get_time(), abs=(2**13 * EPS))
+    # z' = 1 is integrated exactly: z and t differ by round-off over the ~30 steps, on t's scale
+    assert abs(s.get_z()[0] - s.get_time()) <= tol(0.5, 256)
     assert sub.get_discrete_variable(s, sub.d) == 7
     assert np.isfinite(s.get_ydot()).all()
     assert integ.get_num_non_finite_failures() > 0
@@ -228,7 +229,7 @@ def test_fixed_step_nan_raises_immediately():
     integ.initialize(system.realize_topology())
     with pytest.raises(NonFiniteDerivativeError, match="not finite"):
         integ.step_to(1.0)
-    assert integ.get_time() == pytest.approx(0.4)
+    assert integ.get_time() == 0.4  # 0.2 + 0.2: exact
 
 
 def test_minimum_step_size_error():
@@ -261,7 +262,7 @@ def test_stiff_system_bdf_needs_far_fewer_steps_than_explicit():
         integ.step_to(1.0)
         assert integ.get_time() == 1.0
         err = np.max(np.abs(integ.get_state().get_z() - sub.exact(1.0)))
-        assert err < 1e-4, (name, err)
+        assert err < 1e-4, (name, err)  # integration error at accuracy 1e-5
         results[name] = integ.get_num_steps_taken()
     assert results["BDF"] * 20 < results["Feldberg"], results
     assert results["BDF"] * 20 < results["RK3"], results
@@ -331,7 +332,7 @@ def test_projection_keeps_constraint_error_within_tolerance():
     while integ.get_time() < 2.0:
         integ.step_to(2.0)
         q = integ.get_state().get_q()
-        assert abs(math.hypot(q[0], q[1]) - 1) <= 1e-4
+        assert abs(math.hypot(q[0], q[1]) - 1) <= integ.get_constraint_tolerance_in_use()  # the method's setting
     assert integ.get_num_projections() > 0
     n_proj = integ.get_num_projections()
     integ.set_project_every_step(True)
@@ -372,4 +373,5 @@ def test_reinitialize_after_changing_a_discrete_variable():
     sub.set_discrete_variable(integ.upd_advanced_state(), sub.k_index, 3.0)
     integ.reinitialize(Stage.Dynamics, False)
     integ.step_to(2.0)
-    assert integ.get_state().get_z()[0] == pytest.approx(4.0, abs=(2**13 * EPS))
+    # z' = k piecewise constant, integrated exactly: round-off over the steps, on z's scale
+    assert abs(integ.get_state().get_z()[0] - 4.0) <= tol(4.0, 256)

@@ -17,19 +17,22 @@ from simtk.testing import (
     states,
     unit_quaternions,
 )
-from tolerances import EPS  # round-off margins below are counts of EPS
+from tolerances import scale_of, tol
 
 
 @settings(max_examples=20)
 @given(q=unit_quaternions(), mp=mass_properties())
 def test_primitive_strategies(q, mp):
     """Quaternions are unit; mass properties are physical (central inertia positive, triangle inequality)."""
-    assert abs(np.linalg.norm(q) - 1) < (2**13 * EPS)
+    assert abs(np.linalg.norm(q) - 1) <= tol(1.0, 64)  # normalized: a few flops on a unit vector
     c = np.asarray(mp.com)
     moments = np.linalg.eigvalsh(mp.inertia.matrix - mp.mass * (c @ c * np.eye(3) - np.outer(c, c)))
     assert (moments > 0).all()
     a, b, c = moments
-    assert a + b >= c - (2**13 * EPS) and b + c >= a - (2**13 * EPS) and a + c >= b - (2**13 * EPS)
+    # a flat body meets the triangle inequality with equality; the central moments come out of the
+    # parallel-axis shift and a 3x3 eigensolve, on the scale of the inertia about the origin
+    slack = tol(scale_of(mp.inertia.matrix), 256)
+    assert a + b >= c - slack and b + c >= a - slack and a + c >= b - slack
 
 
 @settings(max_examples=15)
@@ -44,7 +47,7 @@ def test_drawn_systems_realize_to_finite_accelerations(model, data):
     assert np.isfinite(state.get_udot()).all()
     for mb, kind in zip(model.bodies, model.kinds):
         if kind in ("Ball", "Free"):
-            assert abs(np.linalg.norm(mb.get_q(state)[:4]) - 1) < (2**13 * EPS)
+            assert abs(np.linalg.norm(mb.get_q(state)[:4]) - 1) <= tol(1.0, 64)  # drawn normalized
 
 
 def function_based_pin(parent, X_PF, body, X_BM):
