@@ -1,0 +1,23 @@
+"""Files: simtk's own model format, State snapshots, and URDF and OpenSim model import.
+
+The readers and writers are imported when first used, so ``import simtk`` stays light.
+"""
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "save_model": "model_file", "load_model": "model_file", "register_class": "model_file",
+    "save_state": "snapshot", "load_state": "snapshot",
+    "load_urdf": "urdf",
+    "load_osim": "osim",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'simtk.io' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
