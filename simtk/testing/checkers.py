@@ -69,7 +69,7 @@ def check_mobilizer(mobod, state: State, *, h: float = 1e-6, rtol: float = 1e-6,
     -------
     CheckReport
     """
-    from ..multibody.custom_mobilizer import Custom
+    from ..multibody.tree.custom_mobilizer import Custom
 
     matter = mobod.get_matter_subsystem()
     system = matter.get_system()
@@ -171,7 +171,7 @@ def _check_fits(report, mobod, system, base, X, V, rtol, atol) -> None:
 
 # --------------------------------------------------------------------------------------------- forces
 def _force_element(force):
-    from ..multibody.force import Force
+    from ..multibody.forces import Force
 
     if isinstance(force, Force):
         return force
@@ -372,7 +372,7 @@ def check_constraint(constraint, state: State, *, h: float = 1e-6, rtol: float =
     -------
     CheckReport
     """
-    from ..multibody.constraint import Constraint
+    from ..multibody.constraints import Constraint
 
     if isinstance(constraint, Constraint.Custom.Implementation):
         if constraint._constraint is None:

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common.function import Function
-from ..common.property import Property
-from ..common.stage import Stage
-from ..spatial import Rotation, Transform
-from . import constraint_rows as rows
+from ...common.function import Function
+from ...common.property import Property
+from ...common.stage import Stage
+from ...spatial import Rotation, Transform
+from ..tree.mobilized_body import MobilizedBody
+from . import _rows as rows
 from .constraint import Constraint, _common_ancestor, _matter_of, _mobod
 
 __all__: list[str] = []
@@ -573,8 +574,6 @@ class ConstantAcceleration(_OneSpeed):
 
 
 def _bodies_arg(matter, bodies, what: str) -> list[int]:
-    from .mobilized_body import MobilizedBody
-
     out = []
     for b in bodies:
         if isinstance(b, MobilizedBody):

@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ..common.function import Function, require_function
-from ..common.stage import Stage
-from ..spatial import Body, Rotation, Transform, skew
+from ...common.function import Function, require_function
+from ...common.stage import Stage
+from ...spatial import Body, Rotation, Transform, skew
 from .custom_mobilizer import Custom, CustomImplementation
 from .mobilized_body import MobilizedBody
 
 if TYPE_CHECKING:
-    from ..common.state import State
-    from .matter import SimbodyMatterSubsystem
+    from ...common.state import State
+    from ..matter import SimbodyMatterSubsystem
 
 __all__ = ["FunctionBased", "FunctionBasedImplementation"]
 

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _core
-from ..spatial import Rotation, Transform
+from ... import _core
+from ...spatial import Rotation, Transform
+from ._matter_tree import MatterTree
 from .mobilized_body import MobilizedBody
 
 if TYPE_CHECKING:
-    from ..common.state import State
-    from .matter import SimbodyMatterSubsystem
+    from ...common.state import State
+    from ..matter import SimbodyMatterSubsystem
 
 __all__ = ["CustomImplementation", "Custom"]
 
@@ -104,9 +105,7 @@ class CustomImplementation:
     """
 
     def __init__(self, matter: "SimbodyMatterSubsystem", nu: int, nq: int, n_angles: int = 0):
-        from .matter import SimbodyMatterSubsystem
-
-        if not isinstance(matter, SimbodyMatterSubsystem):
+        if not isinstance(matter, MatterTree):
             raise TypeError("MobilizedBody.Custom.Implementation: the first argument must be the "
                             f"SimbodyMatterSubsystem, got {type(matter).__name__}")
         self._matter = matter

@@ -25,30 +25,29 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ..common.component import Component
-from ..common.errors import StageTooLowError
-from ..common.stage import ACCELERATION, POSITION, VELOCITY
-from ..common.state import State
-from ..spatial import Rotation, Transform
+from ...common.component import Component
+from ...common.errors import StageTooLowError
+from ...common.stage import ACCELERATION, POSITION, VELOCITY
+from ...common.state import State
+from ...spatial import Rotation, Transform
+
+from ..tree._matter_tree import MatterTree
+from ..tree.mobilized_body import MobilizedBody
+from ._solver import kinematics_of_state
 
 if TYPE_CHECKING:
-    from .matter import SimbodyMatterSubsystem
-    from .mobilized_body import MobilizedBody
+    from ..matter import SimbodyMatterSubsystem
 
 __all__ = ["Constraint"]
 
 
 def _matter_of(x, where: str):
-    from .matter import SimbodyMatterSubsystem
-
-    if not isinstance(x, SimbodyMatterSubsystem):
+    if not isinstance(x, MatterTree):
         raise TypeError(f"{where}: expected a SimbodyMatterSubsystem, got {type(x).__name__}")
     return x
 
 
 def _mobod(x, where: str):
-    from .mobilized_body import MobilizedBody
-
     if not isinstance(x, MobilizedBody):
         raise TypeError(f"{where}: expected a MobilizedBody, got {type(x).__name__}")
     return x
@@ -363,8 +362,6 @@ class _CustomImplementation:
     def _k(self, state: State):
         kin = self._kin
         if kin is None:
-            from .constraint_solver import kinematics_of_state
-
             kin = kinematics_of_state(self._matter, state)
         return kin
 

@@ -5,15 +5,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _core
-from ..common.stage import Stage
-from ..common.state import State
-from ..common.subsystem import Subsystem
+from ... import _core
+from ...common.stage import Stage
+from ...common.state import State
+from ...common.subsystem import Subsystem
 from .force import _Packed
 
 if TYPE_CHECKING:
     from .force import Force
-    from .multibody_system import MultibodySystem
+    from ..multibody_system import MultibodySystem
 
 __all__ = ["ForceSubsystem", "GeneralForceSubsystem"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common.errors import ConstraintViolationError
-from ..common.stage import POSITION, VELOCITY
-from ..common.state import State
-from .constraint_solver import _Factor, gmap
+from ...common.errors import ConstraintViolationError
+from ...common.stage import POSITION, VELOCITY
+from ...common.state import State
+from ._solver import _Factor, gmap
 
 __all__: list[str] = []
 

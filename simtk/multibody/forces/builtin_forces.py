@@ -14,14 +14,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .. import _core
-from ..common.output import output
-from ..common.property import Property, nonnegative, real, vector3
-from ..common.stage import Stage
-from ..common.state import State
-from ..spatial import Transform
+from ... import _core
+from ...common.output import output
+from ...common.property import Property, nonnegative, real, vector3
+from ...common.stage import Stage
+from ...common.state import State
+from ...spatial import Transform
 from .force import Force, _Packed
-from .mobilized_body import MobilizedBody
+from ..tree.mobilized_body import MobilizedBody
 
 __all__ = []  # the elements are reached as Force.<Name>
 
@@ -36,7 +36,7 @@ def _body(x, what: str, forces=None) -> MobilizedBody:
 
 
 def _matter_arg(x, what: str):
-    from .matter import SimbodyMatterSubsystem
+    from ..matter import SimbodyMatterSubsystem
 
     if not isinstance(x, SimbodyMatterSubsystem):
         raise TypeError(f"{what}: expected a SimbodyMatterSubsystem, got {type(x).__name__}")

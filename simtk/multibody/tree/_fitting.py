@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
-from ..spatial import Rotation, Transform
+from ... import _core
+from ...spatial import Rotation, Transform
 
 __all__ = ["fit_q"]
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _core
-from ..common.component import Component
-from ..common.errors import NonFiniteForceError, StageTooLowError
-from ..common.output import output
-from ..common.stage import Stage
-from ..common.state import State
+from ... import _core
+from ...common.component import Component
+from ...common.errors import NonFiniteForceError, StageTooLowError
+from ...common.output import output
+from ...common.stage import Stage
+from ...common.state import State
 
 if TYPE_CHECKING:
     from .force_subsystem import GeneralForceSubsystem
@@ -62,9 +62,9 @@ class Force(Component):
     _is_custom = False
 
     def __init__(self, forces: "GeneralForceSubsystem"):
-        from .force_subsystem import GeneralForceSubsystem
-
-        if not isinstance(forces, GeneralForceSubsystem):
+        # The subsystem adopts its elements (GeneralForceSubsystem._adopt_force): asking for that rather
+        # than importing the class keeps force_subsystem -> force the only direction.
+        if not callable(getattr(forces, "_adopt_force", None)):
             raise TypeError(f"{type(self).__name__}: the first argument must be a GeneralForceSubsystem, "
                             f"got {type(forces).__name__}")
         self._forces = forces

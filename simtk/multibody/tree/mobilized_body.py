@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..common.component import Component
-from ..common.output import Output, output
-from ..common.property import Property, instance_of
-from ..common.stage import Stage
-from ..spatial import Body, MassProperties, Rotation, Transform
+from ...common.component import Component
+from ...common.output import Output, output
+from ...common.property import Property, instance_of
+from ...common.stage import Stage
+from ...spatial import Body, MassProperties, Rotation, Transform
 
 if TYPE_CHECKING:
-    from ..common.state import State
-    from .matter import SimbodyMatterSubsystem
+    from ...common.state import State
+    from ..matter import SimbodyMatterSubsystem
 
 __all__ = ["MobilizedBody"]
 
@@ -90,7 +90,7 @@ class MobilizedBody(Component):
                              f"got {direction!r}")
         self._reversal = None
         if direction == MobilizedBody.Reverse and self._joint not in (None, "Weld", "Custom"):
-            from .reversed import Reversal
+            from ._reversed import Reversal
 
             # The kernels know forward joints only: Python writes a reversed body's rows (reversed.py).
             self._reversal = Reversal(self)

@@ -17,11 +17,12 @@ import enum
 
 import numpy as np
 
-from ..common.component import Component
-from ..common.property import Property, real
-from ..common.stage import Stage
-from ..common.state import State
-from .mobilized_body import MobilizedBody
+from ...common.component import Component
+from ...common.property import Property, real
+from ...common.stage import Stage
+from ...common.state import State
+from ..tree.mobilized_body import MobilizedBody
+from .builtin_constraints import _coord_mobility_forces
 
 __all__ = ["Motion"]
 
@@ -298,8 +299,6 @@ class _PrescribedQ(_MotionElement):
 
     @classmethod
     def _force_map(cls, P, kin, eq, out):
-        from .builtin_constraints import _coord_mobility_forces
-
         _coord_mobility_forces(kin, P["cid"][:, None], np.ones((len(P["cid"]), 1)), eq[:, 0], out)
 
 

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _core
-from ..common.stage import Stage
-from ..spatial import Transform
+from ... import _core
+from ...common.stage import Stage
+from ...spatial import Transform
 
 if TYPE_CHECKING:
-    from ..common.state import State
+    from ...common.state import State
     from .mobilized_body import MobilizedBody
 
 __all__ = ["Reversal"]
@@ -180,7 +180,7 @@ class Reversal:
         out[dst] = res
 
     def fit_q(self, state: "State", X_FM: Transform) -> np.ndarray:
-        from .fitting import fit_q
+        from ._fitting import fit_q
 
         q0, n = self.mobod._matter._q_range(state, self.mobod._index)
         code = _core.JOINT_TYPES[self._joint(state)][0]

@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack as _lapack
 
-from .. import _core
-from ..common.stage import VELOCITY, Stage
-from ..common.state import State
+from ... import _core
+from ...common.stage import VELOCITY, Stage
+from ...common.state import State
 
 __all__: list[str] = []
 

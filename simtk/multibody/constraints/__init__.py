@@ -1,0 +1,9 @@
+"""The constraints layer: constraint elements, prescribed motions and locks, their equations (``_rows``),
+the solver (``_solver``), projection (``_projection``) and the matter operators that involve them
+(``ConstraintOperators``). Depends on the tree layer; the tree does not depend on it."""
+from . import builtin_constraints as _builtin_constraints  # noqa: F401  (registers Constraint.<Name>)
+from ._operators import ConstraintOperators
+from .constraint import Constraint
+from .motion import Motion
+
+__all__ = ["Constraint", "ConstraintOperators", "Motion"]
