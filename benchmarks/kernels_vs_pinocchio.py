@@ -79,7 +79,9 @@ def main() -> None:
         number = max(200, 200000 // (n * 10))
 
         # correctness guard: the two libraries agree on this model
-        ws.realize_position(q); ws.realize_velocity(v); ws.forward_dynamics(tau, F)
+        ws.realize_position(q)
+        ws.realize_velocity(v)
+        ws.forward_dynamics(tau, F)
         assert np.allclose(ws.udot, pin.aba(model, data, q, v, tau), rtol=1e-9, atol=1e-9)
 
         def ours_fd():

@@ -15,6 +15,7 @@ import argparse
 import time
 
 from _chain import pin_chain
+
 from simtk import RungeKuttaMersonIntegrator, TimeStepper
 from simtk.simulation import OutputProbe, Simulation
 

@@ -23,8 +23,8 @@ import platform
 import timeit
 
 import numpy as np
-
 from _chain import pin_chain
+
 from simtk import Stage, Subsystem, System
 
 

@@ -11,7 +11,8 @@ import sys
 
 base, head = sys.argv[1], sys.argv[2]
 LIT = re.compile(r"\b\d+(?:\.\d+)?e-(?:1[0-9]|[7-9])\b")
-NEW = re.compile(r"(tol\([^)]*\)|\d+\s*\*\s*EPS|EPS\s*\*\s*[\w.()*]+|2\s*\*\*\s*\d+\s*\*\s*EPS|SWEEP_TOL|solve_tol\([^)]*\)|assert_close\(|close\(|margin=[\w.*]+)")
+NEW = re.compile(r"(tol\([^)]*\)|\d+\s*\*\s*EPS|EPS\s*\*\s*[\w.()*]+|2\s*\*\*\s*\d+\s*\*\s*EPS"
+                 r"|SWEEP_TOL|solve_tol\([^)]*\)|assert_close\(|close\(|margin=[\w.*]+)")
 files = subprocess.run(["git", "diff", "--name-only", base, head, "--", "tests"], capture_output=True, text=True).stdout.split()
 rows = []
 for f in files:
@@ -46,7 +47,7 @@ def why(n):
         if re.search(pat, n):
             return r
     return "method tolerance or exact (see line)"
-print(f"| file:line | old literal | old line | new line | why |\n|---|---|---|---|---|")
+print("| file:line | old literal | old line | new line | why |\n|---|---|---|---|---|")
 for f, ln, lit, o, n in rows:
     print(f"| {f.removeprefix('tests/')}:{ln} | {lit} | `{clip(o)}` | `{clip(n)}` | {why(n)} |")
 print(f"\n{len(rows)} tolerances in {len({r[0] for r in rows})} files.", file=sys.stderr)

@@ -4,10 +4,10 @@ from .errors import (
     ConstraintViolationError,
     NonFiniteForceError,
     SingularArticulatedInertiaError,
-    StepAdjustment,
     StageError,
     StageOutOfRangeError,
     StageTooLowError,
+    StepAdjustment,
     TopologyVersionError,
 )
 from .events import (

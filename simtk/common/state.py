@@ -29,14 +29,14 @@ forgotten, and realizing the stage again allocates them anew.
 from __future__ import annotations
 
 import copy as _copy
-import weakref
 import numbers
+import weakref
 
 import numpy as np
 
 import simtk_core as _k
 
-from .errors import CacheEntryOutOfDateError, StageOutOfRangeError, StageTooLowError, TopologyVersionError
+from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (
     ACCELERATION,
     DYNAMICS,
@@ -44,10 +44,8 @@ from .stage import (
     INSTANCE,
     MODEL,
     POSITION,
-    REPORT,
     STAGE_NAMES,
     TIME,
-    TOPOLOGY,
     VELOCITY,
     Stage,
 )

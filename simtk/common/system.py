@@ -9,7 +9,7 @@ import numpy as np
 
 from .component import Component
 from .errors import StageOutOfRangeError, StageTooLowError
-from .stage import ACCELERATION, INSTANCE, MODEL, POSITION, REPORT, STAGE_NAMES, TOPOLOGY, VELOCITY, Stage
+from .stage import INSTANCE, MODEL, REPORT, STAGE_NAMES, TOPOLOGY, Stage
 from .state import State
 from .subsystem import Subsystem
 

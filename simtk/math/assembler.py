@@ -16,8 +16,6 @@ Conditions: ``Markers`` (stations on bodies that should sit at observed Ground l
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 from scipy import optimize
 

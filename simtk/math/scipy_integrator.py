@@ -270,7 +270,6 @@ class ScipyIntegrator(Integrator):
 
     def _back_up_to_event(self, t_low, w_low, t_end, w_end, hits):
         t_low, t_high, w_high, hits = self._localize_dense(t_low, w_low, t_end, w_end, hits)
-        s = self._adv
         y = self._set_ty(t_high)
         y[:] = self._dense(t_high)
         self._realize_derivatives_or_raise(f"at the event time {t_high!r}")

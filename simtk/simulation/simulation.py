@@ -173,8 +173,7 @@ class Simulation:
                 a._bind(system, state, 1024)
 
     def _make_input_forces(self):
-        from ..multibody.forces import Force
-        from ..multibody.forces import GeneralForceSubsystem
+        from ..multibody.forces import Force, GeneralForceSubsystem
 
         system = self._system
         subs = [c for c in system.get_child_components() if isinstance(c, GeneralForceSubsystem)]

@@ -18,11 +18,11 @@ from simtk import (
     PeriodicEventReporter,
     RungeKuttaMersonIntegrator,
     ScheduledEventHandler,
-    TimeStepper,
     Stage,
     StageTooLowError,
     Subsystem,
     System,
+    TimeStepper,
 )
 from simtk.common.component import ComponentNotFoundError
 from simtk.common.output import output

@@ -233,7 +233,7 @@ def test_auto_update_dependency_may_not_precede_allocation():
             self.allocate_auto_update_discrete_variable(state, Stage.Dynamics, 0.0, Stage.Topology)
 
     system = System()
-    sub = Early(system)
+    Early(system)
     with pytest.raises(StageOutOfRangeError):
         system.realize_topology()
 

@@ -6,10 +6,11 @@ potential energy by the power law dPE/dt = -(J^T F + f) . u with finite differen
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from core_tree_helpers import random_state, random_tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simtk import _core
-from core_tree_helpers import random_state, random_tree
 from tolerances import assert_close, scale_of
 
 # the unchecked entry points of the force subsystem's hot path

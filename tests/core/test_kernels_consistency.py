@@ -5,11 +5,11 @@ values taken from the code under test.
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from core_tree_helpers import QUATERNION_JOINTS, gravity_forces, quat_to_matrix, random_state, random_tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simtk import _core
-from core_tree_helpers import (QUATERNION_JOINTS, gravity_forces, quat_to_matrix, random_state,
-                               random_tree)
 from tolerances import assert_close, scale_of, tol
 
 ALL_JOINTS = [name for name in _core.JOINT_TYPES if name != "Custom"]

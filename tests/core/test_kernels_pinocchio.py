@@ -19,9 +19,9 @@ Hence M_pin = T^T M T, tau_pin = T^T tau.
 """
 import numpy as np
 import pytest
+from core_tree_helpers import gravity_forces, random_state, random_tree
 
 from simtk import _core
-from core_tree_helpers import gravity_forces, random_state, random_tree
 from tolerances import assert_close
 
 pin = pytest.importorskip("pinocchio")

@@ -42,8 +42,6 @@ import pytest
 
 osim = pytest.importorskip("opensim")
 
-from simtk import Constraint, Function, Rotation, Stage, Transform  # noqa: E402
-
 from opensim_models import (  # noqa: E402
     SWEEP_TOL,
     BodySpec,
@@ -66,6 +64,8 @@ from opensim_models import (  # noqa: E402
     spatial_vector,
     vec,
 )
+
+from simtk import Constraint, Function, Rotation, Stage, Transform  # noqa: E402
 from tolerances import tol  # noqa: E402
 
 G = np.array([0.4, -9.81, 0.7])

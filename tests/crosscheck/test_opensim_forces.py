@@ -37,8 +37,6 @@ import pytest
 
 osim = pytest.importorskip("opensim")
 
-from simtk import Force, Stage  # noqa: E402
-
 from opensim_models import (  # noqa: E402
     JOINTS,
     SWEEP_TOL,
@@ -57,6 +55,8 @@ from opensim_models import (  # noqa: E402
     spatial_vector,
     vec,
 )
+
+from simtk import Force, Stage  # noqa: E402
 from tolerances import tol  # noqa: E402
 
 G = np.array([0.4, -9.81, 0.7])
@@ -132,7 +132,8 @@ def random_force_elements(rng: np.random.Generator, specs: list) -> list:
 
 def add_osim_elements(elements):
     def add(model, bodies, joints):
-        frame = (lambda i: model.getGround() if i == 0 else bodies[i])
+        def frame(i):
+            return (model.getGround() if i == 0 else bodies[i])
         for kind, name, a in elements:
             if kind == "spring":
                 b1, s1, b2, s2, k, x0 = a

@@ -18,15 +18,13 @@ import pytest
 
 osim = pytest.importorskip("opensim")
 
-from simtk import Stage  # noqa: E402
-
 from opensim_models import (  # noqa: E402
     ALL_JOINTS,
     JOINTS,
     QUATERNION_JOINTS,
+    SWEEP_TOL,
     build_opensim,
     build_simtk,
-    SWEEP_TOL,
     check_frames,
     cond_m,
     mat,
@@ -42,6 +40,8 @@ from opensim_models import (  # noqa: E402
     spatial_vector,
     vec,
 )
+
+from simtk import Stage  # noqa: E402
 from tolerances import tol  # noqa: E402
 
 G = np.array([0.4, -9.81, 0.7])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from systems import DiscreteGain, Oscillator, StiffLinear, oscillator_system  # noqa: E402
+from systems import DiscreteGain, StiffLinear, oscillator_system  # noqa: E402
 
 from simtk import Stage, Subsystem, System  # noqa: E402
 from simtk.math import (  # noqa: E402

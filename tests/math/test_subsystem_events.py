@@ -5,8 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from simtk import (RungeKuttaMersonIntegrator, ScipyIntegrator, Stage, Subsystem, System, TimeStepper,
-                   VerletIntegrator)
+from simtk import RungeKuttaMersonIntegrator, ScipyIntegrator, Stage, Subsystem, System, TimeStepper, VerletIntegrator
 
 G, H0, E = 9.81, 1.0, 0.8
 

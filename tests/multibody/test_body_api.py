@@ -8,19 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from simtk import (
-    Body,
-    Force,
-    MassProperties,
-    MobilizedBody,
-    Rotation,
-    Stage,
-    StageTooLowError,
-    Transform,
-)
-
 from builders import (
     BodySpec,
     build,
@@ -31,6 +18,19 @@ from builders import (
     randomize_state,
     rel_err,
     skew_to_vec,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simtk import (
+    Body,
+    Force,
+    MassProperties,
+    MobilizedBody,
+    Rotation,
+    Stage,
+    StageTooLowError,
+    Transform,
 )
 from tolerances import EPS  # round-off margins below are counts of EPS
 

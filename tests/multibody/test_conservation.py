@@ -15,10 +15,9 @@ projection; projecting every step keeps them at round-off for ~40% more time.
 from __future__ import annotations
 
 import numpy as np
+from builders import BodySpec, build, new_state, random_rotation, randomize_state, rel_err
 
 from simtk import Force, RungeKuttaMersonIntegrator, Transform
-
-from builders import BodySpec, build, new_state, random_rotation, randomize_state, rel_err
 from tolerances import tol
 
 G = np.array([0.0, -9.81, 0.0])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from test_constraints import SEEDS, _Sine, constrained_system, random_body, random_rotation, random_state, random_tree
 
 from simtk import (
     Body,
@@ -31,8 +32,6 @@ from simtk import (
     TimeStepper,
     Transform,
 )
-
-from test_constraints import SEEDS, _Sine, constrained_system, random_body, random_rotation, random_state, random_tree
 from tolerances import EPS  # round-off margins below are counts of EPS
 
 

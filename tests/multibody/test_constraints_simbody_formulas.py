@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from test_constraints import SEEDS, constrained_system
 
 from simtk import Stage
-
-from test_constraints import SEEDS, constrained_system
 from tolerances import assert_close, scale_of
 
 #: Round-off margin for the transcribed formulas against simtk's rows: two independent evaluations,
@@ -309,9 +308,9 @@ def test_rod_with_coincident_stations_uses_body_1_z_axis():
     """When a Rod's two stations coincide, Simbody takes body 1's z axis as the rod direction Cz
     (and the acceleration row dv . (w_A1 x Cz) - 2 Cz . (w_GA x dv) + Cz . da): simtk does too.
     The stations are two body origins joined by a Pin with identity frames: exactly coincident."""
-    from simtk import Constraint, MobilizedBody, Transform
-
     from test_constraints import random_body, random_rotation, random_tree
+
+    from simtk import Constraint, MobilizedBody, Transform
 
     rng = np.random.default_rng(3)
     system, matter, forces, bodies = random_tree(rng, 2)

@@ -5,6 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
+from test_force_subsystem import (
+    ExampleParameterSubsystem,
+    ExampleStateVariableSubsystem,
+    ExampleSubsystem,
+    expected_repulsion,
+    free_bodies_system,
+    place_apart,
+    repulsion_pairs,
+)
+from test_forces import SEEDS, build_tree, energy_gradient_along_mobilities, randomize_state
 
 from simtk import (
     Body,
@@ -18,16 +28,6 @@ from simtk import (
     Stage,
     TopologyVersionError,
 )
-from test_force_subsystem import (
-    ExampleParameterSubsystem,
-    ExampleStateVariableSubsystem,
-    ExampleSubsystem,
-    expected_repulsion,
-    free_bodies_system,
-    place_apart,
-    repulsion_pairs,
-)
-from test_forces import SEEDS, build_tree, energy_gradient_along_mobilities, randomize_state
 from tolerances import assert_close, scale_of
 
 

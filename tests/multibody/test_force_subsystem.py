@@ -9,6 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
+from test_forces import (
+    SEEDS,
+    build_tree,
+    energy_gradient_along_mobilities,
+    pick,
+    random_transform,
+    randomize_state,
+    two_distinct_bodies,
+)
 
 from simtk import (
     Body,
@@ -24,15 +33,6 @@ from simtk import (
     StageTooLowError,
     TopologyVersionError,
     Transform,
-)
-from test_forces import (
-    SEEDS,
-    build_tree,
-    energy_gradient_along_mobilities,
-    pick,
-    random_transform,
-    randomize_state,
-    two_distinct_bodies,
 )
 from tolerances import EPS  # round-off margins below are counts of EPS
 

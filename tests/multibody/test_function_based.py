@@ -7,6 +7,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_custom_mobilizers import (
+    TRAJECTORY_ATOL,
+    TWIN_KINDS,
+    TWIN_MARGIN,
+    assert_same,
+    builtin_first,
+    builtin_state,
+    gimbal_hw,
+    kinematics,
+    simulate,
+    twin_mechanism,
+)
 
 from simtk import (
     Body,
@@ -19,18 +31,6 @@ from simtk import (
     SimbodyMatterSubsystem,
     Stage,
     Transform,
-)
-from test_custom_mobilizers import (
-    TRAJECTORY_ATOL,
-    TWIN_KINDS,
-    TWIN_MARGIN,
-    assert_same,
-    builtin_first,
-    builtin_state,
-    gimbal_hw,
-    kinematics,
-    simulate,
-    twin_mechanism,
 )
 from tolerances import assert_close, scale_of, tol
 

@@ -14,10 +14,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from simtk import Rotation, Stage, Transform
-
 from builders import (
     ALL_JOINTS,
     QUATERNION_JOINTS,
@@ -30,6 +26,10 @@ from builders import (
     random_transform,
     rel_err,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simtk import Rotation, Stage, Transform
 from tolerances import close, tol
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)

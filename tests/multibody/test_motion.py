@@ -9,17 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from test_constraints import SEEDS, random_body, random_rotation, random_state, random_tree
 
 from simtk import (
-    Motion,
     MobilizedBody,
+    Motion,
     RungeKuttaMersonIntegrator,
     Stage,
     TimeStepper,
     Transform,
 )
-
-from test_constraints import SEEDS, random_body, random_rotation, random_state, random_tree
 from tolerances import scale_of, tol
 
 #: The prescribed udot, and the forces, come out of the constrained solve and an RNEA sweep over

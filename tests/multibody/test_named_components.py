@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from builders import ALL_JOINTS, joint_params, random_model
 
-from builders import ALL_JOINTS, joint_params, random_model, randomize_state
 from simtk import (
     Body,
     Constraint,
@@ -25,13 +25,13 @@ from simtk import (
     MobilizedBody,
     Motion,
     MultibodySystem,
+    Rotation,
     RungeKuttaMersonIntegrator,
     ScheduledEventHandler,
     SimbodyMatterSubsystem,
     Stage,
     TimeStepper,
     Transform,
-    Rotation,
 )
 from simtk.common.component import ComponentNotFoundError
 from simtk.common.property import Property, nonnegative

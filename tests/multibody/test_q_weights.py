@@ -3,8 +3,17 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simtk import (Body, GeneralForceSubsystem, Inertia, MassProperties, MobilizedBody, MultibodySystem,
-                   SimbodyMatterSubsystem, Stage, Transform)
+from simtk import (
+    Body,
+    GeneralForceSubsystem,
+    Inertia,
+    MassProperties,
+    MobilizedBody,
+    MultibodySystem,
+    SimbodyMatterSubsystem,
+    Stage,
+    Transform,
+)
 from tolerances import assert_close
 
 

@@ -3,8 +3,17 @@ their forward twins."""
 import numpy as np
 import pytest
 
-from simtk import (Body, GeneralForceSubsystem, Inertia, MassProperties, MobilizedBody, MultibodySystem,
-                   SimbodyMatterSubsystem, Stage, Transform)
+from simtk import (
+    Body,
+    GeneralForceSubsystem,
+    Inertia,
+    MassProperties,
+    MobilizedBody,
+    MultibodySystem,
+    SimbodyMatterSubsystem,
+    Stage,
+    Transform,
+)
 from tolerances import assert_close, tol
 
 

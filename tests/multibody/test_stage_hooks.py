@@ -4,8 +4,18 @@ from collections import Counter
 
 import numpy as np
 
-from simtk import (Body, Constraint, GeneralForceSubsystem, Inertia, MassProperties, MobilizedBody,
-                   MultibodySystem, SimbodyMatterSubsystem, Stage, Transform)
+from simtk import (
+    Body,
+    Constraint,
+    GeneralForceSubsystem,
+    Inertia,
+    MassProperties,
+    MobilizedBody,
+    MultibodySystem,
+    SimbodyMatterSubsystem,
+    Stage,
+    Transform,
+)
 
 STAGES = ("topology", "model", "instance", "time", "position", "velocity", "dynamics", "acceleration", "report")
 

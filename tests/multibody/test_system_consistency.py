@@ -13,10 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
-
-from simtk import Rotation, Stage
-
 from builders import (
     ALL_JOINTS,
     QUATERNION_JOINTS,
@@ -32,6 +28,10 @@ from builders import (
     rel_err,
     skew_to_vec,
 )
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from simtk import Rotation, Stage
 from tolerances import EPS  # round-off margins below are counts of EPS
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)

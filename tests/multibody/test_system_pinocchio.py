@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from builders import new_state, random_model, randomize_state, rel_err
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simtk import Stage
-
-from builders import new_state, randomize_state, random_model, rel_err
 from tolerances import tol
 
 pin = pytest.importorskip("pinocchio")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
-import pytest
-
 TUTORIALS = Path(__file__).resolve().parents[2] / "tutorials"
 
 

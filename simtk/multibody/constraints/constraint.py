@@ -30,7 +30,6 @@ from ...common.errors import StageTooLowError
 from ...common.stage import ACCELERATION, POSITION, VELOCITY
 from ...common.state import State
 from ...spatial import Rotation, Transform
-
 from ..tree._matter_tree import MatterTree
 from ..tree.mobilized_body import MobilizedBody
 from ._solver import kinematics_of_state

@@ -20,8 +20,8 @@ from ...common.property import Property, nonnegative, real, vector3
 from ...common.stage import Stage
 from ...common.state import State
 from ...spatial import Transform
-from .force import Force, _Packed
 from ..tree.mobilized_body import MobilizedBody
+from .force import Force, _Packed
 
 __all__ = []  # the elements are reached as Force.<Name>
 

@@ -12,8 +12,8 @@ from ...common.subsystem import Subsystem
 from .force import _Packed
 
 if TYPE_CHECKING:
-    from .force import Force
     from ..multibody_system import MultibodySystem
+    from .force import Force
 
 __all__ = ["ForceSubsystem", "GeneralForceSubsystem"]
 

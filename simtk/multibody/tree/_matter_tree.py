@@ -30,7 +30,7 @@ from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
 from ...common.state import State, _readonly
 from ...common.subsystem import Subsystem
-from ...spatial import Rotation, Transform
+from ...spatial import Transform
 from .mobilized_body import MobilizedBody, _Ground
 
 __all__ = ["MatterTree"]
@@ -721,7 +721,7 @@ class MatterTree(Subsystem):
         cache = self._at(state, ACCELERATION, "calc_mobilizer_reaction_forces()")
         ws = cache.ws
         nb = ws.nb
-        m, c_B, I_B = ws.mass, ws.p_BC, ws.I_B
+        m, _c_B, I_B = ws.mass, ws.p_BC, ws.I_B
         R, p, V, A = ws.R_GB, ws.p_GB, ws.V_GB, cache.A_GB
         r_C = ws.p_GC - p  # mass center offsets in G, (nb, 3)
         I_O = R @ I_B @ np.swapaxes(R, 1, 2)  # inertias about body origins, in G

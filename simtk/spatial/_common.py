@@ -1,0 +1,159 @@
+"""Shared helpers of the spatial types: validation of numbers, immutability, cross-product matrices."""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+#: Relative tolerance of the inertia validity tests (symmetry, semi-definiteness, triangle
+#: inequality), relative to the largest magnitude involved. Loose enough for inertias obtained by
+#: subtraction (shifting to the mass center), tight enough to catch real mistakes.
+INERTIA_RTOL = 1e-9
+
+#: Absolute floor (kg m^2) of the same tolerance: the round-off of an inertia computed from numbers of
+#: order one in SI units (16 machine epsilons, about 3.6e-15 kg m^2). Model files written by CAD
+#: exporters carry such round-off where an inertia should be zero: iCub's URDF has central moments of
+#: -5.4e-20 and principal moments (0, 0, 4.1e-18), which no relative test can accept because the
+#: largest moment is itself round-off. A model written in other units (grams, millimetres) scales
+#: this floor by the square of its length unit times its mass unit.
+INERTIA_ATOL = 16 * float(np.finfo(np.float64).eps)
+
+#: Default tolerance of `Rotation.from_matrix` on ``max|R^T R - 1|`` and ``|det R - 1|``.
+ROTATION_TOL = 1e-6
+
+# Below this orthonormality error a matrix is kept bit for bit instead of being re-orthonormalized,
+# so that round trips through from_matrix are exact.
+_KEEP_AS_IS_TOL = 16 * np.finfo(np.float64).eps
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------------------------
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _float_array(x: Any, what: str) -> np.ndarray:
+    """A fresh float64 copy of ``x``, or a TypeError naming ``what``."""
+    try:
+        return np.array(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be numeric, got {x!r}") from None
+
+
+def _require_finite(a: np.ndarray, what: str) -> None:
+    bad = ~np.isfinite(a)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f" at index {idx}" if a.ndim else ""
+        raise ValueError(f"{what} must be finite; got {a[idx]!r}{where} in {a.tolist()}")
+
+
+def _scalar(x: Any, what: str) -> float:
+    a = _float_array(x, what)
+    if a.ndim != 0:
+        raise TypeError(f"{what} must be a scalar, got an array of shape {a.shape}")
+    v = float(a)
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite, got {v!r}")
+    return v
+
+
+def _vec3(x: Any, what: str) -> np.ndarray:
+    """A finite float64 (3,) copy of ``x``; a scalar fills all three entries, like Simbody's Vec3(s)."""
+    a = _float_array(x, what)
+    if a.ndim == 0:
+        a = np.full(3, float(a))
+    if a.shape != (3,):
+        raise ValueError(f"{what} must have shape (3,), got shape {a.shape}")
+    _require_finite(a, what)
+    return a
+
+
+def _vectors(x: Any, what: str) -> np.ndarray:
+    """``x`` as a float64 array of shape (3,) or (n, 3) (not copied when already one)."""
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be numeric, got {x!r}") from None
+    if a.ndim not in (1, 2) or a.shape[-1] != 3:
+        raise ValueError(f"{what} must have shape (3,) or (n, 3), got shape {a.shape}")
+    return a
+
+
+def _fmt(a: Iterable[float]) -> str:
+    return "[" + ", ".join(f"{float(v):.6g}" for v in a) + "]"
+
+
+def _restore(cls: type, state: dict) -> Any:
+    """Unpickle an immutable spatial object exactly, restoring the read-only flags."""
+    obj = object.__new__(cls)
+    for k, v in state.items():
+        if isinstance(v, np.ndarray):
+            v = _readonly(np.array(v, dtype=np.float64))
+        object.__setattr__(obj, k, v)
+    return obj
+
+
+class _Immutable:
+    """Shared behaviour of the value types: exact pickling, copies are the object itself."""
+
+    __slots__ = ()
+    # numpy must defer to us (``array * R`` raises instead of building an object array).
+    __array_ufunc__ = None
+
+    def __reduce__(self):
+        return (_restore, (type(self), {k: getattr(self, k) for k in self.__slots__}))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def skew(v: ArrayLike) -> np.ndarray:
+    """Cross-product matrix: ``skew(a) @ b == cross(a, b)``.
+
+    Parameters
+    ----------
+    v : array_like, shape (3,) or (..., 3)
+
+    Returns
+    -------
+    numpy.ndarray, shape (3, 3) or (..., 3, 3)
+        ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
+    """
+    a = np.asarray(v, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != 3:
+        raise ValueError(f"skew needs vectors of length 3, got shape {a.shape}")
+    out = np.zeros(a.shape[:-1] + (3, 3))
+    x, y, z = a[..., 0], a[..., 1], a[..., 2]
+    out[..., 0, 1] = -z
+    out[..., 0, 2] = y
+    out[..., 1, 0] = z
+    out[..., 1, 2] = -x
+    out[..., 2, 0] = -y
+    out[..., 2, 1] = x
+    return out
+
+
+def point_mass_inertia(p: ArrayLike, mass: float) -> np.ndarray:
+    """Inertia matrix of a point mass at ``p`` about the origin: ``m (|p|^2 1 - p p^T)``.
+
+    This is Simbody's ``Inertia::pointMassAt(p, m)``, which equals ``-m skew(p) @ skew(p)``.
+
+    Parameters
+    ----------
+    p : array_like, shape (3,)
+    mass : float
+
+    Returns
+    -------
+    numpy.ndarray, shape (3, 3)
+    """
+    p = np.asarray(p, dtype=np.float64)
+    return mass * (np.dot(p, p) * np.eye(3) - np.outer(p, p))
