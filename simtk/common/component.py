@@ -146,9 +146,9 @@ class Component:
 
     def get_root(self) -> "Component":
         """The top of this component's tree (the System, once adopted)."""
-        c = self
-        while c.get_owner() is not None:
-            c = c.get_owner()
+        c: Component = self
+        while (owner := c.get_owner()) is not None:
+            c = owner
         return c
 
     def get_absolute_path(self) -> str:

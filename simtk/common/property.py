@@ -124,14 +124,14 @@ class Property:
         self.default = default
         self.stage = Stage(stage)
         self.check = check
-        self.attr = attr
+        self.attr: str = attr or ""  # set from the name in __set_name__ when not given
         self.doc = doc
         self.fget, self.fset = fget, fset
         self.name = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
-        if self.attr is None:
+        if not self.attr:
             self.attr = f"_prop_{name}"
 
     def get(self, obj: Any) -> Any:

@@ -50,7 +50,7 @@ class Agent(Component):
         if not self._start <= self._stop:
             raise ValueError(f"{type(self).__name__}: start {start!r} is after stop {stop!r}")
         self._active = True
-        self._sim = None
+        self._sim: Any = None  # the Simulation, once added
 
     def get_update_interval(self) -> float | None:
         return None if self._interval is None else float(self._interval)
@@ -221,7 +221,7 @@ class PDController(Controller):
                 raise ValueError(f"PDController: gains of {p!r} must be finite and >= 0, got {(kp, kd)}")
         self._targets = dict(targets)
         self._gravity = gravity
-        self._resolved = None
+        self._resolved: Any = None
 
     def _resolve(self, state: State):
         """(q index, u index, speed path, kp, kd, target) per coordinate, from the paths."""

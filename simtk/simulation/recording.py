@@ -54,7 +54,7 @@ class OutputProbe(Agent):
             if not isinstance(o, (str, Output)) or (isinstance(o, str) and "|" not in o):
                 raise ValueError(f"OutputProbe: {o!r} is not an Output or a '<path>|<output>' string")
         self._specs = list(outputs)
-        self._outputs: list[Output] | None = None
+        self._bound_outputs: list[Output] = []  # bound at the start of a run
         self._t = np.zeros(0)
         self._data = np.zeros((0, 0))
         self._n = 0
@@ -70,7 +70,7 @@ class OutputProbe(Agent):
             else:
                 path, name = o.split("|", 1)
                 outs.append(system.get_component(path).get_output(name))
-        self._outputs = outs
+        self._bound_outputs = outs
         self._need = Stage(max(o.stage for o in outs))
         self._fns = [o.fn for o in outs]  # the State is realized to every output's stage before they run
         self._capacity = max(int(capacity), 16)
@@ -78,7 +78,7 @@ class OutputProbe(Agent):
     def _layout(self, values: list[np.ndarray]) -> None:
         self._widths = [len(v) for v in values]
         cols = []
-        for o, w in zip(self._outputs, self._widths):
+        for o, w in zip(self._bound_outputs, self._widths):
             base = o.get_path_name()
             cols += [base] if w == 1 else [f"{base}[{k}]" for k in range(w)]
         self.columns = cols

@@ -12,6 +12,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ..common.events import change_mark, lowest_stage_changed_since, report_without_change
 from ..common.stage import Stage
@@ -25,6 +26,8 @@ from .agents import Agent, Controller, InputProbe, Monitor, _Inputs, _needs_forc
 from .recording import OutputProbe, StatesTrajectory
 
 __all__ = ["Simulation", "RunSummary"]
+
+_A = TypeVar("_A", bound=Agent)
 
 
 class _AgentSubsystem(Subsystem):
@@ -88,18 +91,18 @@ class Simulation:
         self._state = state.copy()
         self._inputs = _Inputs(self)
         self._discrete_forces = None
-        self._stepper: TimeStepper | None = None
+        self._stepper: Any = None  # a TimeStepper, made at the start of a run
         self._waypoints: dict[float, tuple] = {}
         self._pending_waypoints: list[float] = []
         self._progress, self._progress_after = progress, float(progress_after)
-        self._bar = None
+        self._bar: Any = None
         self.progress_shown = False  # whether a progress bar was shown (for tests and scripts)
         self._n_driver = 0
         self._n_rejected = 0
         self._last_summary: RunSummary | None = None
 
     # ------------------------------------------------------------------ agents
-    def add(self, agent: Agent, name: str | None = None) -> Agent:
+    def add(self, agent: _A, name: str | None = None) -> _A:
         """Add an agent (it joins the System as ``/agents/<name>``); returns it."""
         if not isinstance(agent, Agent):
             raise TypeError(f"Simulation.add: expected an agent (InputProbe, Controller, Monitor, OutputProbe, "
@@ -127,7 +130,7 @@ class Simulation:
         return self.add(self._kind(probe, (OutputProbe, StatesTrajectory)), name)
 
     @staticmethod
-    def _kind(agent, kind):
+    def _kind(agent: Any, kind: Any) -> Any:
         if not isinstance(agent, kind):
             raise TypeError(f"expected a {getattr(kind, '__name__', kind)}, got {type(agent).__name__}")
         return agent
@@ -162,12 +165,12 @@ class Simulation:
         self._recorded_at: dict[int, int] = {}
         # the agents by role, fixed for the run (the step loop only walks these lists)
         agents = self._agents
-        self._inputs_list = [a for a in agents if a._order == 0]
-        self._controllers = [a for a in agents if a._order == 1]
-        self._monitors = [a for a in agents if a._order == 2]
-        self._recorders = [a for a in agents if a._order == 3]
+        self._inputs_list: list[Any] = [a for a in agents if a._order == 0]
+        self._controllers: list[Any] = [a for a in agents if a._order == 1]
+        self._monitors: list[Any] = [a for a in agents if a._order == 2]
+        self._recorders: list[Any] = [a for a in agents if a._order == 3]
         self._checkers = [a for a in self._controllers if type(a).check_step is not Controller.check_step]
-        self._timed = [(a, self._every[id(a)]) for a in agents if self._every[id(a)] is not None]
+        self._timed: list[tuple[Agent, int]] = [(a, e) for a in agents if (e := self._every[id(a)]) is not None]
         for a in self._agents:
             if isinstance(a, OutputProbe):
                 a._bind(system, state, 1024)

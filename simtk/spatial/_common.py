@@ -90,7 +90,7 @@ def _fmt(a: Iterable[float]) -> str:
 
 def _restore(cls: type, state: dict) -> Any:
     """Unpickle an immutable spatial object exactly, restoring the read-only flags."""
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     for k, v in state.items():
         if isinstance(v, np.ndarray):
             v = _readonly(np.array(v, dtype=np.float64))

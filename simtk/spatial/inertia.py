@@ -92,6 +92,7 @@ class Inertia(_Immutable):
     """
 
     __slots__ = ("_m",)
+    _m: np.ndarray
 
     def __init__(self, moments: Any, products: Any = (0.0, 0.0, 0.0), *rest: float) -> None:
         if rest:
@@ -99,8 +100,8 @@ class Inertia(_Immutable):
             vals = (moments, products) + rest
             if len(vals) not in (3, 6):
                 raise TypeError(f"Inertia takes 1, 2, 3 or 6 arguments, got {len(vals)}")
-            vals = [_scalar(v, "Inertia element") for v in vals]
-            m = _symmetric_from(np.array(vals[:3]), np.array(vals[3:] or [0.0, 0.0, 0.0]))
+            nums = [_scalar(v, "Inertia element") for v in vals]
+            m = _symmetric_from(np.array(nums[:3]), np.array(nums[3:] or [0.0, 0.0, 0.0]))
         elif isinstance(moments, Inertia):
             self._m = moments._m
             return

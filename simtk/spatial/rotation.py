@@ -104,9 +104,9 @@ def _matrix_to_quaternion(m: np.ndarray) -> np.ndarray:
         z = 0.5 * math.sqrt(max(0.0, 1.0 - m[0, 0] - m[1, 1] + m[2, 2]))
         f = 0.25 / z
         q = [(m[1, 0] - m[0, 1]) * f, (m[0, 2] + m[2, 0]) * f, (m[1, 2] + m[2, 1]) * f, z]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return _canonical_quaternion(q)
+    qa = np.array(q)
+    qa /= np.linalg.norm(qa)
+    return _canonical_quaternion(qa)
 
 
 def _canonical_quaternion(q: np.ndarray) -> np.ndarray:

@@ -36,6 +36,8 @@ class Transform(_Immutable):
     """
 
     __slots__ = ("_R", "_p")
+    _R: Rotation
+    _p: np.ndarray
 
     def __init__(self, R: Any = None, p: Any = None) -> None:
         if p is None and R is not None and not isinstance(R, Rotation):

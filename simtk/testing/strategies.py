@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from hypothesis import assume
@@ -29,7 +29,7 @@ __all__ = ["DEFAULT_MOBILIZERS", "MultibodyModel", "unit_quaternions", "rotation
 DEFAULT_MOBILIZERS = ("Pin", "Slider", "Screw", "Universal", "Cylinder", "BendStretch", "Planar", "Gimbal",
                       "Translation", "Ball", "Free", "Bushing")
 
-_BOUNDED = dict(allow_nan=False, allow_infinity=False)
+_BOUNDED: dict[str, Any] = dict(allow_nan=False, allow_infinity=False)
 
 
 @dataclass
@@ -140,12 +140,12 @@ def multibody_systems(draw, min_bodies: int = 1, max_bodies: int = 4, kinds: Seq
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
     if gravity:
-        Force.Gravity(forces, matter, [0, -1, 0], 9.8)
+        Force.Gravity(forces, matter, [0, -1, 0], 9.8)  # type: ignore[attr-defined]  # registered at import
     model = MultibodyModel(system, matter, forces)
     for i, kind in enumerate(mix, start=1):
         parent = i - 1 if chain else draw(st.integers(0, i - 1))
         pb = matter.get_mobilized_body(parent)
-        body = Body.Rigid(draw(mass_properties()))
+        body = Body.Rigid(draw(mass_properties()))  # type: ignore[attr-defined]
         mb = _make(kind, pb, draw(transforms()), body, draw(transforms()))
         model.bodies.append(mb)
         model.kinds.append(kind if isinstance(kind, str) else getattr(kind, "__name__", repr(kind)))
