@@ -36,7 +36,7 @@ class AssemblyCondition:
 class Markers(AssemblyCondition):
     """Stations on bodies (markers) that should be at observed Ground locations.
 
-    The cost is sum_i w_i |p_G(marker i) - observation i|^2. Markers whose observation is NaN are
+    The cost is sum_i w_i ‖p_G(marker i) - observation i‖^2. Markers whose observation is NaN are
     ignored.
     """
 

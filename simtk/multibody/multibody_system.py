@@ -128,7 +128,7 @@ class MultibodySystem(System):
 
     # ------------------------------------------------------------------ error control
     def calc_q_weights(self, state: State) -> np.ndarray:
-        """Unit weights of q derived through N: w_qi = max_j |(N^-1)_ji| (at least 1).
+        """Unit weights of q derived through N: w_qi = max_j ‖(N^-1)_ji‖ (at least 1).
 
         A change dq moves the speeds by du = N^-1 dq, so weighting q_i by the largest u it moves makes
         a q error count like the u error it stands for. That is 1 for every coordinate with qdot = u

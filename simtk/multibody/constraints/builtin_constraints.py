@@ -176,7 +176,7 @@ class _Geometric(Constraint):
 class Rod(_Geometric):
     """One holonomic equation: the distance between station s1 on b1 and s2 on b2 is ``length``.
 
-    perr = |p2 - p1| - length; the force is along the line between the points (Simbody's
+    perr = ‖p2 - p1‖ - length; the force is along the line between the points (Simbody's
     ``Constraint::Rod``, also called ConstantDistance). Should the points coincide, the direction is
     body 1's z axis, as in Simbody.
     """

@@ -81,7 +81,7 @@ def _element(name: str):
 # ---------------------------------------------------------------------- gravity
 @_element("UniformGravity")
 class _UniformGravity(Force):
-    """Gravity g (3,) on every body's mass center; PE = sum_i m_i (-g . p_GCi) - |g| h0 sum_i m_i.
+    """Gravity g (3,) on every body's mass center; PE = sum_i m_i (-g . p_GCi) - ‖g‖ h0 sum_i m_i.
 
     ``zero_height`` h0 is the height (along -g) at which the potential energy is zero.
     """
@@ -141,13 +141,13 @@ class _TwoPoint(Force):
     station2 = Property(stage=Stage.Instance, check=vector3, attr="_s2", doc="s2 (3,) on b2, in b2")
 
     def _separation(self, state):
-        """(d, |d|) with d = p2 - p1, the vector between the stations in Ground (Position)."""
+        """(d, ‖d‖) with d = p2 - p1, the vector between the stations in Ground (Position)."""
         d = (self._b2.find_station_location_in_ground(state, self._s2)
              - self._b1.find_station_location_in_ground(state, self._s1))
         return d, float(np.linalg.norm(d))
 
     def _separation_rate(self, state) -> float:
-        """d|d|/dt (Velocity)."""
+        """d‖d‖/dt (Velocity)."""
         d, n = self._separation(state)
         v = (self._b2.find_station_velocity_in_ground(state, self._s2)
              - self._b1.find_station_velocity_in_ground(state, self._s1))
@@ -161,7 +161,7 @@ class _TwoPoint(Force):
 
 @_element("TwoPointLinearSpring")
 class _TwoPointLinearSpring(_TwoPoint):
-    """Spring of stiffness k and rest length x0 between two stations; PE = k/2 (|d| - x0)^2."""
+    """Spring of stiffness k and rest length x0 between two stations; PE = k/2 (‖d‖ - x0)^2."""
 
     _position_only = True
     _conservative = True
@@ -171,7 +171,7 @@ class _TwoPointLinearSpring(_TwoPoint):
 
     @output(Stage.Position, float, name="tension")
     def _output_tension(self, state) -> float:
-        """k (|d| - x0): positive when stretched (pulling the stations together)."""
+        """k (‖d‖ - x0): positive when stretched (pulling the stations together)."""
         return self._k * (self._separation(state)[1] - self._x0)
 
     def __init__(self, forces, b1, s1, b2, s2, k: float, x0: float):
@@ -193,7 +193,7 @@ class _TwoPointLinearDamper(_TwoPoint):
 
     @output(Stage.Velocity, float, name="tension")
     def _output_tension(self, state) -> float:
-        """c d|d|/dt: positive while the stations separate (the damper pulls them together)."""
+        """c d‖d‖/dt: positive while the stations separate (the damper pulls them together)."""
         return self._c * self._separation_rate(state)
 
     def __init__(self, forces, b1, s1, b2, s2, c: float):
@@ -208,7 +208,7 @@ class _TwoPointLinearDamper(_TwoPoint):
 
 @_element("TwoPointConstantForce")
 class _TwoPointConstantForce(_TwoPoint):
-    """Force of constant magnitude f along the line of two stations, pushing apart when f > 0; PE = -f |d|."""
+    """Force of constant magnitude f along the line of two stations, pushing apart when f > 0; PE = -f ‖d‖."""
 
     _position_only = True
     _conservative = True
