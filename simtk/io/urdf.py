@@ -560,6 +560,10 @@ class _Reader:
                 axis = axis / n
         j = _Joint(name, el, jtype, ends["parent"], ends["child"], _origin(self.doc, el), axis)
         limit = el.find("limit")
+        if limit is not None:  # checked even where unused, so that a typo is not silently accepted
+            for attr in ("effort", "velocity"):
+                if limit.get(attr) is not None and _float(self.doc, limit, attr) < 0:
+                    raise self.doc.error(limit, f"joint {name!r}: negative {attr}: expected a value >= 0")
         if jtype in ("revolute", "prismatic"):
             if limit is None:
                 self.unknown.append(f"missing <limit> in {_describe(el)} (line {self.doc.line(el)}): "
