@@ -675,13 +675,15 @@ class _Reader:
 # ---------------------------------------------------------------------------------------------
 def _resolve_mesh(filename: str, urdf_dir: Path, package_dirs: Sequence[Path]) -> Path | None:
     if filename.startswith("package://"):
-        rest = filename[len("package://"):]
+        # some exporters write package:///name/... (an empty host); the package is still "name"
+        rest = filename[len("package://"):].lstrip("/")
         pkg, _, sub = rest.partition("/")
         candidates = [d / pkg / sub for d in package_dirs]
         candidates += [d / sub for d in package_dirs if d.name == pkg]
         # the package folder among the URDF's ancestors (how installed description packages look)
         candidates += [a / sub for a in urdf_dir.parents if a.name == pkg]
-        candidates += [urdf_dir.parents[0] / sub] if len(urdf_dir.parents) else []
+        # the usual layout of a description package: <package>/urdf/robot.urdf next to <package>/meshes
+        candidates += [urdf_dir.parent / sub]
     elif filename.startswith("file://"):
         candidates = [Path(filename[len("file://"):])]
     else:

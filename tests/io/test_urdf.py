@@ -125,6 +125,26 @@ def test_link_frames_follow_origins_and_axes(tmp_path, merge_fixed):
     assert isinstance(model.joints["j4"], MobilizedBody.Pin)
 
 
+AXES = ["1 0 0", "-1 0 0", "0 1 0", "0 -1 0", "0 0 1", "0 0 -1", "0.3 -0.5 0.8", "0 0.6 -0.8", "-1e-9 0 -1"]
+
+
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("jtype", ["revolute", "prismatic"])
+def test_any_axis_moves_the_child_along_it(tmp_path, axis, jtype):
+    """A revolute joint turns its child about the URDF axis by q, a prismatic one moves it by q along it."""
+    body = link("base") + link("b") + joint("j", jtype, "base", "b", xyz="0.1 0.2 0.3", rpy="0.2 0.3 0.4",
+                                             axis=axis, extra='<limit lower="-2" upper="2"/>')
+    model = load_quietly(write(tmp_path, body))
+    state = model.default_state()
+    model.joints["j"].set_q(state, [0.8])
+    model.system.realize(state, Stage.Position)
+    a = np.array([float(v) for v in axis.split()])
+    a /= np.linalg.norm(a)
+    motion = h(axis_angle(a, 0.8)) if jtype == "revolute" else h(p=0.8 * a)
+    X = h(rpy_matrix([0.2, 0.3, 0.4]), [0.1, 0.2, 0.3]) @ motion
+    assert_close(frame_pose(model, state, "b"), X, margin=64, scale=1.0, what=f"{jtype} about {axis}")
+
+
 def test_coordinate_slices_locate_each_joint(tmp_path):
     model = load_quietly(write(tmp_path, CHAIN), floating_base=True)
     state = model.default_state()
