@@ -107,7 +107,8 @@ class Geometry:
     filename : str or None
         The mesh reference as written in the file (``package://...``, ``file://...`` or a path).
     path : Path or None
-        The mesh file found on disk for ``filename``; None when it was not found.
+        The mesh file found on disk for ``filename``; None when it was not found (and for
+        primitives).
     scale : tuple of float
         Mesh scale factors (x, y, z).
     name : str or None
