@@ -7,7 +7,9 @@ that every element knows its line) and builds
   the Joint that has the body as its child frame's base;
 - the Joint's mobilizer with the transforms OpenSim hands to Simbody: the parent and child frames
   (usually ``PhysicalOffsetFrame``, possibly chained) reduced to transforms in their base bodies;
-- ``Coordinate`` defaults (value, speed, clamped range) applied by `OsimModel.initial_state`,
+- ``Coordinate`` defaults (value, speed) applied by `OsimModel.initial_state`; clamped ranges
+  (and locks) become restrictions of the ``Assembler`` that `OsimModel.make_assembler` returns,
+  as in OpenSim's AssemblySolver;
   ``locked`` and ``prescribed`` coordinates as ``Constraint.PrescribedMotion`` (what OpenSim itself
   creates for them), gravity as ``Force.UniformGravity``;
 - forces and constraints, named like in the file (``/forces/<name>``, ``/matter/<name>``).
@@ -68,6 +70,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from simtk import (
+    Assembler,
     Body,
     Constraint,
     Force,
@@ -437,13 +440,13 @@ class OsimModel:
     path: str = ""
 
     def initial_state(self) -> State:
-        """A State in Euler-angle mode (OpenSim's) with every coordinate at its default value
-        (clamped to its range if clamped) and speed, realized to Position."""
+        """A State in Euler-angle mode (OpenSim's) with every coordinate at its default value and
+        speed, realized to Position."""
         state = self.system.realize_topology()
         self.matter.set_use_euler_angles(state, True)
         self.system.realize_model(state)
         for c in self.coordinates.values():
-            c.mobod.set_one_q(state, c.index, c.clamp(c.default_value))
+            c.mobod.set_one_q(state, c.index, c.default_value)
             c.mobod.set_one_u(state, c.index, c.default_speed)
         self.system.realize(state, Stage.Position)
         return state
@@ -456,9 +459,21 @@ class OsimModel:
                            f"{', '.join(self.coordinates) or 'none'})") from None
 
     def set_coordinate_value(self, state: State, name: str, value: float) -> None:
-        """Set coordinate ``name``'s q (clamped to its range if the coordinate is clamped)."""
+        """Set coordinate ``name``'s q, as given: like OpenSim's ``Coordinate.setValue``, which does
+        not clamp either (a clamped range is an assembly restriction: see `make_assembler`)."""
         c = self._coord(name)
-        c.mobod.set_one_q(state, c.index, c.clamp(value))
+        c.mobod.set_one_q(state, c.index, float(value))
+
+    def make_assembler(self) -> Assembler:
+        """An ``Assembler`` that, like OpenSim's AssemblySolver, keeps every clamped coordinate
+        within its range and every locked coordinate where it is."""
+        asm = Assembler(self.system)
+        for c in self.coordinates.values():
+            if c.locked:
+                asm.lock_q(c.mobod, c.index)
+            elif c.clamped:
+                asm.restrict_q(c.mobod, c.index, c.range[0], c.range[1])
+        return asm
 
     def set_coordinate_speed(self, state: State, name: str, value: float) -> None:
         """Set coordinate ``name``'s u."""
@@ -494,6 +509,7 @@ _JOINT_MOTION = {"PinJoint": [_R], "SliderJoint": [_T], "BallJoint": [_R] * 3, "
                  "UniversalJoint": [_R] * 2, "GimbalJoint": [_R] * 3, "PlanarJoint": [_R, _T, _T],
                  "EllipsoidJoint": [_R] * 3, "WeldJoint": []}
 
+_SQRT_EPS = math.sqrt(np.finfo(float).eps)  # OpenSim's slack on a default value at the range's ends
 _FRAME_TAGS = {"Ground", "Body", "PhysicalOffsetFrame"}
 _FUNCTION_TAGS = {"Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
                   "MultiplierFunction"}
@@ -880,6 +896,10 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
         el, pbase, X_PF, X_BM = joint_of_child[cname]
         pname = "ground" if pbase.tag == "Ground" else pbase.get("name")
         _build_joint(r, out, el, out.bodies[pname], X_PF, cname, mass_props[cname], X_BM, coord_els)
+    # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
+    file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
+    out.joints = dict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]))
+    out.coordinates = dict(sorted(out.coordinates.items(), key=lambda kv: (file_order[kv[1].joint], kv[1].index)))
     for bname in body_els:
         if bname not in joint_of_child:
             # OpenSim joins a body without a joint to Ground with a free joint (its graph maker).
@@ -893,7 +913,7 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
         cel = coord_els[cname]
         if c.locked or r.boolean(cel, "prescribed", False):
             if c.locked:
-                f = Function.Constant(c.clamp(c.default_value), 1)
+                f = Function.Constant(c.default_value, 1)
             else:
                 holder = r.child(cel, "prescribed_function")
                 inner = [x for x in holder] if holder is not None else []
@@ -1019,12 +1039,18 @@ def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody
         rng = r.numbers(cel, "range", 2, [-10.0, 10.0])
         if rng[0] > rng[1]:
             raise r.error(r.child(cel, "range"), f"Coordinate {cname!r}: expected range min <= max, got {rng}")
+        clamped = r.boolean(cel, "clamped", False)
+        default = r.number(cel, "default_value", 0.0)
+        if clamped and not rng[0] - _SQRT_EPS <= default <= rng[1] + _SQRT_EPS:
+            # OpenSim refuses this too (Coordinate::extendFinalizeFromProperties).
+            raise r.error(cel, f"Coordinate {cname!r}: expected the default_value {default} of a clamped "
+                               f"coordinate inside its range [{rng[0]}, {rng[1]}]")
         out.coordinates[cname] = OsimCoordinate(
             cname, jname, mobod, k,
-            default_value=r.number(cel, "default_value", 0.0),
+            default_value=default,
             default_speed=r.number(cel, "default_speed_value", 0.0),
             range=(float(rng[0]), float(rng[1])),
-            clamped=r.boolean(cel, "clamped", False),
+            clamped=clamped,
             locked=r.boolean(cel, "locked", False),
             motion_type=motion[k])
         coord_els[cname] = cel
