@@ -860,6 +860,10 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
         cf = r.resolve(el, r.child(el, "socket_child_frame"), "socket_child_frame")
         pbase, X_PF = r.frame_in_body(pf)
         cbase, X_BM = r.frame_in_body(cf)
+        for base, sock in ((pbase, "socket_parent_frame"), (cbase, "socket_child_frame")):
+            if base.tag == "Body" and body_els.get(base.get("name")) is not base:
+                raise r.error(_or(r.child(el, sock), el), f"{el.tag} {name!r}: the {sock[7:]}'s body "
+                                                          f"{base.get('name')!r} is not a Body of the BodySet")
         if cbase.tag == "Ground":
             raise r.error(el, f"{el.tag} {name!r}: its child frame is on Ground; reversed joints are not supported")
         cname = cbase.get("name")
