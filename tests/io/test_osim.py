@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 osim = pytest.importorskip("opensim")
+osim.Logger.removeFileSink()  # OpenSim would write opensim.log into the working directory
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -326,6 +327,18 @@ def test_coordinate_coupler_constraint(tmp_path):
     coupler(model, "jb1_coord_0", "jb2_coord_0", osim.LinearFunction(0.7, 0.1), "lin")
     coupler(model, "jb3_coord_0", "jb4_coord_1", spline([-1, -0.2, 0.5, 1.0], [0.2, -0.1, 0.3, 0.1]), "spl")
     assert compare_udot(write(model, tmp_path), rng, n_states=4) < REL
+
+
+def test_coupler_on_custom_joint_coordinate_is_a_clear_error(tmp_path):
+    """simtk cannot yet put coordinate-level constraints on a FunctionBased mobilizer: the file is
+    refused at the constraint's line instead of failing later."""
+    rng = np.random.default_rng(32)
+    model = knee_model(rng)
+    coupler(model, "jfemur1_coord_0", "knee_angle", osim.LinearFunction(-1.0, 0.0), "hip_knee")
+    path = write(model, tmp_path)
+    osim.Model(str(path)).initSystem()  # OpenSim accepts it
+    with pytest.raises(OsimFileError, match="hip_knee.*knee_angle.*FunctionBased"):
+        load_osim(path)
 
 
 def test_weld_and_point_constraints(tmp_path):
