@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._kinds import KindsMeta
 from ._common import INERTIA_ATOL, _float_array, _fmt, _Immutable, _readonly, _vec3, point_mass_inertia, skew
 from .inertia import Inertia, _as_inertia
 from .rotation import Rotation
@@ -221,7 +222,7 @@ _MASSLESS = MassProperties(0.0, 0.0, Inertia(0.0))
 # ---------------------------------------------------------------------------------------------
 # Body
 # ---------------------------------------------------------------------------------------------
-class Body:
+class Body(metaclass=KindsMeta):
     """What a `MobilizedBody` carries about its body: the default mass properties.
 
     Make one with ``Body.Rigid(mass_properties)`` or ``Body.Massless()``; ``Body`` itself is the

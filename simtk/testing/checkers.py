@@ -374,7 +374,7 @@ def check_constraint(constraint, state: State, *, h: float = 1e-6, rtol: float =
     """
     from ..multibody.constraints import Constraint
 
-    if isinstance(constraint, Constraint.Custom.Implementation):  # type: ignore[attr-defined]
+    if isinstance(constraint, Constraint.Custom.Implementation):
         if constraint._constraint is None:
             raise ValueError(f"check_constraint: {type(constraint).__name__} is not attached to a Constraint.Custom")
         constraint = constraint._constraint

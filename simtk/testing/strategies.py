@@ -140,12 +140,12 @@ def multibody_systems(draw, min_bodies: int = 1, max_bodies: int = 4, kinds: Seq
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
     if gravity:
-        Force.Gravity(forces, matter, [0, -1, 0], 9.8)  # type: ignore[attr-defined]  # registered at import
+        Force.Gravity(forces, matter, [0, -1, 0], 9.8)
     model = MultibodyModel(system, matter, forces)
     for i, kind in enumerate(mix, start=1):
         parent = i - 1 if chain else draw(st.integers(0, i - 1))
         pb = matter.get_mobilized_body(parent)
-        body = Body.Rigid(draw(mass_properties()))  # type: ignore[attr-defined]
+        body = Body.Rigid(draw(mass_properties()))
         mb = _make(kind, pb, draw(transforms()), body, draw(transforms()))
         model.bodies.append(mb)
         model.kinds.append(kind if isinstance(kind, str) else getattr(kind, "__name__", repr(kind)))

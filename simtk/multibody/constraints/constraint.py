@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ...common.component import Component
+from ..._kinds import KindsMeta
 from ...common.errors import StageTooLowError
 from ...common.stage import ACCELERATION, POSITION, VELOCITY
 from ...common.state import State
@@ -52,7 +53,7 @@ def _mobod(x, where: str):
     return x
 
 
-class Constraint(Component):
+class Constraint(Component, metaclass=KindsMeta):
     """Base of every constraint; the constraint joins the matter subsystem of its bodies on construction.
 
     Subclasses are the built-ins (``Constraint.Rod``, ``Constraint.Ball``, ...) and

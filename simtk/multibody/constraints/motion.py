@@ -18,6 +18,7 @@ import enum
 import numpy as np
 
 from ...common.component import Component
+from ..._kinds import KindsMeta
 from ...common.property import Property, real
 from ...common.stage import Stage
 from ...common.state import State
@@ -43,7 +44,7 @@ def _level(x, where: str) -> _Level:
         raise ValueError(f"{where}: expected a Motion.Level, got {x!r}") from exc
 
 
-class Motion(Component):
+class Motion(Component, metaclass=KindsMeta):
     """Base of the Motions; a Motion is attached to one mobilized body (a topology change).
 
     Parameters

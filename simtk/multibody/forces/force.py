@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import _core
 from ...common.component import Component
+from ..._kinds import KindsMeta
 from ...common.errors import NonFiniteForceError, StageTooLowError
 from ...common.output import output
 from ...common.stage import Stage
@@ -47,7 +48,7 @@ class _Packed:
                                       f"{e._singularity_hint()}", e)
 
 
-class Force(Component):
+class Force(Component, metaclass=KindsMeta):
     """Base of every force element; the element is added to ``forces`` on construction.
 
     Parameters

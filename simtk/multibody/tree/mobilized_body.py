@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...common.component import Component
+from ..._kinds import KindsMeta
 from ...common.output import Output, output
 from ...common.property import Property, instance_of
 from ...common.stage import Stage
@@ -46,7 +47,7 @@ def _set_mass_properties(mobod: "MobilizedBody", mp: MassProperties) -> None:
     mobod._body = Body.Rigid(mp)
 
 
-class MobilizedBody(Component):
+class MobilizedBody(Component, metaclass=KindsMeta):
     """A body and its mobilizer: ``X_GB = X_GP * X_PF * X_FM(q) * ~X_BM``.
 
     Built-ins are nested classes (``MobilizedBody.Pin``, ``MobilizedBody.Ball``, ...), each made as

@@ -1,0 +1,351 @@
+"""Building joints, forces and constraints of an .osim file onto simtk elements."""
+from __future__ import annotations
+
+import numpy as np
+
+from simtk import (
+    Body,
+    Constraint,
+    Force,
+    Function,
+    MassProperties,
+    MobilizedBody,
+    Transform,
+)
+
+from ._osim_functions import CoordinateLimitForceImpl, _CouplerFunction
+from ._osim_model import OsimCoordinate, OsimModel
+from ._osim_reader import (
+    _JOINT_MOBILIZER,
+    _JOINT_MOTION,
+    _JOINT_NCOORDS,
+    _R,
+    _SQRT_EPS,
+    _T,
+    OsimFileError,
+    _clean_name,
+    _Element,
+    _flag_note,
+    _or,
+    _Reader,
+)
+
+
+def _note_subcomponents(r: _Reader, el: _Element) -> None:
+    """Report the dynamic subcomponents a frame carries (wrap objects, components), not built."""
+    wos = r.child(el, "WrapObjectSet")
+    if wos is not None:
+        objs = r.child(wos, "objects")
+        for w in (objs if objs is not None else []):
+            _flag_note(r.notes, w, f"on {el.get('name')!r}")
+    comps = r.child(el, "components")
+    if comps is not None:
+        for c in comps:
+            if c.tag != "PhysicalOffsetFrame":
+                _flag_note(r.notes, c, f"on {el.get('name')!r}")
+
+
+class _wrap:
+    """Turn a ValueError/TypeError of a simtk constructor into an OsimFileError at ``el``."""
+
+    def __init__(self, r: _Reader, el: _Element, what: str):
+        self.r, self.el, self.what = r, el, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, exc, tb):
+        if et is not None and issubclass(et, (ValueError, TypeError, ArithmeticError, LookupError)) \
+                and not issubclass(et, OsimFileError):
+            raise self.r.error(self.el, f"{self.what}: {exc}") from None
+        return False
+
+
+def _unique(parent, name: str) -> str:
+    """``name``, or ``name_1``, ``name_2``... if a sibling has it (OpenSim keeps bodies, forces and
+    constraints in separate sets; simtk puts bodies and constraints both under /matter)."""
+    taken = {c.get_name() for c in parent.get_child_components()}
+    if name not in taken:
+        return name
+    k = 1
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
+
+
+def _coordinate_elements(r: _Reader, joint: _Element) -> list[_Element]:
+    holder = r.child(joint, "coordinates")
+    if holder is None:
+        return []
+    els = []
+    for c in holder:
+        if c.tag != "Coordinate":
+            raise r.error(c, f"{joint.tag} {joint.get('name')!r}: expected <Coordinate> inside <coordinates>, "
+                             f"got <{c.tag}>")
+        r.name_of(c)
+        els.append(c)
+    return els
+
+
+def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody, X_PF: Transform,
+                 bname: str, mprops: MassProperties, X_BM: Transform, coord_els: dict) -> None:
+    jname = r.name_of(el)
+    kind = el.tag
+    coords = _coordinate_elements(r, el)
+    by_name = {c.get("name"): c for c in coords}
+    if len(by_name) != len(coords):
+        raise r.error(el, f"{kind} {jname!r}: two coordinates have the same name")
+    body = Body.Rigid(mprops)
+    name = _unique(out.matter, _clean_name(bname))
+    if kind == "CustomJoint":
+        order, functions, indices, axes, motion = _spatial_transform(r, el, by_name)
+        coords = [by_name[n] for n in order]
+        with _wrap(r, el, f"CustomJoint {jname!r}"):
+            mobod = MobilizedBody.FunctionBased(parent, X_PF, body, X_BM, len(order), functions, indices, axes,
+                                                name=name)
+    else:
+        need = _JOINT_NCOORDS[kind]
+        if len(coords) != need:
+            raise r.error(el, f"{kind} {jname!r}: expected {need} <Coordinate> element{'s' if need != 1 else ''}, "
+                              f"found {len(coords)}")
+        motion = _JOINT_MOTION[kind]
+        extra = ()
+        if kind == "EllipsoidJoint":
+            extra = (r.numbers(el, "radii_x_y_z", 3, [1.0, 1.0, 1.0]),)
+        with _wrap(r, el, f"{kind} {jname!r}"):
+            mobod = getattr(MobilizedBody, _JOINT_MOBILIZER[kind])(parent, X_PF, body, X_BM, *extra, name=name)
+    out.bodies[bname] = mobod
+    out.joints[jname] = mobod
+    for k, cel in enumerate(coords):
+        cname = cel.get("name")
+        if cname in out.coordinates:
+            raise r.error(cel, f"a second coordinate named {cname!r}; coordinate names must be unique")
+        r.check_props(cel, "Coordinate")
+        rng = r.numbers(cel, "range", 2, [-10.0, 10.0])
+        if rng[0] > rng[1]:
+            raise r.error(r.child(cel, "range"), f"Coordinate {cname!r}: expected range min <= max, got {rng}")
+        clamped = r.boolean(cel, "clamped", False)
+        default = r.number(cel, "default_value", 0.0)
+        if clamped and not rng[0] - _SQRT_EPS <= default <= rng[1] + _SQRT_EPS:
+            # OpenSim refuses this too (Coordinate::extendFinalizeFromProperties).
+            raise r.error(cel, f"Coordinate {cname!r}: expected the default_value {default} of a clamped "
+                               f"coordinate inside its range [{rng[0]}, {rng[1]}]")
+        out.coordinates[cname] = OsimCoordinate(
+            cname, jname, mobod, k,
+            default_value=default,
+            default_speed=r.number(cel, "default_speed_value", 0.0),
+            range=(float(rng[0]), float(rng[1])),
+            clamped=clamped,
+            locked=r.boolean(cel, "locked", False),
+            motion_type=motion[k])
+        coord_els[cname] = cel
+
+
+def _spatial_transform(r: _Reader, joint: _Element, by_name: dict):
+    """(coordinate order, 6 functions, 6 index lists, 6 axes, motion types) of a CustomJoint."""
+    jname = joint.get("name")
+    st = r.child(joint, "SpatialTransform")
+    if st is None:
+        raise r.error(joint, f"CustomJoint {jname!r}: expected a <SpatialTransform>")
+    axes_el = [c for c in st if c.tag == "TransformAxis"]
+    names = ["rotation1", "rotation2", "rotation3", "translation1", "translation2", "translation3"]
+    by_axis = {}
+    for a in axes_el:
+        an = a.get("name")
+        if an not in names or an in by_axis:
+            raise r.error(a, f"CustomJoint {jname!r}: expected TransformAxis named one of {', '.join(names)} "
+                             f"(each once), got {an!r}")
+        by_axis[an] = a
+    defaults = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]] * 2)
+    axis_coords: list[list[str]] = []
+    for i, an in enumerate(names):
+        a = by_axis.get(an)
+        cn = []
+        if a is not None:
+            c = r.child(a, "coordinates")
+            cn = (c.text or "").split() if c is not None else []
+        for n in cn:
+            if n not in by_name:
+                raise r.error(a, f"CustomJoint {jname!r} {an}: coordinate {n!r} is not one of the joint's "
+                                 f"coordinates ({', '.join(by_name) or 'none'})")
+        axis_coords.append(cn)
+    order: list[str] = []  # first use over the six axes: OpenSim's mobilizer order
+    for cn in axis_coords:
+        for n in cn:
+            if n not in order:
+                order.append(n)
+    unused = [n for n in by_name if n not in order]
+    if unused:
+        raise r.error(joint, f"CustomJoint {jname!r}: coordinate(s) {', '.join(unused)} drive no TransformAxis")
+    if not 1 <= len(order) <= 6:
+        raise r.error(joint, f"CustomJoint {jname!r}: expected 1 to 6 coordinates, got {len(order)}")
+    functions, indices, axes = [], [], np.array(defaults)
+    motion = {n: None for n in order}
+    for i, an in enumerate(names):
+        a = by_axis.get(an)
+        cn = axis_coords[i]
+        fel = None
+        if a is not None:
+            axes[i] = r.numbers(a, "axis", 3, defaults[i])
+            fels = [c for c in a if c.tag not in ("coordinates", "axis")]
+            if len(fels) > 1:
+                raise r.error(fels[1], f"CustomJoint {jname!r} {an}: expected one function, found {len(fels)}")
+            fel = fels[0] if fels else None
+        where = f"CustomJoint {jname!r} {an}"
+        if fel is None:  # OpenSim's default: linear in a single coordinate, else the constant 0
+            if len(cn) > 1:
+                raise r.error(a, f"{where}: several coordinates but no function")
+            f = Function.Linear([1.0, 0.0]) if cn else Function.Constant(0.0, 0)
+        else:
+            f = r.function(fel, len(cn), where)
+            # OpenSim's motion type: a LinearFunction of slope +-1 makes a pure rotation/translation.
+            pure = fel.tag == "LinearFunction" and abs(float(r.numbers(fel, "coefficients", 2, [1.0, 0.0])[0])) == 1.0
+            for n in cn:
+                if pure:
+                    motion[n] = _R if i < 3 else _T
+                elif motion[n] is None:
+                    motion[n] = "coupled"
+        functions.append(f)
+        indices.append([order.index(n) for n in cn])
+    if np.linalg.norm(axes, axis=1).min() == 0.0:
+        raise r.error(st, f"CustomJoint {jname!r}: a TransformAxis has the zero axis")
+    return order, functions, indices, axes, [motion[n] or "undefined" for n in order]
+
+
+def _frame_station(r: _Reader, out: OsimModel, owner: _Element, tag: str) -> tuple[MobilizedBody, Transform]:
+    frame = r.resolve(owner, r.child(owner, tag), tag)
+    base, X = r.frame_in_body(frame)
+    name = "ground" if base.tag == "Ground" else base.get("name")
+    if name not in out.bodies:
+        raise r.error(r.child(owner, tag), f"{owner.tag} {owner.get('name')!r}: body {name!r} has no mobilizer")
+    return out.bodies[name], X
+
+
+def _enabled(r: _Reader, el: _Element, prop: str) -> bool:
+    return r.boolean(el, prop, True)
+
+
+def _coordinate(r: _Reader, out: OsimModel, el: _Element, tag: str) -> OsimCoordinate:
+    cname = r.string(el, tag)
+    if cname not in out.coordinates:
+        raise r.error(r.child(el, tag), f"{el.tag} {el.get('name')!r}: <{tag}> {cname!r} is not a coordinate of "
+                                        "the model")
+    return out.coordinates[cname]
+
+
+def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
+    kind = el.tag
+    if kind not in ("PointToPointSpring", "BushingForce", "CoordinateLimitForce", "SpringGeneralizedForce"):
+        _flag_note(r.notes, el)
+        return
+    name = r.name_of(el)
+    if name in out.force_elements:
+        raise r.error(el, f"a second force named {name!r}; force names must be unique")
+    r.check_props(el, kind)
+    fs = out.forces
+    sname = _unique(fs, _clean_name(name))
+    made: list = []
+    with _wrap(r, el, f"{kind} {name!r}"):
+        if kind == "PointToPointSpring":
+            b1, X1 = _frame_station(r, out, el, "socket_body1")
+            b2, X2 = _frame_station(r, out, el, "socket_body2")
+            p1, p2 = X1 * r.numbers(el, "point1", 3, [0, 0, 0]), X2 * r.numbers(el, "point2", 3, [0, 0, 0])
+            made.append(Force.TwoPointLinearSpring(fs, b1, p1, b2, p2, r.number(el, "stiffness", 1.0),
+                                                   r.number(el, "rest_length", 0.0), name=sname))
+        elif kind == "BushingForce":
+            b1, X1 = _frame_station(r, out, el, "socket_frame1")
+            b2, X2 = _frame_station(r, out, el, "socket_frame2")
+            # Simbody's (and simtk's) six values put the rotational ones first.
+            k6 = np.concatenate([r.numbers(el, "rotational_stiffness", 3, [0, 0, 0]),
+                                 r.numbers(el, "translational_stiffness", 3, [0, 0, 0])])
+            c6 = np.concatenate([r.numbers(el, "rotational_damping", 3, [0, 0, 0]),
+                                 r.numbers(el, "translational_damping", 3, [0, 0, 0])])
+            made.append(Force.LinearBushing(fs, b1, X1, b2, X2, k6, c6, name=sname))
+        elif kind == "CoordinateLimitForce":
+            c = _coordinate(r, out, el, "coordinate")
+            impl = CoordinateLimitForceImpl(
+                c.mobod, c.index, r.number(el, "upper_stiffness", 1.0), r.number(el, "upper_limit", 0.0),
+                r.number(el, "lower_stiffness", 1.0), r.number(el, "lower_limit", 0.0), r.number(el, "damping", 0.001),
+                r.number(el, "transition", 0.1), c.motion_type == _R)
+            if impl.tr <= 0.0:
+                raise r.error(_or(r.child(el, "transition"), el), f"CoordinateLimitForce {name!r}: expected a "
+                                                               "transition > 0")
+            made.append(Force.Custom(fs, impl, name=sname))
+            if r.boolean(el, "compute_dissipation_energy", False):
+                r.notes.append(f"{name} (CoordinateLimitForce, line {el.line}): compute_dissipation_energy "
+                               "(a state variable that only integrates the dissipated power) not built")
+        else:
+            c = _coordinate(r, out, el, "coordinate")
+            made.append(Force.MobilityLinearSpring(fs, c.mobod, c.index, r.number(el, "stiffness", 0.0),
+                                                   r.number(el, "rest_length", 0.0), name=sname))
+            made.append(Force.MobilityLinearDamper(fs, c.mobod, c.index, r.number(el, "viscosity", 0.0),
+                                                   name=_unique(fs, sname + "_damping")))
+        if not _enabled(r, el, "appliesForce"):
+            for f in made:
+                f.set_disabled_by_default(True)
+    out.force_elements[name] = made
+
+
+def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) -> None:
+    """simtk's coordinate-level constraints (CoordinateCoupler, PrescribedMotion) do not yet work
+    on Custom mobilizers such as a CustomJoint's FunctionBased one: say so at the element."""
+    for c in coords:
+        if isinstance(c.mobod, MobilizedBody.Custom):
+            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to CustomJoint {c.joint!r}; simtk does not "
+                              "yet support coordinate couplers, locks or prescribed motion on the coordinates of "
+                              "a FunctionBased (Custom) mobilizer")
+
+
+def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
+    kind = el.tag
+    if kind not in ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint", "CoordinateCouplerConstraint"):
+        _flag_note(r.notes, el)
+        return
+    name = r.name_of(el)
+    if name in out.constraints:
+        raise r.error(el, f"a second constraint named {name!r}; constraint names must be unique")
+    r.check_props(el, kind)
+    matter = out.matter
+    cname = _unique(matter, _clean_name(name))
+    with _wrap(r, el, f"{kind} {name!r}"):
+        if kind == "WeldConstraint":
+            b1, X1 = _frame_station(r, out, el, "socket_frame1")
+            b2, X2 = _frame_station(r, out, el, "socket_frame2")
+            c = Constraint.Weld(b1, X1, b2, X2, name=cname)
+        elif kind in ("PointConstraint", "ConstantDistanceConstraint"):
+            b1, X1 = _frame_station(r, out, el, "socket_body_1")
+            b2, X2 = _frame_station(r, out, el, "socket_body_2")
+            p1 = X1 * r.numbers(el, "location_body_1", 3, [0, 0, 0])
+            p2 = X2 * r.numbers(el, "location_body_2", 3, [0, 0, 0])
+            if kind == "PointConstraint":
+                c = Constraint.Ball(b1, p1, b2, p2, name=cname)
+            else:
+                c = Constraint.Rod(b1, p1, b2, p2, r.number(el, "constant_distance", 1.0), name=cname)
+        else:
+            holder = r.child(el, "independent_coordinate_names")
+            ind_names = (holder.text or "").split() if holder is not None else []
+            if not ind_names:
+                raise r.error(holder if holder is not None else el,
+                              f"CoordinateCouplerConstraint {name!r}: expected independent_coordinate_names")
+            ind = []
+            for n in ind_names:
+                if n not in out.coordinates:
+                    raise r.error(holder, f"CoordinateCouplerConstraint {name!r}: {n!r} is not a coordinate of the "
+                                          "model")
+                ind.append(out.coordinates[n])
+            dep = _coordinate(r, out, el, "dependent_coordinate_name")
+            fh = r.child(el, "coupled_coordinates_function")
+            inner = [x for x in fh] if fh is not None else []
+            if len(inner) != 1:
+                raise r.error(fh if fh is not None else el,
+                              f"CoordinateCouplerConstraint {name!r}: expected one function in "
+                              "<coupled_coordinates_function>")
+            f = r.function(inner[0], len(ind), f"CoordinateCouplerConstraint {name!r}")
+            _require_plain_mobilizer(r, el, f"CoordinateCouplerConstraint {name!r}", ind + [dep])
+            coupler = _CouplerFunction(f, r.number(el, "scale_factor", 1.0))
+            c = Constraint.CoordinateCoupler(matter, coupler, [x.mobod for x in ind] + [dep.mobod],
+                                             [x.index for x in ind] + [dep.index], name=cname)
+        enforced = r.boolean(el, "isEnforced", True) and not r.boolean(el, "isDisabled", False)
+        if not enforced:
+            c.set_disabled_by_default(True)
+    out.constraints[name] = [c]

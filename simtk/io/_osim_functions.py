@@ -1,0 +1,229 @@
+"""OpenSim's functions and forces that Simbody has no built-in for: SimmSpline, scaled and coupler
+functions, CoordinateLimitForce."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from simtk import (
+    Force,
+    Function,
+    MobilizedBody,
+)
+
+
+# ====================================================================== functions
+class SimmSplineFunction(Function):
+    """OpenSim's ``SimmSpline`` (and ``NaturalCubicSpline``): the Forsythe-Malcolm-Moler cubic spline.
+
+    An interpolating cubic spline through (x_i, y_i), twice continuously differentiable, whose end
+    conditions make the third derivative on the first (last) interval equal to that of the cubic
+    through the first (last) four points; with three points it is the parabola through them, with
+    two the line. Outside [x_0, x_{n-1}] it continues as the tangent line at the end point (second
+    derivative 0), as OpenSim's does. Derivatives up to order 2 (OpenSim's limit).
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        Strictly increasing finite abscissae (n >= 2) and finite values.
+    """
+
+    def __init__(self, x: Sequence[float], y: Sequence[float]):
+        x = np.asarray(x, dtype=float).reshape(-1)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        if x.shape != y.shape:
+            raise ValueError(f"SimmSpline: {x.size} x values but {y.size} y values")
+        if x.size < 2:
+            raise ValueError(f"SimmSpline: needs at least 2 points, got {x.size}")
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError("SimmSpline: x and y must be finite")
+        h = np.diff(x)
+        if not (h > 0).all():
+            i = int(np.flatnonzero(h <= 0)[0])
+            raise ValueError(f"SimmSpline: x must be strictly increasing, but x[{i}] = {x[i]} and "
+                             f"x[{i + 1}] = {x[i + 1]}")
+        n = x.size
+        slope = np.diff(y) / h
+        # Unknowns: the second derivatives M_i at the points.
+        M = np.zeros(n)
+        if n >= 3:
+            A = np.zeros((n, n))
+            rhs = np.zeros(n)
+            for i in range(1, n - 1):  # continuity of the first derivative at interior points
+                A[i, i - 1], A[i, i], A[i, i + 1] = h[i - 1], 2.0 * (h[i - 1] + h[i]), h[i]
+                rhs[i] = 6.0 * (slope[i] - slope[i - 1])
+            # End conditions on the third derivative (M_1 - M_0) / h_0: that of the cubic through
+            # the four end points (6 x the third divided difference), or 0 with only three points.
+            third_first = third_last = 0.0
+            if n > 3:
+                third_first = 6.0 * _third_divided_difference(x[:4], y[:4])
+                third_last = 6.0 * _third_divided_difference(x[-4:], y[-4:])
+            A[0, 0], A[0, 1], rhs[0] = -1.0, 1.0, h[0] * third_first
+            A[-1, -2], A[-1, -1], rhs[-1] = -1.0, 1.0, h[-1] * third_last
+            M = np.linalg.solve(A, rhs)
+        # Per interval: y_i + b dx + c dx^2 + d dx^3.
+        self._x = x
+        self._xl = x.tolist()
+        self._y = y
+        self._b = slope - h * (2.0 * M[:-1] + M[1:]) / 6.0
+        self._c = M[:-1] / 2.0
+        self._d = (M[1:] - M[:-1]) / (6.0 * h)
+        self._slope_first = float(self._b[0])
+        self._slope_last = float(slope[-1] + h[-1] * (M[-2] + 2.0 * M[-1]) / 6.0)
+        self._M = M
+
+    def _interval(self, t: float) -> int:
+        import bisect
+        k = bisect.bisect_right(self._xl, t) - 1
+        return min(max(k, 0), len(self._xl) - 2)
+
+    def calc_value(self, x):
+        t = float(x[0])
+        if t < self._xl[0]:
+            return float(self._y[0] + (t - self._xl[0]) * self._slope_first)
+        if t > self._xl[-1]:
+            return float(self._y[-1] + (t - self._xl[-1]) * self._slope_last)
+        k = self._interval(t)
+        dx = t - self._xl[k]
+        return float(self._y[k] + dx * (self._b[k] + dx * (self._c[k] + dx * self._d[k])))
+
+    def calc_derivative(self, deriv_components, x):
+        order = len(deriv_components)
+        t = float(x[0])
+        if t < self._xl[0]:
+            return self._slope_first if order == 1 else 0.0
+        if t > self._xl[-1]:
+            return self._slope_last if order == 1 else 0.0
+        k = self._interval(t)
+        dx = t - self._xl[k]
+        if order == 1:
+            return float(self._b[k] + dx * (2.0 * self._c[k] + 3.0 * dx * self._d[k]))
+        return float(2.0 * self._c[k] + 6.0 * dx * self._d[k])
+
+    def get_argument_size(self) -> int:
+        return 1
+
+    def get_max_derivative_order(self) -> int:
+        return 2
+
+
+def _third_divided_difference(x: np.ndarray, y: np.ndarray) -> float:
+    f01 = (y[1] - y[0]) / (x[1] - x[0])
+    f12 = (y[2] - y[1]) / (x[2] - x[1])
+    f23 = (y[3] - y[2]) / (x[3] - x[2])
+    f012 = (f12 - f01) / (x[2] - x[0])
+    f123 = (f23 - f12) / (x[3] - x[1])
+    return float((f123 - f012) / (x[3] - x[0]))
+
+
+class _Scaled(Function):
+    """``scale * f(x)``: OpenSim's MultiplierFunction."""
+
+    def __init__(self, f: Function, scale: float):
+        self._f = f
+        self._s = float(scale)
+
+    def calc_value(self, x):
+        return self._s * self._f.calc_value(x)
+
+    def calc_derivative(self, deriv_components, x):
+        return self._s * self._f.calc_derivative(deriv_components, x)
+
+    def get_argument_size(self) -> int:
+        return self._f.get_argument_size()
+
+    def get_max_derivative_order(self) -> int:
+        return self._f.get_max_derivative_order()
+
+
+class _CouplerFunction(Function):
+    """C(q_ind..., q_dep) = scale * f(q_ind...) - q_dep: the function OpenSim's
+    CoordinateCouplerConstraint gives Simbody's CoordinateCoupler (OpenSim's CompoundFunction)."""
+
+    def __init__(self, f: Function, scale: float):
+        self._f = f
+        self._s = float(scale)
+        self._n = f.get_argument_size()
+
+    def calc_value(self, x):
+        return self._s * self._f.calc_value(x[:self._n]) - float(x[self._n])
+
+    def calc_derivative(self, deriv_components, x):
+        comps = list(deriv_components)
+        if self._n in comps:  # the dependent coordinate enters linearly with slope -1
+            return -1.0 if len(comps) == 1 else 0.0
+        return self._s * self._f.calc_derivative(comps, x[:self._n])
+
+    def get_argument_size(self) -> int:
+        return self._n + 1
+
+    def get_max_derivative_order(self) -> int:
+        return self._f.get_max_derivative_order()
+
+
+# ====================================================================== CoordinateLimitForce
+class CoordinateLimitForceImpl(Force.Custom.Implementation):
+    """OpenSim's CoordinateLimitForce on one coordinate (a generalized force on its mobility).
+
+    Above the upper limit a stiffness that rises smoothly (Simbody's quintic step over the
+    ``transition`` width) to ``upper_stiffness`` pushes back, likewise below the lower limit; a
+    damping force, switched on by the same steps, opposes the speed::
+
+        K_up = Step(0 -> Kup; q_up, q_up + tr)(q),   K_lo = Step(Klo -> 0; q_lo - tr, q_lo)(q)
+        f = -K_up (q - q_up) + K_lo (q_lo - q) - c (K_up / Kup + K_lo / Klo) qdot
+
+    For a rotational coordinate the file's limits and transition are in degrees and the
+    stiffnesses and damping per degree; they are converted to radians here, as OpenSim does.
+    (OpenSim divides by Kup and Klo: a zero stiffness gives it NaN; here that term is 0.)
+
+    Parameters
+    ----------
+    mobod : MobilizedBody
+    which : int
+        The coordinate's index in the mobilizer's q and u.
+    upper_stiffness, upper_limit, lower_stiffness, lower_limit, damping, transition : float
+        As in the file.
+    rotational : bool
+        Whether the coordinate is rotational (units in degrees in the file).
+    """
+
+    def __init__(self, mobod: MobilizedBody, which: int, upper_stiffness: float, upper_limit: float,
+                 lower_stiffness: float, lower_limit: float, damping: float, transition: float,
+                 rotational: bool):
+        super().__init__()
+        w = math.pi / 180.0 if rotational else 1.0
+        self._mobod = mobod
+        self._k = int(which)
+        self.q_up, self.q_lo = w * upper_limit, w * lower_limit
+        self.K_up, self.K_lo = upper_stiffness / w, lower_stiffness / w
+        self.c = damping / w
+        self.tr = w * transition
+        self._up = Function.Step(0.0, self.K_up, self.q_up, self.q_up + self.tr)
+        self._lo = Function.Step(self.K_lo, 0.0, self.q_lo - self.tr, self.q_lo)
+
+    def limit_force(self, q: float, qdot: float) -> float:
+        """The generalized force at coordinate value ``q`` and speed ``qdot``."""
+        k_up = self._up.calc_value([q])
+        k_lo = self._lo.calc_value([q])
+        on = (k_up / self.K_up if self.K_up != 0.0 else 0.0) + (k_lo / self.K_lo if self.K_lo != 0.0 else 0.0)
+        return -k_up * (q - self.q_up) + k_lo * (self.q_lo - q) - self.c * on * qdot
+
+    def calc_force(self, state, body_forces, particle_forces, mobility_forces) -> None:
+        f = self.limit_force(self._mobod.get_one_q(state, self._k), self._mobod.get_one_u(state, self._k))
+        self._mobod.apply_one_mobility_force(state, self._k, f, mobility_forces)
+
+    def calc_potential_energy(self, state) -> float:
+        # The integral of the stiffness spring: (OpenSim's computePotentialEnergy).
+        q = self._mobod.get_one_q(state, self._k)
+        if q > self.q_up:
+            K, delta = self.K_up, q - self.q_up
+        elif q < self.q_lo:
+            K, delta = self.K_lo, self.q_lo - q
+        else:
+            return 0.0
+        if delta >= self.tr:
+            return K * (-(2.0 / 14.0) * self.tr ** 2 + 0.5 * delta ** 2)
+        s = delta / self.tr
+        return K * s ** 3 * (2.0 - 2.5 * s + (6.0 / 7.0) * s * s) * delta ** 2

@@ -1,0 +1,321 @@
+"""Reading an .osim file: the error type, XML with line numbers, and the reader that checks elements."""
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+import xml.parsers.expat
+
+import numpy as np
+
+from simtk import (
+    Function,
+    Rotation,
+    Transform,
+)
+
+from ._osim_functions import SimmSplineFunction, _Scaled
+
+
+# ====================================================================== errors
+class OsimFileError(ValueError):
+    """A malformed (or unsupported) ``.osim`` file: the message names the file, the line and what
+    was expected there.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    line : int or None
+        The line of the offending element (None when the problem is not tied to one element).
+    reason : str
+        What was wrong or expected.
+    """
+
+    def __init__(self, path: str, line: int | None, reason: str):
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}, line {line}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+# ====================================================================== XML with line numbers
+class _Element(ET.Element):
+    """An ElementTree element that remembers the line it started on (C elements have no slot for it)."""
+
+    line: int = 0
+
+
+def _parse_xml(path: str) -> _Element:
+    """Parse ``path`` into an ElementTree whose elements carry ``.line``.
+
+    expat (ElementTree's own parser) drives an ``ET.TreeBuilder``; DTD entity declarations are
+    refused, so a file cannot expand entities into huge documents.
+    """
+    with open(path, "rb") as fh:
+        data = fh.read()
+    builder = ET.TreeBuilder(element_factory=_Element)
+    parser = xml.parsers.expat.ParserCreate()
+
+    def start(tag, attrs):
+        el = builder.start(tag, attrs)
+        el.line = parser.CurrentLineNumber
+        return el
+
+    def entity_decl(*_args):
+        raise OsimFileError(path, parser.CurrentLineNumber,
+                            "DTD entity declarations are not allowed in an .osim file")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.EntityDeclHandler = entity_decl
+    try:
+        parser.Parse(data, True)
+    except xml.parsers.expat.ExpatError as exc:
+        raise OsimFileError(path, exc.lineno, f"expected well-formed XML: {xml.parsers.expat.ErrorString(exc.code)} "
+                                              f"(column {exc.offset})") from None
+    root = builder.close()
+    return root
+
+
+# ====================================================================== reading helpers
+_JOINT_NCOORDS = {"WeldJoint": 0, "PinJoint": 1, "SliderJoint": 1, "BallJoint": 3, "FreeJoint": 6,
+                  "UniversalJoint": 2, "GimbalJoint": 3, "PlanarJoint": 3, "EllipsoidJoint": 3,
+                  "CustomJoint": None}
+_JOINT_MOBILIZER = {"WeldJoint": "Weld", "PinJoint": "Pin", "SliderJoint": "Slider", "BallJoint": "Ball",
+                    "FreeJoint": "Free", "UniversalJoint": "Universal", "GimbalJoint": "Gimbal",
+                    "PlanarJoint": "Planar", "EllipsoidJoint": "Ellipsoid", "CustomJoint": "FunctionBased"}
+# Motion type of each coordinate of the fixed joints (OpenSim's Joint constructors say so).
+_R, _T = "rotational", "translational"
+_JOINT_MOTION = {"PinJoint": [_R], "SliderJoint": [_T], "BallJoint": [_R] * 3, "FreeJoint": [_R] * 3 + [_T] * 3,
+                 "UniversalJoint": [_R] * 2, "GimbalJoint": [_R] * 3, "PlanarJoint": [_R, _T, _T],
+                 "EllipsoidJoint": [_R] * 3, "WeldJoint": []}
+
+_SQRT_EPS = math.sqrt(np.finfo(float).eps)  # OpenSim's slack on a default value at the range's ends
+_FRAME_TAGS = {"Ground", "Body", "PhysicalOffsetFrame"}
+_FUNCTION_TAGS = {"Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
+                  "MultiplierFunction"}
+# Properties read or deliberately skipped (visual or bookkeeping only); anything else is reported.
+_COMMON = {"FrameGeometry", "attached_geometry", "components", "frames", "WrapObjectSet"}
+_KNOWN_PROPS = {
+    "Body": _COMMON | {"mass", "mass_center", "inertia"},
+    "Ground": _COMMON,
+    "PhysicalOffsetFrame": _COMMON | {"socket_parent", "translation", "orientation"},
+    "Joint": _COMMON | {"socket_parent_frame", "socket_child_frame", "coordinates", "SpatialTransform",
+                        "radii_x_y_z"},
+    "Coordinate": {"default_value", "default_speed_value", "range", "clamped", "locked", "prescribed",
+                   "prescribed_function", "is_free_to_satisfy_constraints", "motion_type"},
+    "PointToPointSpring": {"socket_body1", "socket_body2", "point1", "point2", "stiffness", "rest_length",
+                           "appliesForce"},
+    "BushingForce": _COMMON | {"socket_frame1", "socket_frame2", "rotational_stiffness", "translational_stiffness",
+                               "rotational_damping", "translational_damping", "appliesForce"},
+    "CoordinateLimitForce": {"coordinate", "upper_stiffness", "upper_limit", "lower_stiffness", "lower_limit",
+                             "damping", "transition", "compute_dissipation_energy", "appliesForce"},
+    "SpringGeneralizedForce": {"coordinate", "stiffness", "rest_length", "viscosity", "appliesForce"},
+    "WeldConstraint": _COMMON | {"socket_frame1", "socket_frame2", "isEnforced", "isDisabled"},
+    "PointConstraint": {"socket_body_1", "socket_body_2", "location_body_1", "location_body_2", "isEnforced",
+                        "isDisabled"},
+    "ConstantDistanceConstraint": {"socket_body_1", "socket_body_2", "location_body_1", "location_body_2",
+                                   "constant_distance", "isEnforced", "isDisabled"},
+    "CoordinateCouplerConstraint": {"coupled_coordinates_function", "independent_coordinate_names",
+                                    "dependent_coordinate_name", "scale_factor", "isEnforced", "isDisabled"},
+}
+_MODEL_KNOWN = {"Ground", "BodySet", "JointSet", "ForceSet", "ConstraintSet", "gravity", "credits", "publications",
+                "length_units", "force_units", "assembly_accuracy", "defaults", "ControllerSet", "MarkerSet",
+                "ContactGeometrySet", "ProbeSet", "ComponentSet", "components", "validated"}
+_SET_TAGS = {"ControllerSet", "MarkerSet", "ContactGeometrySet", "ProbeSet", "ComponentSet"}
+
+
+def _clean_name(name: str) -> str:
+    """A valid simtk component name made from an OpenSim name (OpenSim allows a few more characters)."""
+    out = "".join("_" if ch in "./:*?" else ch for ch in name.strip())
+    if not out or out[0].isdigit() or out == "null":
+        out = "_" + out
+    return out
+
+
+class _Reader:
+    """One pass over one file: parses, checks and builds; every error names the file and line."""
+
+    def __init__(self, path: str):
+        self.path = os.fspath(path)
+        self.notes: list[str] = []            # unsupported / not built, for the one warning
+        self.paths: dict[str, _Element] = {}  # OpenSim component path -> element
+        self.parent_path: dict[int, str] = {}  # id(element) -> path of its owning component
+
+    # ------------------------------------------------------------------ errors and values
+    def error(self, el: _Element | None, reason: str) -> OsimFileError:
+        return OsimFileError(self.path, getattr(el, "line", None), reason)
+
+    def _text(self, el: _Element) -> str:
+        return (el.text or "").strip()
+
+    def child(self, el: _Element, tag: str) -> _Element | None:
+        found = [c for c in el if c.tag == tag]
+        if len(found) > 1:
+            raise self.error(found[1], f"<{el.tag} name={el.get('name')!r}> has {len(found)} <{tag}> elements; "
+                                       "expected one")
+        return found[0] if found else None
+
+    def numbers(self, el: _Element, tag: str, n: int | None, default=None, what: str = "") -> np.ndarray:
+        """The whitespace-separated finite numbers of child ``tag`` (``n`` of them unless None)."""
+        c = self.child(el, tag)
+        where = f"<{tag}> of {el.tag} {el.get('name')!r}" + (f" ({what})" if what else "")
+        if c is None:
+            if default is None:
+                raise self.error(el, f"{el.tag} {el.get('name')!r}: expected a <{tag}> element")
+            return np.array(default, dtype=float)
+        words = self._text(c).split()
+        try:
+            values = np.array([float(w) for w in words], dtype=float)
+        except ValueError:
+            raise self.error(c, f"{where}: expected numbers, got {self._text(c)[:60]!r}") from None
+        if n is not None and values.size != n:
+            raise self.error(c, f"{where}: expected {n} number{'s' if n > 1 else ''}, got {values.size}")
+        if not np.isfinite(values).all():
+            raise self.error(c, f"{where}: expected finite numbers, got {self._text(c)[:60]!r}")
+        return values
+
+    def number(self, el: _Element, tag: str, default: float | None = None) -> float:
+        return float(self.numbers(el, tag, 1, None if default is None else [default])[0])
+
+    def boolean(self, el: _Element, tag: str, default: bool) -> bool:
+        c = self.child(el, tag)
+        if c is None:
+            return default
+        t = self._text(c).lower()
+        if t in ("true", "1"):
+            return True
+        if t in ("false", "0"):
+            return False
+        raise self.error(c, f"<{tag}> of {el.tag} {el.get('name')!r}: expected true or false, got {t[:40]!r}")
+
+    def string(self, el: _Element, tag: str, required: bool = True) -> str:
+        c = self.child(el, tag)
+        if c is None or not self._text(c):
+            if required:
+                raise self.error(c if c is not None else el,
+                                 f"{el.tag} {el.get('name')!r}: expected a non-empty <{tag}>")
+            return ""
+        return self._text(c)
+
+    def name_of(self, el: _Element) -> str:
+        name = el.get("name")
+        if name is None or not name.strip():
+            raise self.error(el, f"<{el.tag}>: expected a name=\"...\" attribute")
+        return name
+
+    def objects(self, model: _Element, set_tag: str) -> list[_Element]:
+        s = self.child(model, set_tag)
+        if s is None:
+            return []
+        objs = self.child(s, "objects")
+        return [] if objs is None else list(objs)
+
+    def check_props(self, el: _Element, kind: str) -> None:
+        known = _KNOWN_PROPS.get(kind, set())
+        for c in el:
+            if c.tag not in known:
+                self.notes.append(f"unknown property <{c.tag}> of {el.tag} {el.get('name')!r} (line {c.line}) ignored")
+
+    # ------------------------------------------------------------------ component paths
+    def index_paths(self, el: _Element, path: str) -> None:
+        """Record the OpenSim path of every named element (components' paths are their names
+        joined from the Model; property wrappers such as <objects> add nothing)."""
+        for c in el:
+            self.parent_path[id(c)] = path
+            name = c.get("name")
+            if name is not None and c.tag not in ("Model",):
+                p = f"{path.rstrip('/')}/{name}"
+                if c.tag in _FRAME_TAGS and p in self.paths and self.paths[p] is not c:
+                    raise self.error(c, f"two frames have the path {p!r}")
+                self.paths.setdefault(p, c)
+                self.index_paths(c, p)
+            else:
+                self.index_paths(c, path)
+
+    def path_of(self, el: _Element) -> str:
+        return f"{self.parent_path.get(id(el), '').rstrip('/')}/{el.get('name')}"
+
+    def resolve(self, owner: _Element, socket: _Element | None, tag: str) -> _Element:
+        """The frame a socket names: an absolute path, or a path relative to the owning component."""
+        if socket is None:
+            raise self.error(owner, f"{owner.tag} {owner.get('name')!r}: expected a <{tag}> socket")
+        ref = self._text(socket)
+        if not ref:
+            raise self.error(socket, f"<{tag}> of {owner.tag} {owner.get('name')!r}: expected a frame path, got ''")
+        base = "" if ref.startswith("/") else self.path_of(owner)
+        parts: list[str] = [p for p in base.split("/") if p]
+        for p in ref.split("/"):
+            if p in ("", "."):
+                continue
+            if p == "..":
+                if not parts:
+                    raise self.error(socket, f"<{tag}> {ref!r} goes above the model")
+                parts.pop()
+            else:
+                parts.append(p)
+        target = self.paths.get("/" + "/".join(parts))
+        if target is None or target.tag not in _FRAME_TAGS:
+            raise self.error(socket, f"<{tag}> of {owner.tag} {owner.get('name')!r}: expected the path of a frame "
+                                     f"(Ground, Body or PhysicalOffsetFrame), but {ref!r} names "
+                                     f"{'nothing' if target is None else 'a ' + target.tag}")
+        return target
+
+    def frame_in_body(self, frame: _Element, seen: tuple = ()) -> tuple[_Element, Transform]:
+        """(base Body or Ground element, X_BF) of a frame, following chained offset frames."""
+        if frame.tag in ("Body", "Ground"):
+            return frame, Transform()
+        if id(frame) in seen:
+            raise self.error(frame, f"PhysicalOffsetFrame {frame.get('name')!r}: its parent chain is a cycle")
+        self.check_props(frame, "PhysicalOffsetFrame")
+        parent = self.resolve(frame, self.child(frame, "socket_parent"), "socket_parent")
+        base, X_BP = self.frame_in_body(parent, seen + (id(frame),))
+        p = self.numbers(frame, "translation", 3, [0.0, 0.0, 0.0])
+        o = self.numbers(frame, "orientation", 3, [0.0, 0.0, 0.0])
+        # OpenSim's orientation: body-fixed X-Y-Z angles of the frame in its parent.
+        return base, X_BP * Transform(Rotation.from_body_fixed_xyz(o), p)
+
+    # ------------------------------------------------------------------ functions
+    def function(self, el: _Element, nargs: int, where: str) -> Function:
+        """The simtk Function of an OpenSim function element, taking ``nargs`` arguments."""
+        tag = el.tag
+        if tag not in _FUNCTION_TAGS:
+            raise self.error(el, f"{where}: function type <{tag}> is not supported (expected one of "
+                                 f"{', '.join(sorted(_FUNCTION_TAGS))})")
+        if tag == "Constant":
+            return Function.Constant(self.number(el, "value", 0.0), nargs)
+        if nargs != 1:
+            raise self.error(el, f"{where}: a {tag} takes one argument, but {nargs} coordinates are given")
+        if tag == "LinearFunction":
+            k = self.numbers(el, "coefficients", 2, [1.0, 0.0])
+            return Function.Linear([k[0], k[1]])
+        if tag == "PolynomialFunction":
+            k = self.numbers(el, "coefficients", None, [0.0])
+            if k.size == 0:
+                raise self.error(el, f"{where}: expected at least one polynomial coefficient")
+            return Function.Polynomial(list(k))
+        if tag == "MultiplierFunction":
+            holder = self.child(el, "function")
+            inner = [c for c in holder] if holder is not None else []
+            if len(inner) != 1:
+                raise self.error(holder if holder is not None else el,
+                                 f"{where}: MultiplierFunction expects one function inside <function>")
+            return _Scaled(self.function(inner[0], nargs, where), self.number(el, "scale", 1.0))
+        x = self.numbers(el, "x", None)
+        y = self.numbers(el, "y", None)
+        try:
+            return SimmSplineFunction(x, y)
+        except ValueError as exc:
+            raise self.error(el, f"{where}: {exc}") from None
+
+
+def _or(a, b):
+    """``a`` unless it is None (an Element with no children is false, so ``or`` cannot be used)."""
+    return b if a is None else a
+
+
+def _flag_note(notes: list, el: _Element, kind: str = "") -> None:
+    notes.append(f"{el.get('name') or '(unnamed)'} ({el.tag}{', ' + kind if kind else ''}, line {el.line})")
