@@ -1117,7 +1117,9 @@ class _Loader:
             x, line = ctx.node.items[pname]
             ctx.used.add(pname)
             if isinstance(x, _Ref):
-                continue  # a reference property of a user's class: given to its constructor
+                if spec.user:
+                    continue  # a reference property of a user's class: given to its constructor
+                raise ctx.error(f"{pname}: expected a value, got {_describe(x)}", line)
             value = ctx.value(x, pname, line)
             where = comp.get_absolute_path()
             if _same(comp.get_property(pname), value, where):
