@@ -9,8 +9,11 @@ import importlib
 _WHERE = {
     "save_model": "model_file", "load_model": "model_file", "register_class": "model_file",
     "save_state": "snapshot", "load_state": "snapshot",
-    "load_urdf": "urdf",
-    "load_osim": "osim",
+    "model_to_text": "model_file", "model_from_text": "model_file", "ModelFileWarning": "model_file",
+    "SnapshotError": "snapshot",
+    "load_urdf": "urdf", "UrdfModel": "urdf", "UrdfWarning": "urdf", "Geometry": "urdf",
+    "load_osim": "osim", "OsimModel": "osim", "OsimFileError": "osim",
+    "ModelFileError": "errors",
 }
 
 __all__ = sorted(_WHERE)

@@ -15,10 +15,11 @@ from simtk import (
 )
 
 from ._osim_functions import SimmSplineFunction, _Scaled
+from .errors import ModelFileError
 
 
 # ====================================================================== errors
-class OsimFileError(ValueError):
+class OsimFileError(ModelFileError):
     """A malformed (or unsupported) ``.osim`` file: the message names the file, the line and what
     was expected there.
 
@@ -33,11 +34,8 @@ class OsimFileError(ValueError):
     """
 
     def __init__(self, path: str, line: int | None, reason: str):
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
-        where = f"{self.path}, line {line}" if line is not None else self.path
-        super().__init__(f"{where}: {reason}")
+        super().__init__(reason, str(path), line)
+        self.path = self.file  # OpenSim's word for it
 
 
 # ====================================================================== XML with line numbers

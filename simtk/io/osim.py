@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import cast
 
 import numpy as np
 
@@ -172,7 +173,7 @@ def _model_element(r: _Reader, root: _Element) -> _Element:
     models = [c for c in root if c.tag == "Model"]
     if len(models) != 1:
         raise r.error(root, f"expected one <Model> inside <OpenSimDocument>, found {len(models)}")
-    return models[0]
+    return cast(_Element, models[0])
 
 
 def _build(r: _Reader, model: _Element) -> OsimModel:
@@ -182,7 +183,7 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
     out = OsimModel(system, matter, forces, path=r.path)
     out.bodies["ground"] = matter.ground
 
-    for c in model:
+    for c in cast("list[_Element]", list(model)):
         if c.tag not in _MODEL_KNOWN:
             r.notes.append(f"unknown element <{c.tag}> {c.get('name') or ''} (line {c.line})".replace("  ", " "))
     for set_tag in sorted(_SET_TAGS):
@@ -190,11 +191,11 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
             _flag_note(r.notes, el)
     comps = r.child(model, "components")
     if comps is not None:
-        for el in comps:
+        for el in cast("list[_Element]", list(comps)):
             _flag_note(r.notes, el)
 
     ground = r.child(model, "Ground")
-    ground_path = "/" + (ground.get("name") if ground is not None else "ground")
+    ground_path = "/" + ((ground.get("name") or "ground") if ground is not None else "ground")
     if ground is None:  # a model without <Ground> still has OpenSim's default one
         ground = _Element("Ground", {"name": "ground"})
         r.paths[ground_path] = ground
@@ -236,12 +237,12 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
         pbase, X_PF = r.frame_in_body(pf)
         cbase, X_BM = r.frame_in_body(cf)
         for base, sock in ((pbase, "socket_parent_frame"), (cbase, "socket_child_frame")):
-            if base.tag == "Body" and body_els.get(base.get("name")) is not base:
+            if base.tag == "Body" and body_els.get(base.get("name") or "") is not base:
                 raise r.error(_or(r.child(el, sock), el), f"{el.tag} {name!r}: the {sock[7:]}'s body "
                                                           f"{base.get('name')!r} is not a Body of the BodySet")
         if cbase.tag == "Ground":
             raise r.error(el, f"{el.tag} {name!r}: its child frame is on Ground; reversed joints are not supported")
-        cname = cbase.get("name")
+        cname = cbase.get("name") or ""
         if cname in joint_of_child:
             raise r.error(el, f"{el.tag} {name!r}: body {cname!r} is already the child of joint "
                               f"{joint_of_child[cname][0].get('name')!r}; closed loops of joints are not supported "
@@ -300,7 +301,7 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
                     r.notes.append(f"{cname} (Coordinate, line {cel.line}): prescribed without a "
                                    "prescribed_function; not prescribed")
                     continue
-                f = r.function(inner[0], 1, f"prescribed_function of Coordinate {cname!r}")
+                f = r.function(cast(_Element, inner[0]), 1, f"prescribed_function of Coordinate {cname!r}")
             _require_plain_mobilizer(r, cel, f"{'locked' if c.locked else 'prescribed'} Coordinate {cname!r}", [c])
             with _wrap(r, cel, f"Coordinate {cname!r}"):
                 c.lock = Constraint.PrescribedMotion(matter, f, c.mobod, c.index,

@@ -41,7 +41,7 @@ def _subsystems(system: System) -> list:
 
 def _discrete_values(sub, state: State) -> list:
     """All discrete variables of ``sub`` in ``state``, by index (the public accessor has no count)."""
-    out = []
+    out: list = []
     while True:
         try:
             out.append(sub.get_discrete_variable(state, len(out)))
@@ -192,7 +192,7 @@ def save_state(state: State, path: str | os.PathLike) -> None:
         raise SnapshotError("save_state: the State must belong to a System and be realized to Model at least")
     # The signature of the default State: variable names change with Model-stage options (Euler angles).
     lines = topology_signature(system, system.realize_topology())
-    arrays: dict[str, np.ndarray] = {
+    arrays: dict[str, Any] = {
         "format": np.array(_FORMAT),
         "time": np.array(state.get_time(), dtype=np.float64),
         "topology_hash": np.array(_hash(lines)),

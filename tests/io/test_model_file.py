@@ -30,7 +30,7 @@ from simtk import (
 )
 from simtk.io import load_model, register_class, save_model
 from simtk.io.model_file import ModelFileError, ModelFileWarning, model_from_text, model_to_text
-from simtk.testing import DEFAULT_MOBILIZERS, mass_properties, multibody_systems, states, transforms
+from simtk.testing import DEFAULT_MOBILIZERS, multibody_systems, states, transforms
 from tolerances import EPS, tol  # noqa: F401
 
 # The declaration class, reached through an object: simtk's internal modules are being moved.
@@ -73,7 +73,10 @@ def massless_slider(parent, X_PF, body, X_BM):
 
 def odd_name_pin(parent, X_PF, body, X_BM):
     # Quotes, spaces, a backslash, a '#' and non-ASCII text must survive the writer's quoting.
-    return MobilizedBody.Pin(parent, X_PF, body, X_BM, name='knee "left" \\ #1 é')
+    # (numbered, so that two of them in one model are still distinct siblings)
+    n = sum(1 for c in parent.get_root().get_matter_subsystem().get_child_components()
+            if c.get_name().startswith('knee "left"'))
+    return MobilizedBody.Pin(parent, X_PF, body, X_BM, name=f'knee "left" \\ #{n + 1} é')
 
 
 KINDS = tuple(DEFAULT_MOBILIZERS) + ("SphericalCoords", "LineOrientation", "FreeLine", ellipsoid, screw, weld,

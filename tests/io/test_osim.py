@@ -449,13 +449,13 @@ def test_bad_file_errors_name_file_and_line(tmp_path):
     good = write(model, tmp_path).read_text()
     bad = tmp_path / "bad.osim"
     bad.write_text(good[: len(good) // 2])
-    with pytest.raises(OsimFileError, match=r"bad\.osim, line \d+: expected well-formed XML"):
+    with pytest.raises(OsimFileError, match=r"bad\.osim:\d+: expected well-formed XML"):
         load_osim(bad)
     lines = good.splitlines()
     k = next(i for i, l in enumerate(lines) if "<mass>" in l)
     lines[k] = "<mass>heavy</mass>"
     bad.write_text("\n".join(lines))
-    with pytest.raises(OsimFileError, match=rf"line {k + 1}: <mass> of Body 'b1': expected numbers"):
+    with pytest.raises(OsimFileError, match=rf"\.osim:{k + 1}: <mass> of Body 'b1': expected numbers"):
         load_osim(bad)
     bad.write_text(good.replace("<socket_parent>/bodyset/b1</socket_parent>",
                                 "<socket_parent>/bodyset/nobody</socket_parent>"))

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
-import re
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simtk import MobilizedBody, SingularArticulatedInertiaError, Stage
 from simtk.io import load_urdf
 from simtk.io.urdf import ModelFileError, UrdfWarning
-from tolerances import EPS, assert_close, tol
+from tolerances import assert_close, tol
 
 
 def _robots_dir() -> Path | None:

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simtk import Force, MobilizedBody, Stage
-from simtk.io.urdf import UrdfWarning, load_urdf
+from simtk import Force, Stage
+from simtk.io.urdf import load_urdf
 from tolerances import EPS
 
 pin = pytest.importorskip("pinocchio")
@@ -135,7 +135,7 @@ class Twins:
         q_pin, v_pin = np.zeros(pm.nq), rng.uniform(-1.0, 1.0, pm.nv)
         for j in range(1, pm.njoints):
             name, kind = pm.names[j], pm.joints[j].shortname()
-            iq, iv, nq, nv = pm.idx_qs[j], pm.idx_vs[j], pm.nqs[j], pm.nvs[j]
+            iq, nq = pm.idx_qs[j], pm.nqs[j]
             mb = self.sim.joints.get(name, self.sim.root if name == "root_joint" else None)
             assert mb is not None, name
             if kind == "JointModelFreeFlyer":

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..._kinds import KindsMeta
+
 #: What ``get_max_derivative_order()`` returns when every derivative is available (Simbody returns INT_MAX).
 UNLIMITED_DERIVATIVE_ORDER: int = sys.maxsize
 
@@ -151,7 +153,11 @@ def _checked_derivative(raw):
     return calc_derivative
 
 
-class Function(abc.ABC):
+class _FunctionMeta(KindsMeta, abc.ABCMeta):
+    """ABCMeta with the registered families (``Function.Constant``, ...) known to type checkers."""
+
+
+class Function(abc.ABC, metaclass=_FunctionMeta):
     """A real-valued function f(x) of ``m`` real arguments, with partial derivatives.
 
     Subclass it and override the four abstract methods (Simbody's ``Function_<Real>``). The public
@@ -334,13 +340,14 @@ class Function(abc.ABC):
             i = int(np.flatnonzero(~np.isfinite(out))[0])
             raise ValueError(f"{_name(self)}.{where} returned {out[i]} at point {i}")
 
-    # Built-ins are attached below the class body (they must subclass Function).
-    Constant: type["Function"]
-    Linear: type["Function"]
-    Polynomial: type["Function"]
-    Step: type["Function"]
-    Sinusoid: type["Function"]
-    Spline: type["Function"]
+    # Built-ins are attached below the class body (they must subclass Function); typed Any because each
+    # family has its own constructor.
+    Constant: Any
+    Linear: Any
+    Polynomial: Any
+    Step: Any
+    Sinusoid: Any
+    Spline: Any
 
 
 def require_function(

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...common.component import Component
 from ..._kinds import KindsMeta
+from ...common.component import Component
 from ...common.errors import StageTooLowError
 from ...common.stage import ACCELERATION, POSITION, VELOCITY
 from ...common.state import State

@@ -17,8 +17,8 @@ import enum
 
 import numpy as np
 
-from ...common.component import Component
 from ..._kinds import KindsMeta
+from ...common.component import Component
 from ...common.property import Property, real
 from ...common.stage import Stage
 from ...common.state import State

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ... import _core
-from ...common.component import Component
 from ..._kinds import KindsMeta
+from ...common.component import Component
 from ...common.errors import NonFiniteForceError, StageTooLowError
 from ...common.output import output
 from ...common.stage import Stage

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...common.component import Component
 from ..._kinds import KindsMeta
+from ...common.component import Component
 from ...common.output import Output, output
 from ...common.property import Property, instance_of
 from ...common.stage import Stage
