@@ -212,6 +212,10 @@ def test_dynamics_match_pinocchio(rel, floating, tmp_path, measured):
         cond = np.linalg.cond(M)
         err_a = _rel(st.get_udot(), expected)
         assert err_a <= SOLVE_MARGIN * cond * EPS, f"forward dynamics: relative error {err_a:.3g}, cond(M) {cond:.3g}"
+        if "icub" not in rel:
+            # The bar of 1e-10 relative holds for every robot here but iCub, whose M (links of a few
+            # grams) has cond ~1e8-1e10: any solve with it, Pinocchio's included, loses that much.
+            assert err_a <= 1e-10, f"forward dynamics: relative error {err_a:.3g} above 1e-10"
         # inverse dynamics with the gravity element's body forces
         F_gravity = system.get_rigid_body_forces(st, Stage.Dynamics)
         vdot = rng.uniform(-2.0, 2.0, st.get_nu())
