@@ -4,12 +4,16 @@ Everything a user needs is importable from here: ``from simtk import MultibodySy
 """
 from .common import (
     CacheEntryOutOfDateError,
+    Component,
+    ComponentNotFoundError,
     ConstraintViolationError,
     EventTriggerInfo,
     Function,
     NonFiniteForceError,
+    Output,
     PeriodicEventHandler,
     PeriodicEventReporter,
+    Property,
     ReporterChangedStateError,
     ScheduledEventHandler,
     ScheduledEventReporter,
@@ -25,6 +29,7 @@ from .common import (
     TopologyVersionError,
     TriggeredEventHandler,
     TriggeredEventReporter,
+    output,
 )
 from .math import (
     Assembler,
@@ -64,6 +69,8 @@ __version__ = "0.1.0"
 __all__ = [
     # staged framework
     "Stage", "State", "System", "Subsystem", "Function",
+    # named components: paths, properties, outputs
+    "Component", "ComponentNotFoundError", "Property", "Output", "output",
     "StageError", "StageTooLowError", "StageOutOfRangeError", "CacheEntryOutOfDateError", "TopologyVersionError",
     "NonFiniteForceError", "SingularArticulatedInertiaError", "ConstraintViolationError",
     "StepAdjustment",

@@ -1,4 +1,5 @@
 """The staged framework (SimTKcommon in Simbody): stages, State, System, Subsystem."""
+from .component import Component, ComponentNotFoundError
 from .errors import (
     CacheEntryOutOfDateError,
     ConstraintViolationError,
@@ -21,12 +22,19 @@ from .events import (
     TriggeredEventReporter,
 )
 from .function import Function
+from .output import Output, output
+from .property import Property
 from .stage import Stage
 from .state import State
 from .subsystem import Subsystem
 from .system import System
 
 __all__ = [
+    "Component",
+    "ComponentNotFoundError",
+    "Property",
+    "Output",
+    "output",
     "EventTriggerInfo",
     "TriggeredEventHandler",
     "ScheduledEventHandler",

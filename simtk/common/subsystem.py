@@ -508,6 +508,10 @@ class Subsystem(Component):
             raise IndexError(f"{self._where()}: {what}: no discrete variable {i!r} (it has {len(ss.discrete)})")
         return ss, ss.discrete[i]
 
+    def get_num_discrete_variables(self, state: State) -> int:
+        """How many discrete variables this subsystem has allocated in ``state`` (indices 0 .. n-1)."""
+        return len(self._ss(state).discrete)
+
     def get_discrete_variable(self, state: State, i: int) -> Any:
         """The value of discrete variable ``i`` (arrays come back read-only)."""
         _, v = self._dv(state, i, "get_discrete_variable()")

@@ -40,13 +40,8 @@ def _subsystems(system: System) -> list:
 
 
 def _discrete_values(sub, state: State) -> list:
-    """All discrete variables of ``sub`` in ``state``, by index (the public accessor has no count)."""
-    out: list = []
-    while True:
-        try:
-            out.append(sub.get_discrete_variable(state, len(out)))
-        except IndexError:
-            return out
+    """All discrete variables of ``sub`` in ``state``, by index."""
+    return [sub.get_discrete_variable(state, i) for i in range(sub.get_num_discrete_variables(state))]
 
 
 def _kind_of(value: Any) -> str:

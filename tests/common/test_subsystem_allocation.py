@@ -591,3 +591,18 @@ def test_adoption_and_identity():
         System().adopt_subsystem(lone)
     with pytest.raises(TypeError):
         system.adopt_subsystem(object())
+
+
+def test_get_num_discrete_variables_counts_what_was_allocated():
+    class Three(Subsystem):
+        def realize_subsystem_topology_impl(self, state):
+            for v in (1.0, np.zeros(2), "mode"):
+                self.allocate_discrete_variable(state, Stage.Instance, v)
+
+    system = System()
+    sub, none = Three(system), Subsystem(system)
+    state = system.realize_topology()
+    assert sub.get_num_discrete_variables(state) == 3 and none.get_num_discrete_variables(state) == 0
+    sub.get_discrete_variable(state, 2)  # the last index the count allows
+    with pytest.raises(IndexError):
+        sub.get_discrete_variable(state, sub.get_num_discrete_variables(state))
