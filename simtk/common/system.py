@@ -16,6 +16,14 @@ from .subsystem import Subsystem
 __all__ = ["System"]
 
 
+def _same_kind(a, b) -> bool:
+    """Whether discrete value ``b`` can stand for ``a``: the same type, and for arrays the same shape and dtype."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype)
+    return type(a) is type(b)
+
+
 def _copy_value(v):
     return v.copy() if isinstance(v, np.ndarray) else v
 
@@ -357,8 +365,10 @@ class System(Component):
         """A new default State with every variable of ``old_state`` whose path still exists.
 
         Carries the time, the continuous variables by path, the discrete variables and modeling options
-        declared by name; ``old_state`` may be of an older topology of this System, or of another System
-        with the same paths (an unpickled copy, a model rebuilt by a script).
+        declared by name, and a subsystem's other discrete variables (a force's on/off flag, discrete
+        forces, locks) when the subsystem at the same path has the same number of them, each of the same
+        kind; ``old_state`` may be of an older topology of this System, or of another System with the same
+        paths (an unpickled copy, a model rebuilt by a script).
         """
         return self._restore(self._snapshot(old_state))
 
@@ -374,14 +384,26 @@ class System(Component):
             for comp in self.get_subcomponents():
                 for name, (n, get, _set) in comp._builtin_modeling_options().items():
                     options[(comp, name)] = int(get(state))
+        by_index = {}
+        if state._topology_version == state._system._topology_version:  # its System still names its subsystems
+            by_index = {sub.get_absolute_path(): [_copy_value(v.value) for v in state._subs[sx].discrete]
+                        for sx, sub in enumerate(state._system._subsystems)}
         return {"t": state._t, "y": {p: float(y[i]) for p, i in state._names.items()},
-                "discrete": discrete, "options": options}
+                "discrete": discrete, "options": options, "by_index": by_index}
 
     def _restore(self, snap: dict) -> State:
         new = self.realize_topology()
         for (comp, name), value in snap["options"].items():
             if comp.get_root() is self:
                 comp._builtin_modeling_options()[name][2](new, value)
+        for sub in self._subsystems:
+            values = snap["by_index"].get(sub.get_absolute_path())
+            if values is None or len(values) != sub.get_num_discrete_variables(new):
+                continue
+            kinds_match = all(_same_kind(sub.get_discrete_variable(new, i), v) for i, v in enumerate(values))
+            if kinds_match:  # the same layout: the same variables (a partial match could pair unrelated ones)
+                for i, v in enumerate(values):
+                    sub.set_discrete_variable(new, i, v)
         slots = self._named_discrete_slots()
         for key, value in snap["discrete"].items():
             if key in slots:
