@@ -588,6 +588,12 @@ def _bodies_arg(matter, bodies, what: str) -> list[int]:
     return out
 
 
+def _bodies_of(c: Constraint, indices: list[int]) -> list[MobilizedBody]:
+    # The constructors keep body indices (they accept bodies or indices); the getters give bodies.
+    matter = c.get_matter_subsystem()
+    return [matter.get_mobilized_body(i) for i in indices]
+
+
 def _function_arg(f, n_args: int, order: int, what: str) -> Function:
     if not isinstance(f, Function):
         raise TypeError(f"{what}: expected a Function, got {type(f).__name__}")
@@ -618,6 +624,18 @@ class CoordinateCoupler(Constraint):
             raise ValueError("Constraint.CoordinateCoupler: coord_bodies and coord_indices differ in length")
         self._f = _function_arg(function, len(self._bodies), 2, "Constraint.CoordinateCoupler")
         super().__init__(matter)
+
+    def get_function(self) -> Function:
+        """The function f the constructor took (the same object)."""
+        return self._f
+
+    def get_coord_bodies(self) -> list[MobilizedBody]:
+        """The bodies whose coordinates are f's arguments, in order (bodies given by index included)."""
+        return _bodies_of(self, self._bodies)
+
+    def get_coord_indices(self) -> list[int]:
+        """Which coordinate of each of `get_coord_bodies` is passed to f, in order."""
+        return list(self._which)
 
     def _constrained_mobilizer_indices(self):
         return list(dict.fromkeys(self._bodies))
@@ -683,6 +701,26 @@ class SpeedCoupler(Constraint):
         self._f = _function_arg(function, len(self._ubodies) + len(self._qbodies), 1, "Constraint.SpeedCoupler")
         super().__init__(matter)
 
+    def get_function(self) -> Function:
+        """The function f the constructor took (the same object)."""
+        return self._f
+
+    def get_speed_bodies(self) -> list[MobilizedBody]:
+        """The bodies whose speeds are f's first arguments, in order."""
+        return _bodies_of(self, self._ubodies)
+
+    def get_speed_indices(self) -> list[int]:
+        """Which speed of each of `get_speed_bodies` is passed to f."""
+        return list(self._uwhich)
+
+    def get_coord_bodies(self) -> list[MobilizedBody]:
+        """The bodies whose coordinates are f's last arguments, in order (empty if none)."""
+        return _bodies_of(self, self._qbodies)
+
+    def get_coord_indices(self) -> list[int]:
+        """Which coordinate of each of `get_coord_bodies` is passed to f."""
+        return list(self._qwhich)
+
     def _constrained_mobilizer_indices(self):
         return list(dict.fromkeys(self._ubodies + self._qbodies))
 
@@ -741,6 +779,18 @@ class PrescribedMotion(Constraint):
         self._which = _index(coord_index, "Constraint.PrescribedMotion: coord_index")
         self._f = _function_arg(function, 1, 2, "Constraint.PrescribedMotion")
         super().__init__(matter)
+
+    def get_function(self) -> Function:
+        """The function f(t) the constructor took (the same object)."""
+        return self._f
+
+    def get_body(self) -> MobilizedBody:
+        """The body whose coordinate is prescribed."""
+        return _bodies_of(self, [self._b])[0]
+
+    def get_coord_index(self) -> int:
+        """Which coordinate of `get_body` is prescribed."""
+        return self._which
 
     def _constrained_mobilizer_indices(self):
         return [self._b]
