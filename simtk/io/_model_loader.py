@@ -122,7 +122,8 @@ class _Context:
         if spec is None or spec.category != "function":
             known = ", ".join(sorted(k for k, s in _BY_NAME.items() if s.category == "function"))
             what = f"an unknown Function class {x.kind!r}" if isinstance(x, _Node) else _describe(x)
-            raise self.error(f"{name}: expected a Function (one of: {known}), got {what}", line)
+            raise self.error(f"{name}: expected a Function (one of: {known}), got {what}",
+                             x.line if isinstance(x, _Node) else line)
         if x.children:
             raise self.error(f"{name}: a {x.kind} holds name=value items only", x.children[0].line)
         where = f"{name} ({x.kind})"

@@ -329,10 +329,10 @@ def _function_based(ctx, owner, refs, v, name):
     functions = ctx.functions(v, "functions", [len(c) for c in coords])
     axes = ctx.matrix(v, "axes", 6, 3) if "axes" in v else None
     body = Body.Massless() if ctx.flag(v, "massless") else Body.Rigid(ctx.typed(v, "mass_properties", MassProperties))
-    direction = MobilizedBody.Reverse if ctx.flag(v, "reversed") else MobilizedBody.Forward
+    # (a Custom mobilizer, so never reversed: its file has no reversed= item)
     return MobilizedBody.FunctionBased(refs["parent"], ctx.typed(v, "inboard_frame", Transform), body,
                                        ctx.typed(v, "outboard_frame", Transform), n, functions, coords, axes=axes,
-                                       direction=direction, name=name)
+                                       name=name)
 
 
 _builtin("MobilizedBody.FunctionBased", MobilizedBody.FunctionBased, "mobilizer", _function_based,
@@ -342,8 +342,7 @@ _builtin("MobilizedBody.FunctionBased", MobilizedBody.FunctionBased, "mobilizer"
                  ("functions", lambda m: m.get_functions()),
                  # the axes as given (None: the default), so that the rebuilt element normalizes the same bits
                  ("axes", lambda m: m.get_given_axes()),
-                 ("massless", lambda m: True if isinstance(m.get_body(), Body.Massless) else None),
-                 ("reversed", lambda m: True if m.is_reversed() else None)])
+                 ("massless", lambda m: True if isinstance(m.get_body(), Body.Massless) else None)])
 
 
 def _coordinate_coupler(ctx, owner, refs, v, name):
