@@ -642,8 +642,8 @@ def test_parameters_return_what_the_constructor_took(cls, args):
     f = cls(**args)
     got = f.parameters()
     assert list(got) == list(args)  # the constructor's names, in its order
-    for name, given in args.items():
-        assert np.array_equal(np.asarray(got[name], dtype=float), np.asarray(given, dtype=float))
+    for name, taken in args.items():
+        assert np.array_equal(np.asarray(got[name], dtype=float), np.asarray(taken, dtype=float))
         assert type(got[name]) is not list  # numbers as floats/ints, vectors as arrays
     again = cls(**got)
     assert repr(again) == repr(f)
