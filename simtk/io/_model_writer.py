@@ -296,8 +296,8 @@ def save_model(system: MultibodySystem, path: str | os.PathLike) -> None:
     Raises
     ------
     ModelFileError
-        An element cannot be written (a user class not registered with `register_class`, a
-        Function-defined element, an event handler); nothing is written then.
+        An element cannot be written (a user class or a user's Function not registered with
+        `register_class`, an event handler); nothing is written then.
     """
     text = model_to_text(system)
     with open(path, "w", encoding="utf-8") as f:
