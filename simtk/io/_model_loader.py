@@ -24,7 +24,7 @@ from simtk import (
 )
 
 from ._model_parser import _Node, _Parser, _tokenize
-from ._model_registry import _BY_NAME, FORMAT, ModelFileWarning, _Spec
+from ._model_registry import _BY_NAME, FORMAT, ModelFileWarning, _declared, _Spec
 from ._model_writer import _fmt, _holder, _num, _quote, _Ref, _same, _Word
 from .errors import ModelFileError
 
@@ -78,6 +78,95 @@ class _Context:
             raise self.error(f"{name}: expected one of {', '.join(choices)}, got {_describe(x)}", line)
         return str(x)
 
+    def indices(self, v: dict, name: str, n: int | None = None) -> list[int]:
+        """A list of integers >= 0 (``n`` of them if given)."""
+        x, line = self.get(v, name)
+        return self.to_indices(x, name, n, line)
+
+    def to_indices(self, x, name: str, n: int | None, line: int) -> list[int]:
+        if isinstance(x, list) and all(isinstance(e, int) and not isinstance(e, bool) and e >= 0 for e in x) \
+                and (n is None or len(x) == n):
+            return list(x)
+        want = f"a list of {n} integers >= 0" if n is not None else "a list of integers >= 0"
+        raise self.error(f"{name}: expected {want}, got {_describe(x)}", line)
+
+    def index_lists(self, v: dict, name: str, n: int) -> list[list[int]]:
+        """A list of ``n`` lists of integers >= 0."""
+        x, line = self.get(v, name)
+        if not isinstance(x, list) or len(x) != n:
+            raise self.error(f"{name}: expected a list of {n} lists of integers >= 0, got {_describe(x)}", line)
+        return [self.to_indices(e, f"{name}[{k}]", None, line) for k, e in enumerate(x)]
+
+    def matrix(self, v: dict, name: str, rows: int, cols: int) -> np.ndarray:
+        """A list of ``rows`` lists of ``cols`` finite numbers."""
+        x, line = self.get(v, name)
+        if not isinstance(x, list) or len(x) != rows:
+            raise self.error(f"{name}: expected {rows} lists of {cols} finite numbers, got {_describe(x)}", line)
+        return np.array([self.to_vector(e, f"{name}[{k}]", cols, line) for k, e in enumerate(x)])
+
+    def function(self, v: dict, name: str, arguments: int | None = None):
+        """A Function item; ``arguments``: how many arguments the element passes to it."""
+        x, line = self.get(v, name)
+        return self.to_function(x, name, line, arguments)
+
+    def functions(self, v: dict, name: str, arguments: list[int]) -> list:
+        """A list of Function items, the k-th taking ``arguments[k]`` arguments."""
+        x, line = self.get(v, name)
+        if not isinstance(x, list) or len(x) != len(arguments):
+            raise self.error(f"{name}: expected a list of {len(arguments)} Functions, got {_describe(x)}", line)
+        return [self.to_function(e, f"{name}[{k}]", line, m) for k, (e, m) in enumerate(zip(x, arguments))]
+
+    def to_function(self, x, name: str, line: int, arguments: int | None = None):
+        """Rebuild a Function from its typed item by calling its class (a built-in family or a registered one)."""
+        spec = _BY_NAME.get(x.kind) if isinstance(x, _Node) else None
+        if spec is None or spec.category != "function":
+            known = ", ".join(sorted(k for k, s in _BY_NAME.items() if s.category == "function"))
+            what = f"an unknown Function class {x.kind!r}" if isinstance(x, _Node) else _describe(x)
+            raise self.error(f"{name}: expected a Function (one of: {known}), got {what}",
+                             x.line if isinstance(x, _Node) else line)
+        if x.children:
+            raise self.error(f"{name}: a {x.kind} holds name=value items only", x.children[0].line)
+        where = f"{name} ({x.kind})"
+        if spec.user:
+            declared = _declared(spec.cls)
+            unknown = [k for k in x.items if k not in declared]
+            if unknown:
+                raise self.error(f"{where}: {unknown[0]!r} is not a declared Property of {x.kind}",
+                                 x.items[unknown[0]][1])
+            kwargs = {}
+            for k, (e, eline) in x.items.items():
+                if isinstance(e, _Ref):
+                    raise self.error(f"{where}.{k}: a Function holds values, not references", eline)
+                kwargs[k] = self.value(e, f"{name}.{k}", eline)
+        else:
+            unknown = [k for k in x.items if k not in dict(spec.params)]
+            if unknown:
+                raise self.error(f"{where}: unknown item {unknown[0]!r} (it takes "
+                                 f"{', '.join(k for k, _ in spec.params)})", x.items[unknown[0]][1])
+            kwargs = {}
+            for k, kind in spec.params:
+                if k not in x.items:
+                    raise self.error(f"{where}: missing {k}= (it takes {', '.join(p for p, _ in spec.params)})",
+                                     x.line)
+                e, eline = x.items[k]
+                if kind == "vector":
+                    kwargs[k] = self.to_vector(e, f"{name}.{k}", None, eline)
+                elif kind == "index" and (isinstance(e, bool) or not isinstance(e, int) or e < 0):
+                    raise self.error(f"{name}.{k}: expected an integer >= 0, got {_describe(e)}", eline)
+                elif kind == "number" and (isinstance(e, bool) or not isinstance(e, (int, float))
+                                           or not math.isfinite(e)):
+                    raise self.error(f"{name}.{k}: expected a finite number, got {_describe(e)}", eline)
+                else:
+                    kwargs[k] = float(e) if kind == "number" else e
+        try:
+            f = spec.cls(**kwargs)
+        except Exception as e:  # the class refused the values: the file's fault, said with the item's line
+            raise self.error(f"{where}: {type(e).__name__}: {e}", x.line) from e
+        if arguments is not None and f.get_argument_size() != arguments:
+            raise self.error(f"{where}: the function takes {f.get_argument_size()} argument(s), but the element "
+                             f"passes {arguments}", x.line)
+        return f
+
     def vector(self, v: dict, name: str, n: int | None = None) -> np.ndarray:
         x, line = self.get(v, name)
         return self.to_vector(x, name, n, line)
@@ -126,6 +215,9 @@ class _Context:
         """A property value from the file: numbers, strings, vectors, typed values (references apart)."""
         if isinstance(x, _Node):
             cls = {"Transform": Transform, "Rotation": Rotation, "MassProperties": MassProperties}.get(x.kind)
+            spec = _BY_NAME.get(x.kind)
+            if cls is None and spec is not None and spec.category == "function":
+                return self.to_function(x, name, line)
             if cls is None:
                 raise self.error(f"{name}: unknown kind of value {x.kind!r}", line)
             return self.to_typed(x, name, cls, line)
@@ -330,14 +422,24 @@ class _Loader:
             if item not in node.items:
                 raise self.err(f"{node.kind} {node.path!r}: missing {item}=", node.line)
             value, line = node.items[item]
-            target = self.resolve(node, value, item, line)
-            if target.kind in ("MultibodySystem", "SimbodyMatterSubsystem", "GeneralForceSubsystem"):
-                raise self.err(f"{node.kind} {node.path!r}: {item} must refer to an element, not to the "
-                               f"{target.kind} {target.path!r}", line)
-            if target is node:
-                raise self.err(f"{node.kind} {node.path!r}: {item} refers to the element itself", line)
-            out.append(target)
+            for target in self.targets(node, spec, item):
+                if target.kind in ("MultibodySystem", "SimbodyMatterSubsystem", "GeneralForceSubsystem"):
+                    raise self.err(f"{node.kind} {node.path!r}: {item} must refer to an element, not to the "
+                                   f"{target.kind} {target.path!r}", line)
+                if target is node:
+                    raise self.err(f"{node.kind} {node.path!r}: {item} refers to the element itself", line)
+                out.append(target)
         return out
+
+    def targets(self, node: _Node, spec: _Spec, item: str) -> list[_Node]:
+        """The nodes reference item ``item`` names: one, or a list for the spec's list items."""
+        value, line = node.items[item]
+        if item not in spec.many:
+            return [self.resolve(node, value, item, line)]
+        if not isinstance(value, list):
+            raise self.err(f"{node.kind} {node.path!r}: {item}: expected a list of references [ @\"path\" ... ], "
+                           f"got {_describe(value)}", line)
+        return [self.resolve(node, r, item, line) for r in value]
 
     def construct(self, node: _Node, spec: _Spec, owner, built: dict):
         ctx = self.ctx
@@ -345,8 +447,8 @@ class _Loader:
         name = self.name_of(node)
         refs = {}
         for item in self.ref_items(node, spec):
-            value, line = node.items[item]
-            refs[item] = built[id(self.resolve(node, value, item, line))]
+            hits = [built[id(t)] for t in self.targets(node, spec, item)]
+            refs[item] = hits if item in spec.many else hits[0]
             ctx.used.add(item)
         v = node.items
         try:

@@ -11,6 +11,7 @@ from simtk import (
     Body,
     Constraint,
     Force,
+    Function,
     MassProperties,
     MobilizedBody,
     Motion,
@@ -49,15 +50,30 @@ class _Spec:
 
     name: str
     cls: type
-    category: str  # "mobilizer", "force", "constraint", "motion"
-    #: (item name, getter(component) -> referenced component)
+    category: str  # "mobilizer", "force", "constraint", "motion", "function"
+    #: (item name, getter(component) -> referenced component, or a list of them if the name is in ``many``)
     refs: tuple = ()
     #: (item name, getter(component) -> value): constructor arguments that are not properties
     extras: tuple = ()
     #: build(ctx, owner, refs, values, name) -> component
     build: Callable | None = None
-    #: a user's implementation class (wrapped in the category's Custom element)
+    #: a user's implementation class (wrapped in the category's Custom element), or a user's Function
     user: bool = False
+    #: the reference items that hold a list of references
+    many: frozenset = frozenset()
+    #: a built-in Function family's parameters: (item name, "number" | "vector" | "index"), in order
+    params: tuple = ()
+
+
+def _declared(cls: type) -> dict:
+    """The Properties ``cls`` and its bases declare, by name (a subclass's declaration wins)."""
+    # Found by the declaration's class name: the io package does not import simtk's internal modules.
+    out = {}
+    for klass in reversed(cls.__mro__):
+        for k, p in vars(klass).items():
+            if type(p).__name__ == "Property":
+                out[k] = p
+    return out
 
 
 _BY_NAME: dict[str, _Spec] = {}
@@ -73,7 +89,10 @@ def register_class(cls: type, name: str | None = None) -> str:
         A subclass of ``Force.Custom.Implementation``, ``Constraint.Custom.Implementation``,
         ``MobilizedBody.Custom.Implementation`` or ``Motion.Custom.Implementation`` whose parameters
         are declared Properties and whose constructor accepts them as keyword arguments
-        (mobilizer and constraint implementations also get ``matter=``).
+        (mobilizer and constraint implementations also get ``matter=``); or a subclass of
+        ``Function`` (for the elements a Function defines: ``MobilizedBody.FunctionBased``,
+        ``Constraint.CoordinateCoupler``, ...), written as its declared Properties and rebuilt as
+        ``cls(**properties)``.
     name : str, optional
         The name written in files (default: the class's ``__qualname__``). Must be a word of
         letters, digits, ``_`` and ``.``, not starting with a digit, and not a built-in's name.
@@ -84,11 +103,15 @@ def register_class(cls: type, name: str | None = None) -> str:
         The registered name.
     """
     bases = {Force.Custom.Implementation: "force", Constraint.Custom.Implementation: "constraint",
-             MobilizedBody.Custom.Implementation: "mobilizer", Motion.Custom.Implementation: "motion"}
+             MobilizedBody.Custom.Implementation: "mobilizer", Motion.Custom.Implementation: "motion",
+             Function: "function"}
     category = next((c for b, c in bases.items() if isinstance(cls, type) and issubclass(cls, b)), None)
     if category is None:
         raise TypeError(f"register_class: {cls!r} is not a Force/Constraint/MobilizedBody/Motion "
-                        "Custom.Implementation subclass")
+                        "Custom.Implementation subclass nor a Function subclass")
+    old_spec = _BY_CLASS.get(cls)
+    if old_spec is not None and not old_spec.user:
+        raise ValueError(f"register_class: {cls.__qualname__} is built in; it is saved as {old_spec.name}")
     name = name if name is not None else cls.__qualname__
     if not isinstance(name, str) or not _WORD.fullmatch(name) or name in ("true", "false"):
         raise ValueError(f"register_class: {name!r} is not a valid class name for a model file")
@@ -101,8 +124,9 @@ def register_class(cls: type, name: str | None = None) -> str:
     return name
 
 
-def _builtin(name: str, cls: type, category: str, build: Callable, refs=(), extras=()) -> None:
-    spec = _Spec(name, cls, category, tuple(refs), tuple(extras), build)
+def _builtin(name: str, cls: type, category: str, build: Callable | None, refs=(), extras=(), many=(),
+             params=()) -> None:
+    spec = _Spec(name, cls, category, tuple(refs), tuple(extras), build, many=frozenset(many), params=tuple(params))
     _BY_NAME[name] = spec
     _BY_CLASS[cls] = spec
 
@@ -283,14 +307,76 @@ _builtin("Motion.Steady", Motion.Steady, "motion",
 _builtin("Motion.Sinusoid", Motion.Sinusoid, "motion", _build_sinusoid,
          extras=[("level", lambda m: _Word(Motion.Level(int(m._level)).name))])
 
+# ---------------------------------------------------------------------- built-in functions
+# A Function is a value, not a component: written as a typed item, Function.Linear [ coefficients=[ ... ] ],
+# with exactly the arguments of its family's constructor (its parameters()), and rebuilt by calling it.
+_FUNCTION_PARAMS = {
+    "Constant": (("value", "number"), ("argument_size", "index")),
+    "Linear": (("coefficients", "vector"),),
+    "Polynomial": (("coefficients", "vector"),),
+    "Step": (("y0", "number"), ("y1", "number"), ("x0", "number"), ("x1", "number")),
+    "Sinusoid": (("amplitude", "number"), ("frequency", "number"), ("phase", "number")),
+    "Spline": (("x", "vector"), ("y", "vector"), ("degree", "index")),
+}
+for _k, _p in _FUNCTION_PARAMS.items():
+    _builtin(f"Function.{_k}", getattr(Function, _k), "function", None, params=_p)
+
+
+# ---------------------------------------------------------------------- elements defined by Functions
+def _function_based(ctx, owner, refs, v, name):
+    n = ctx.index(v, "n_mobilities")
+    coords = ctx.index_lists(v, "coord_indices", 6)
+    functions = ctx.functions(v, "functions", [len(c) for c in coords])
+    axes = ctx.matrix(v, "axes", 6, 3) if "axes" in v else None
+    body = Body.Massless() if ctx.flag(v, "massless") else Body.Rigid(ctx.typed(v, "mass_properties", MassProperties))
+    # (a Custom mobilizer, so never reversed: its file has no reversed= item)
+    return MobilizedBody.FunctionBased(refs["parent"], ctx.typed(v, "inboard_frame", Transform), body,
+                                       ctx.typed(v, "outboard_frame", Transform), n, functions, coords, axes=axes,
+                                       name=name)
+
+
+_builtin("MobilizedBody.FunctionBased", MobilizedBody.FunctionBased, "mobilizer", _function_based,
+         refs=[("parent", lambda m: m.get_parent_mobilized_body())],
+         extras=[("n_mobilities", lambda m: m.get_n_mobilities()),
+                 ("coord_indices", lambda m: [[int(i) for i in c] for c in m.get_coord_indices()]),
+                 ("functions", lambda m: m.get_functions()),
+                 # the axes as given (None: the default), so that the rebuilt element normalizes the same bits
+                 ("axes", lambda m: m.get_given_axes()),
+                 ("massless", lambda m: True if isinstance(m.get_body(), Body.Massless) else None)])
+
+
+def _coordinate_coupler(ctx, owner, refs, v, name):
+    bodies = refs["coord_bodies"]
+    return Constraint.CoordinateCoupler(ctx.matter, ctx.function(v, "function", len(bodies)), bodies,
+                                        ctx.indices(v, "coord_indices", len(bodies)), name=name)
+
+
+def _speed_coupler(ctx, owner, refs, v, name):
+    ub, qb = refs["speed_bodies"], refs["coord_bodies"]
+    return Constraint.SpeedCoupler(ctx.matter, ctx.function(v, "function", len(ub) + len(qb)), ub,
+                                   ctx.indices(v, "speed_indices", len(ub)), qb,
+                                   ctx.indices(v, "coord_indices", len(qb)), name=name)
+
+
+_builtin("Constraint.CoordinateCoupler", Constraint.CoordinateCoupler, "constraint", _coordinate_coupler,
+         refs=[("coord_bodies", lambda c: c.get_coord_bodies())], many=["coord_bodies"],
+         extras=[("coord_indices", lambda c: c.get_coord_indices()), ("function", lambda c: c.get_function())])
+_builtin("Constraint.SpeedCoupler", Constraint.SpeedCoupler, "constraint", _speed_coupler,
+         refs=[("speed_bodies", lambda c: c.get_speed_bodies()), ("coord_bodies", lambda c: c.get_coord_bodies())],
+         many=["speed_bodies", "coord_bodies"],
+         extras=[("speed_indices", lambda c: c.get_speed_indices()), ("coord_indices", lambda c: c.get_coord_indices()),
+                 ("function", lambda c: c.get_function())])
+_builtin("Constraint.PrescribedMotion", Constraint.PrescribedMotion, "constraint",
+         lambda ctx, o, r, v, n: Constraint.PrescribedMotion(ctx.matter, ctx.function(v, "function", 1), r["body"],
+                                                             ctx.index(v, "coord_index"), name=n),
+         refs=[("body", lambda c: c.get_body())],
+         extras=[("coord_index", lambda c: c.get_coord_index()), ("function", lambda c: c.get_function())])
+
 #: Built-in kinds that cannot be written, and why.
 _UNSUPPORTED = {
     "Force.Custom": "its implementation class is not registered with simtk.io.register_class",
     "Constraint.Custom": "its implementation class is not registered with simtk.io.register_class",
     "Motion.Custom": "its implementation class is not registered with simtk.io.register_class",
     "MobilizedBody.Custom": "its implementation class is not registered with simtk.io.register_class",
-    "MobilizedBody.FunctionBased": "it is defined by Function objects, which the model file cannot hold",
-    "Constraint.CoordinateCoupler": "it is defined by a Function object, which the model file cannot hold",
-    "Constraint.SpeedCoupler": "it is defined by a Function object, which the model file cannot hold",
-    "Constraint.PrescribedMotion": "it is defined by a Function object, which the model file cannot hold",
+    "Function": "its class is not registered with simtk.io.register_class",
 }

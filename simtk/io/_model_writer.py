@@ -11,6 +11,7 @@ import numpy as np
 from simtk import (
     Body,
     Constraint,
+    Function,
     GeneralForceSubsystem,
     MassProperties,
     MobilizedBody,
@@ -21,7 +22,7 @@ from simtk import (
     Transform,
 )
 
-from ._model_registry import _BY_CLASS, _UNSUPPORTED, FORMAT, _Ref, _Spec, _Word
+from ._model_registry import _BY_CLASS, _UNSUPPORTED, FORMAT, _declared, _Ref, _Spec, _Word
 from .errors import ModelFileError
 
 
@@ -82,9 +83,37 @@ def _fmt(value: Any, where: str) -> str:
         if a.ndim == 1:
             return "[ " + " ".join(_num(x) for x in a) + " ]" if len(a) else "[ ]"
         return "[ " + " ".join(_fmt(row, where) for row in a) + " ]"
+    if isinstance(value, Function):
+        return _fmt_function(value, where)
     if isinstance(value, (list, tuple)):
         return "[ " + " ".join(_fmt(x, where) for x in value) + " ]" if len(value) else "[ ]"
     raise ModelFileError(f"{where}: a value of type {type(value).__name__} cannot be written to a model file")
+
+
+def _fmt_function(f: Function, where: str) -> str:
+    """The typed item of a Function: a built-in family by its constructor's arguments, a registered
+    user's class by its declared Properties (those that differ from their defaults)."""
+    spec = _BY_CLASS.get(type(f))
+    if spec is None or spec.category != "function":
+        raise ModelFileError(f"{where}: a {type(f).__qualname__} Function cannot be written: "
+                             f"{_UNSUPPORTED['Function']} (and rebuilt as cls(**properties) from its declared "
+                             "Properties)")
+    if not spec.user:
+        # parameters() are exactly what the family's constructor takes; written in the registry's order
+        params = f.parameters()
+        items = [(k, params[k]) for k, _ in spec.params]
+    else:
+        items = []
+        for pname, prop in _declared(type(f)).items():
+            value = prop.get(f)
+            if prop.default is not _MISSING_DEFAULT and _same(value, prop.default, where):
+                continue
+            if _is_component(value):
+                raise ModelFileError(f"{where}: {spec.name} property {pname!r} holds a component; a Function "
+                                     "in a model file holds values only")
+            items.append((pname, value))
+    inner = " ".join(f"{k}={_fmt(v, f'{where} {spec.name} {k}')}" for k, v in items)
+    return f"{spec.name} [ {inner} ]" if inner else f"{spec.name} [ ]"
 
 
 _MISSING_DEFAULT = inspect.signature(type(Constraint.Rod.length).__init__).parameters["default"].default
@@ -136,11 +165,21 @@ class _Writer:
             refs = (("parent", lambda m: m.get_parent_mobilized_body()),)
             extras = (("massless", lambda m: True if isinstance(m.get_body(), Body.Massless) else None),)
         for item, get in refs:
-            self.emit(f"{item}={_fmt(_Ref(comp.get_relative_path_name(get(comp))), where)}")
+            if item in spec.many:
+                target = [_Ref(comp.get_relative_path_name(c)) for c in get(comp)]
+                self.emit(f"{item}={_fmt(target, where)}")
+            else:
+                self.emit(f"{item}={_fmt(_Ref(comp.get_relative_path_name(get(comp))), where)}")
         for item, get in extras:
             value = get(comp)
-            if value is not None:
-                self.emit(f"{item}={_fmt(value, where)}")
+            if isinstance(value, list) and value and all(isinstance(f, Function) for f in value):
+                # a FunctionBased's six functions: one a line, as the defaults, to be read and edited by hand
+                self.emit(f"{item}=[")
+                for k, f in enumerate(value):
+                    self.emit(f"  {_fmt(f, f'{where} ({spec.name}) {item}[{k}]')}")
+                self.emit("]")
+            elif value is not None:
+                self.emit(f"{item}={_fmt(value, f'{where} ({spec.name}) {item}')}")
         for pname in comp.get_property_names():
             value = comp.get_property(pname)
             info = comp.get_property_info(pname)
@@ -257,8 +296,8 @@ def save_model(system: MultibodySystem, path: str | os.PathLike) -> None:
     Raises
     ------
     ModelFileError
-        An element cannot be written (a user class not registered with `register_class`, a
-        Function-defined element, an event handler); nothing is written then.
+        An element cannot be written (a user class or a user's Function not registered with
+        `register_class`, an event handler); nothing is written then.
     """
     text = model_to_text(system)
     with open(path, "w", encoding="utf-8") as f:

@@ -29,6 +29,13 @@ A user's class (a ``Force.Custom.Implementation``, ``Constraint.Custom.Implement
 its registered name with its declared properties; it is rebuilt as ``cls(**properties)`` (plus
 ``matter=`` for mobilizer and constraint implementations), so its constructor must accept its
 declared properties as keyword arguments. Properties holding components are references.
+
+A `Function` (what ``MobilizedBody.FunctionBased``, ``Constraint.CoordinateCoupler``,
+``Constraint.SpeedCoupler`` and ``Constraint.PrescribedMotion`` are defined by) is a typed value:
+a built-in family by its constructor's arguments, ``Function.Linear [ coefficients=[ 1.0 0.5 ] ]``,
+``Function.Spline [ x=[ ... ] y=[ ... ] degree=3 ]``, rebuilt by calling that constructor (so bit for
+bit); a user's Function subclass by its registered name and declared Properties, rebuilt as
+``cls(**properties)``. A Function of an unregistered class is refused when saving.
 """
 from __future__ import annotations
 

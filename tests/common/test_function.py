@@ -621,3 +621,45 @@ class TestSpline:
         f = Function.Spline(x, x**3)
         assert f.calc_value(0.5) == f.calc_value([0.5]) == f.calc_value(np.array([0.5]))
         assert f.calc_value(0.5) == pytest.approx(0.125)
+
+
+# --------------------------------------------------------------------------------------------------------
+# parameters(): the constructor's arguments, as model files store them
+# --------------------------------------------------------------------------------------------------------
+
+PARAMETERS = [
+    (Function.Constant, {"value": -0.75, "argument_size": 3}),
+    (Function.Linear, {"coefficients": [0.1, -2.5, 1.0 / 3.0]}),
+    (Function.Polynomial, {"coefficients": [2.0, 0.0, -1.0 / 7.0, 3.0]}),
+    (Function.Step, {"y0": 0.2, "y1": -1.3, "x0": 0.1, "x1": 0.9}),
+    (Function.Sinusoid, {"amplitude": 0.4, "frequency": 2.0 / 3.0, "phase": -0.1}),
+    (Function.Spline, {"x": [0.0, 0.3, 1.1, 2.0, 2.5], "y": [1.0, -0.2, 0.7, 0.1, 1.0 / 3.0], "degree": 3}),
+]
+
+
+@pytest.mark.parametrize("cls, args", PARAMETERS, ids=[c.__qualname__ for c, _ in PARAMETERS])
+def test_parameters_return_what_the_constructor_took(cls, args):
+    f = cls(**args)
+    got = f.parameters()
+    assert list(got) == list(args)  # the constructor's names, in its order
+    for name, taken in args.items():
+        assert np.array_equal(np.asarray(got[name], dtype=float), np.asarray(taken, dtype=float))
+        assert type(got[name]) is not list  # numbers as floats/ints, vectors as arrays
+    again = cls(**got)
+    assert repr(again) == repr(f)
+    m = f.get_argument_size()
+    xs = np.linspace(-0.5, 3.0, 2 * (m or 1) * 7).reshape(-1, m) if m else np.zeros((3, 0))
+    np.testing.assert_array_equal(again.calc_values(xs), f.calc_values(xs))  # rebuilt bit for bit
+
+
+def test_parameter_arrays_are_read_only():
+    for f in (Function.Linear([1.0, 2.0]), Function.Polynomial([1.0, 2.0]), Function.Spline([0, 1, 2], [0, 1, 0], 1)):
+        for value in f.parameters().values():
+            if isinstance(value, np.ndarray):
+                with pytest.raises(ValueError):
+                    value[0] = 5.0
+
+
+def test_step_getters():
+    f = Function.Step(0.2, -1.3, 0.9, 0.1)
+    assert (f.get_start_value(), f.get_end_value(), f.get_start_point(), f.get_end_point()) == (0.2, -1.3, 0.9, 0.1)

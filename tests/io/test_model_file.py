@@ -213,27 +213,33 @@ def state_by_path(source_system, source_state, system):
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(model=full_models(), data=st.data())
 def test_round_trip_gives_the_same_dynamics_and_the_same_text(model, data):
-    text = model_to_text(model.system)
+    check_round_trip(model.system, data.draw(states(model.system)))
+
+
+def check_round_trip(system, state):
+    """Write-read-write gives the same text; the copy has the same elements, and at ``state`` the same
+    accelerations and multipliers to round-off (or fails the same way)."""
+    text = model_to_text(system)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelFileWarning)  # a random model may fail at Instance, as its original
         loaded = model_from_text(text)
     assert model_to_text(loaded) == text  # ArtiSynth's write-read-write check
     assert [c.get_absolute_path() for c in loaded.get_subcomponents()] == \
-        [c.get_absolute_path() for c in model.system.get_subcomponents()]
-    assert [type(c) for c in loaded.get_subcomponents()] == [type(c) for c in model.system.get_subcomponents()]
-    state = data.draw(states(model.system))
-    model.system.realize(state, Stage.Model)
-    copy = state_by_path(model.system, state, loaded)
+        [c.get_absolute_path() for c in system.get_subcomponents()]
+    assert [type(c) for c in loaded.get_subcomponents()] == [type(c) for c in system.get_subcomponents()]
+    system.realize(state, Stage.Model)
+    copy = state_by_path(system, state, loaded)
     np.testing.assert_array_equal(copy.get_y(), state.get_y())
-    a, b = dynamics(model.system, state), dynamics(loaded, copy)
+    a, b = dynamics(system, state), dynamics(loaded, copy)
     if isinstance(a, type):
         assert b is a
-        return
+        return loaded, None
     assert not isinstance(b, type), f"the loaded model fails ({b}) where the original does not"
     for x, y in zip(a, b):
         assert x.shape == y.shape
         scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
         assert np.max(np.abs(x - y), initial=0.0) <= tol(scale, 1e3)
+    return loaded, a
 
 
 def test_a_file_round_trip_through_save_and_load(tmp_path):
@@ -326,12 +332,6 @@ def test_unsupported_elements_are_refused_when_saving(tmp_path):
     with pytest.raises(ModelFileError, match=r"/forces/mystery.*register_class"):
         save_model(system, tmp_path / "x.simtk")
     assert not (tmp_path / "x.simtk").exists()
-    system = actuated(1.0)
-    matter = system.get_matter_subsystem()
-    Constraint.CoordinateCoupler(matter, Function.Linear([1.0, -1.0, 0.0]), [matter.get_component("joint"),
-                                                                             matter.get_component("other")], [0, 0])
-    with pytest.raises(ModelFileError, match="CoordinateCoupler.*Function"):
-        model_to_text(system)
 
 
 # ---------------------------------------------------------------------- references
@@ -411,20 +411,21 @@ def reference_text() -> str:
 
 
 REFERENCE = reference_text()
-TOKENS = list(re.finditer(r'"(?:[^"\\]|\\.)*"|[^\s]+', REFERENCE))
 JUNK = st.sampled_from(["nan", "inf", "-inf", "1e999", "true", "[", "]", "=", "@\"../x\"", "\"s\"", "Foo",
                         "Transform [ ]", "-1", "0", "1e-320", "@\"/\"", "@\"..\"", "#", "\"", "[ [ [", "é", "$x",
-                        "MobilizedBody.Pin", "Force.Custom", "parent=@\"../b\""])
+                        "MobilizedBody.Pin", "Force.Custom", "parent=@\"../b\"", "Function.Linear [ ]",
+                        "Function.Foo [ x=1 ]", "[ [ 0 ] ]", "Function.Constant [ value=1.0 argument_size=1 ]"])
 
 
 @st.composite
-def mutations(draw):
-    text = REFERENCE
+def mutations(draw, reference: str = REFERENCE):
+    text = reference
+    tokens = list(re.finditer(r'"(?:[^"\\]|\\.)*"|[^\s]+', reference))
     how = draw(st.sampled_from(["truncate", "replace", "delete_line", "insert", "swap", "cycle"]))
     if how == "truncate":
         return text[:draw(st.integers(0, len(text) - 1))]
     if how == "replace":
-        tok = TOKENS[draw(st.integers(0, len(TOKENS) - 1))]
+        tok = tokens[draw(st.integers(0, len(tokens) - 1))]
         return text[:tok.start()] + draw(JUNK) + text[tok.end():]
     if how == "delete_line":
         lines = text.splitlines(keepends=True)
@@ -434,8 +435,8 @@ def mutations(draw):
         i = draw(st.integers(0, len(text)))
         return text[:i] + " " + draw(JUNK) + " " + text[i:]
     if how == "swap":
-        i, j = sorted(draw(st.lists(st.integers(0, len(TOKENS) - 1), min_size=2, max_size=2, unique=True)))
-        a, b = TOKENS[i], TOKENS[j]
+        i, j = sorted(draw(st.lists(st.integers(0, len(tokens) - 1), min_size=2, max_size=2, unique=True)))
+        a, b = tokens[i], tokens[j]
         return text[:a.start()] + b.group() + text[a.end():b.start()] + a.group() + text[b.end():]
     # cycle: a body becomes its own descendant's child
     return text.replace('parent=@"../ground"', 'parent=@"../c"', 1)
@@ -444,6 +445,11 @@ def mutations(draw):
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(text=mutations())
 def test_mutated_files_end_in_a_model_file_error_or_a_sound_model(text):
+    check_mutant(text)
+
+
+def check_mutant(text):
+    """A mutated file is refused with a ModelFileError naming it, or is a model that round-trips and realizes."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -473,3 +479,320 @@ def test_not_a_model_file(tmp_path):
         model_from_text("simtk_model=2\n", "y.simtk")
     with pytest.raises(ModelFileError, match="deeper"):
         model_from_text("simtk_model=1 x=" + "[ " * 200 + "]" * 200, "deep.simtk")
+
+
+# ---------------------------------------------------------------------- elements defined by Functions
+FAMILIES = ("Constant", "Linear", "Polynomial", "Step", "Sinusoid", "Spline")
+
+
+def family_function(family: str, m: int = 1):
+    """A Function of ``family`` taking ``m`` arguments (m = 1 for the one-argument families), with a nonzero
+    slope at 0.3 (inside the Step's interval and the Spline's points), where the tests put coordinates."""
+    if family == "Constant":
+        return Function.Constant(-1.0 / 3.0, m)
+    if family == "Linear":
+        return Function.Linear([0.7, -1.1, 0.2, 0.05][:m] + [0.1])
+    assert m == 1
+    return {"Polynomial": Function.Polynomial([0.5, 1.0 / 3.0, -0.2]),
+            "Step": Function.Step(-0.1, 0.9, 0.0, 1.0),
+            "Sinusoid": Function.Sinusoid(0.8, 1.7, 0.1),
+            "Spline": Function.Spline([-1.0, 0.0, 0.4, 1.1, 2.0], [0.3, -0.2, 0.5, 0.1, 0.7])}[family]
+
+
+def two_bodies():
+    """A Pin and a Slider on it, under gravity, with a State inside every test function's interesting range."""
+    system = MultibodySystem(name="funcs")
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.UniformGravity(forces, matter, [0.1, -9.81, 0.2])
+    body = Body.Rigid(MassProperties.from_central_inertia(1.2, [0.1, -0.4, 0.05], Inertia([0.1, 0.03, 0.08])))
+    pin = MobilizedBody.Pin(matter.ground, Transform(Rotation(0.4, [1, 1, 0]), [0, 1, 0]), body, Transform(),
+                            name="pin")
+    slider = MobilizedBody.Slider(pin, Transform([0.2, -0.5, 0]), body, Transform(), name="slider")
+    return system, matter, pin, slider, body
+
+
+def with_element(element: str, family: str):
+    system, matter, pin, slider, body = two_bodies()
+    arity = 2 if family in ("Constant", "Linear") else 1
+    if element == "FunctionBased":
+        # The family's function drives the first rotation from q0 (a Constant one is a fixed rotation, and a
+        # Linear one drives q0 instead); a translation along a non-unit axis follows q1.
+        f = family_function(family) if family != "Constant" else Function.Linear([1.0, 0.0])
+        fixed = family_function("Constant", 0)
+        MobilizedBody.FunctionBased(
+            slider, Transform([0, -0.3, 0.1]), body, Transform([0.05, 0, 0]), 2,
+            [f, fixed, Function.Constant(0.0, 0), Function.Linear([1.0, 0.0]), Function.Constant(0.2, 0),
+             Function.Polynomial([0.3, 0.0, 0.0]) if family != "Polynomial" else fixed],
+            [[0], [], [], [1], [], [1] if family != "Polynomial" else []],
+            axes=[[0, 0, 1], [1, 0, 0], [0, 1, 0], [3.0, 0.5, 0], [0, 2.0, 0], [0.1, 0.2, 1.0]], name="fb")
+    elif element == "CoordinateCoupler":
+        if arity == 2:
+            Constraint.CoordinateCoupler(matter, family_function(family, 2), [pin, slider], [0, 0], name="c")
+        else:
+            Constraint.CoordinateCoupler(matter, family_function(family), [slider.get_mobilized_body_index()], [0],
+                                         name="c")
+    elif element == "SpeedCoupler":
+        if arity == 2:
+            Constraint.SpeedCoupler(matter, family_function(family, 2), [slider], [0], [pin], [0], name="c")
+        else:
+            Constraint.SpeedCoupler(matter, family_function(family), [slider], [0], name="c")
+    else:
+        f = family_function(family, 1) if family != "Linear" else Function.Linear([0.5, 0.25])
+        Constraint.PrescribedMotion(matter, f, pin, 0, name="c")
+    state = system.realize_topology()
+    system.realize(state, Stage.Model)
+    state.set_q(np.full(len(state.get_q()), 0.3))
+    state.set_u(np.linspace(0.3, 0.45, len(state.get_u())))
+    state.set_time(0.3)
+    return system, state
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("element", ["FunctionBased", "CoordinateCoupler", "SpeedCoupler", "PrescribedMotion"])
+def test_function_defined_elements_round_trip(element, family):
+    system, state = with_element(element, family)
+    text = model_to_text(system)
+    assert f"Function.{family} [" in text
+    loaded, (udot, multipliers) = check_round_trip(system, state)
+    assert len(multipliers) == (0 if element == "FunctionBased" else 1)
+    assert np.abs(udot).max() > 0.0
+    old = system.get_component("/matter/fb" if element == "FunctionBased" else "/matter/c")
+    new = loaded.get_component(old.get_absolute_path())
+    fs = old.get_functions() if element == "FunctionBased" else [old.get_function()]
+    gs = new.get_functions() if element == "FunctionBased" else [new.get_function()]
+    for f, g in zip(fs, gs):  # each function rebuilt exactly: same class, same parameters bit for bit
+        assert type(g) is type(f) and repr(g) == repr(f)
+        for k, v in f.parameters().items():
+            np.testing.assert_array_equal(g.parameters()[k], v)
+    if element == "FunctionBased":
+        np.testing.assert_array_equal(new.get_axes(), old.get_axes())
+        np.testing.assert_array_equal(new.get_given_axes(), old.get_given_axes())
+
+
+def test_function_based_with_default_axes_and_a_massless_body_round_trips():
+    system, matter, pin, slider, body = two_bodies()
+    fb = MobilizedBody.FunctionBased(pin, Body.Massless(), 1,
+                                     [Function.Constant(0.0, 0)] * 3 + [Function.Linear([1.0, 0.0])] +
+                                     [Function.Constant(0.0, 0)] * 2, [[], [], [], [0], [], []], name="fb")
+    MobilizedBody.Pin(fb, body, name="tip")
+    text = model_to_text(system)
+    assert "axes=" not in text and "massless=true" in text
+    state = system.realize_topology()
+    state.set_q([0.3, 0.1, -0.2, 0.5])
+    loaded, _ = check_round_trip(system, state)
+    assert loaded.get_component("/matter/fb").get_given_axes() is None
+
+
+# ---------------------------------------------------------------------- element getters
+def test_getters_return_what_the_constructors_took():
+    system, matter, pin, slider, body = two_bodies()
+    fns = [Function.Sinusoid(1.0, 2.0), Function.Constant(0.1, 0), Function.Linear([1.0, 2.0, 0.0]),
+           Function.Constant(0.0, 0), Function.Constant(0.0, 0), Function.Linear([0.5, 0.0])]
+    axes = [[2.0, 0, 0], [0, 1.0, 0], [0, 0, 3.0], [1.0, 1.0, 0], [0, 1.0, 0], [0, 0, 1.0]]
+    fb = MobilizedBody.FunctionBased(slider, body, 2, fns, [[1], [], [0, 1], [], [], [0]], axes=axes)
+    assert fb.get_n_mobilities() == 2
+    assert all(a is b for a, b in zip(fb.get_functions(), fns))
+    assert [list(c) for c in fb.get_coord_indices()] == [[1], [], [0, 1], [], [], [0]]
+    np.testing.assert_array_equal(fb.get_given_axes(), axes)
+    np.testing.assert_array_equal(fb.get_axes()[0], [1.0, 0, 0])  # normalized, unlike the given ones
+    f = Function.Linear([1.0, -1.0, 0.0])
+    cc = Constraint.CoordinateCoupler(matter, f, [pin, slider.get_mobilized_body_index()], [0, 0])
+    assert cc.get_function() is f and cc.get_coord_bodies() == [pin, slider] and cc.get_coord_indices() == [0, 0]
+    g = Function.Linear([1.0, 2.0, 3.0, 0.0])
+    sc = Constraint.SpeedCoupler(matter, g, [slider, pin], [0, 0], [pin], [0])
+    assert sc.get_function() is g and sc.get_speed_bodies() == [slider, pin] and sc.get_speed_indices() == [0, 0]
+    assert sc.get_coord_bodies() == [pin] and sc.get_coord_indices() == [0]
+    sc0 = Constraint.SpeedCoupler(matter, Function.Linear([1.0, 0.0]), [slider], [0])
+    assert sc0.get_coord_bodies() == [] and sc0.get_coord_indices() == []
+    h = Function.Step(0.0, 1.0, 0.0, 2.0)
+    pm = Constraint.PrescribedMotion(matter, h, slider, 0)
+    assert pm.get_function() is h and pm.get_body() is slider and pm.get_coord_index() == 0
+
+
+# ---------------------------------------------------------------------- users' Functions
+class Ramp(Function):
+    """A user's Function, f(t) = slope t + offset, its parameters declared Properties."""
+
+    slope = Property(1.0, stage=Stage.Instance, doc="per unit of t")
+    offset = Property(0.0, stage=Stage.Instance, doc="f(0)")
+
+    def __init__(self, slope=1.0, offset=0.0):
+        self.slope, self.offset = slope, offset
+
+    def calc_value(self, x):
+        return self.slope * x[0] + self.offset
+
+    def calc_derivative(self, deriv_components, x):
+        return self.slope if len(deriv_components) == 1 else 0.0
+
+    def get_argument_size(self):
+        return 1
+
+    def get_max_derivative_order(self):
+        return 2
+
+
+register_class(Ramp, "test.Ramp")
+
+
+def test_a_registered_user_function_round_trips():
+    system, matter, pin, slider, body = two_bodies()
+    Constraint.PrescribedMotion(matter, Ramp(slope=0.3), slider, 0, name="ramp")
+    text = model_to_text(system)
+    assert "function=test.Ramp [ slope=0.3 ]" in text  # offset is at its default
+    state = system.realize_topology()
+    state.set_time(2.0)
+    state.set_q([0.2, 0.6])
+    loaded, (udot, lam) = check_round_trip(system, state)
+    f = loaded.get_component("/matter/ramp").get_function()
+    assert type(f) is Ramp and (f.slope, f.offset) == (0.3, 0.0)
+    assert lam[0] != 0.0
+
+
+def test_unregistered_functions_are_refused_when_saving(tmp_path):
+    class Unregistered(Ramp):
+        pass
+
+    class MyLinear(Function.Linear):  # a subclass of a family is not the family
+        pass
+
+    for f in (Unregistered(), MyLinear([1.0, 0.0])):
+        system, matter, pin, slider, body = two_bodies()
+        Constraint.PrescribedMotion(matter, f, slider, 0, name="drive")
+        with pytest.raises(ModelFileError, match=rf"/matter/drive.*function.*{type(f).__qualname__}.*register_class"):
+            save_model(system, tmp_path / "x.simtk")
+        assert not (tmp_path / "x.simtk").exists()
+    with pytest.raises(ValueError, match="built in"):
+        register_class(Function.Linear, "my.Linear")
+    with pytest.raises(ValueError, match="taken"):
+        register_class(Unregistered, "Function.Linear")
+
+
+# ---------------------------------------------------------------------- malformed Function items
+def function_reference_text() -> str:
+    system, matter, pin, slider, body = two_bodies()
+    MobilizedBody.FunctionBased(slider, body, 1, [Function.Sinusoid(1.0, 2.0)] + [Function.Constant(0.0, 0)] * 2 +
+                                [Function.Step(0.0, 1.0, 0.0, 1.0), Function.Constant(0.5, 0), Function.Constant(0.25, 0)],
+                                [[0], [], [], [0], [], []], name="fb")
+    Constraint.CoordinateCoupler(matter, Function.Linear([1.0, -1.0, 0.0]), [pin, slider], [0, 0], name="cc")
+    Constraint.PrescribedMotion(matter, Function.Spline([0.0, 1.0, 2.0], [0.0, 0.5, 0.2], 2), pin, 0, name="pm")
+    return model_to_text(system)
+
+
+FUNCTION_REFERENCE = function_reference_text()
+
+
+@pytest.mark.parametrize("old, new, expect", [
+    ("coefficients=[ 1.0 -1.0 0.0 ]", "coefficients=[ 1.0 0.0 ]", r"takes 1 argument.*passes 2"),  # wrong arity
+    ("coefficients=[ 1.0 -1.0 0.0 ]", "coefficients=[ 1.0 nan 0.0 ]", r"coefficients.*finite"),    # NaN
+    ("amplitude=1.0", "amplitude=nan", r"amplitude.*finite"),
+    ("Function.Linear", "Function.Lineal", r"unknown Function class 'Function.Lineal'"),           # unknown family
+    ("Function.Linear [ coefficients=[ 1.0 -1.0 0.0 ] ]", "1.0", r"function.*expected a Function"),
+    (" x1=1.0", "", r"Function.Step.*missing x1="),                                                # too few
+    ("phase=0.0", "phase=0.0 period=1.0", r"unknown item 'period'"),                               # too many
+    ("x1=1.0", "x1=0.0", r"Function.Step.*zero-length"),                                           # refused
+    ("degree=2", "degree=9", r"Function.Spline.*degree"),
+    ("degree=2", "degree=2.0", r"degree.*integer"),
+    ("value=0.25 argument_size=0", "value=0.25 argument_size=-1", r"argument_size.*integer"),
+    ("coord_bodies=[ @\"../pin\" @\"../slider\" ]", "coord_bodies=@\"../pin\"", r"coord_bodies.*list of references"),
+    ("coord_indices=[ 0 0 ]", "coord_indices=[ 0 ]", r"coord_indices.*list of 2 integers"),
+    ("coord_indices=[ [ 0 ] [ ] [ ] [ 0 ] [ ] [ ] ]", "coord_indices=[ [ 0 ] [ ] [ ] [ 0 ] [ ] ]", r"6 lists"),
+    ("Function.Sinusoid [ amplitude=1.0 frequency=2.0 phase=0.0 ]", "Transform [ p=[ 0 0 0 ] ]",
+     r"functions\[0\].*expected a Function"),
+])
+def test_malformed_function_items_are_named_with_their_line(old, new, expect):
+    assert FUNCTION_REFERENCE.count(old) == 1, old
+    start = FUNCTION_REFERENCE.index(old)
+    line = FUNCTION_REFERENCE.count("\n", 0, start) + 1
+    with pytest.raises(ModelFileError, match=rf"bad\.simtk:{line}:.*{expect}"):
+        model_from_text(FUNCTION_REFERENCE.replace(old, new), "bad.simtk")
+
+
+def test_the_function_reference_loads():
+    # The mutations below start from a good file (else every mutant would be refused for the same reason).
+    assert model_to_text(model_from_text(FUNCTION_REFERENCE)) == FUNCTION_REFERENCE
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@given(text=mutations(FUNCTION_REFERENCE))
+def test_mutated_function_files_end_in_a_model_file_error_or_a_sound_model(text):
+    check_mutant(text)
+
+
+# ---------------------------------------------------------------------- random models with Function-defined elements
+@st.composite
+def functions_of(draw, m: int):
+    """A random built-in Function of ``m`` arguments with second derivatives."""
+    family = draw(st.sampled_from(FAMILIES if m == 1 else ("Constant", "Linear")))
+    if family == "Constant":
+        return Function.Constant(draw(floats), m)
+    if family == "Linear":
+        return Function.Linear(draw(st.lists(floats, min_size=m + 1, max_size=m + 1)))
+    if family == "Polynomial":
+        return Function.Polynomial(draw(st.lists(floats, min_size=1, max_size=4)))
+    if family == "Step":
+        x0 = draw(floats)
+        return Function.Step(draw(floats), draw(floats), x0, x0 + draw(positive))
+    if family == "Sinusoid":
+        return Function.Sinusoid(draw(floats), draw(floats), draw(floats))
+    k = draw(st.integers(1, 5))
+    gaps = draw(st.lists(positive, min_size=k + 1, max_size=k + 3))
+    return Function.Spline(np.cumsum(gaps) - 2.0, draw(st.lists(floats, min_size=len(gaps), max_size=len(gaps))), k)
+
+
+@st.composite
+def function_elements(draw, model):
+    """Add FunctionBased mobilizers and couplers / prescribed motions with random Functions to a drawn model."""
+    matter = model.matter
+    pick = lambda seq: seq[draw(st.integers(0, len(seq) - 1))]  # noqa: E731
+    for k in range(draw(st.integers(0, 2))):
+        n = draw(st.integers(1, 3))
+        coords = [sorted(draw(st.sets(st.integers(0, n - 1), max_size=min(n, 2)))) for _ in range(6)]
+        # Each coordinate drives one slot of its own through a Linear function of nonzero slope, so that
+        # the random functions elsewhere rarely make the mobilizer singular.
+        own = draw(st.permutations(range(6)))[:n]
+        for j, slot in enumerate(own):
+            coords[slot] = [j]
+        axes = None
+        if draw(st.booleans()):  # a rotated, non-unit set of axes: the file keeps them as given
+            R = draw(transforms()).R.matrix
+            axes = np.vstack([R.T, R.T]) * np.array(draw(st.lists(positive, min_size=6, max_size=6)))[:, None]
+        body = Body.Rigid(MassProperties.from_central_inertia(draw(positive), draw(vec3), Inertia([0.2, 0.3, 0.4])))
+        functions = [draw(functions_of(len(c))) for c in coords]
+        for slot in own:
+            functions[slot] = Function.Linear([draw(st.sampled_from([-1.0, 1.0])) * draw(positive), draw(floats)])
+        MobilizedBody.FunctionBased(pick([matter.ground] + model.bodies), draw(transforms()), body,
+                                    draw(transforms()), n, functions, coords, axes=axes, name=f"fb{k}")
+    # Coordinate-level constraints act on the built-in one-coordinate bodies: not on Custom mobilizers, which
+    # they do not support yet (a FunctionBased one, or a reversed Pin, which the core makes a Custom one).
+    coords = [b for b, kind in zip(model.bodies, model.kinds) if kind in ONE_DOF and kind != "reversed_pin"]
+    if not coords:
+        return
+    for kind in draw(st.lists(st.sampled_from(["CoordinateCoupler", "SpeedCoupler", "PrescribedMotion"]),
+                              min_size=1, max_size=2)):
+        if kind == "CoordinateCoupler":
+            bodies = draw(st.lists(st.sampled_from(coords), min_size=1, max_size=2, unique=True))
+            Constraint.CoordinateCoupler(matter, draw(functions_of(len(bodies))), bodies, [0] * len(bodies))
+        elif kind == "SpeedCoupler":
+            ub = draw(st.lists(st.sampled_from(coords), min_size=1, max_size=2, unique=True))
+            qb = draw(st.lists(st.sampled_from(coords), max_size=1))
+            Constraint.SpeedCoupler(matter, draw(functions_of(len(ub) + len(qb))), ub, [0] * len(ub), qb,
+                                    [0] * len(qb))
+        else:
+            Constraint.PrescribedMotion(matter, draw(functions_of(1)), pick(coords), 0)
+
+
+@st.composite
+def function_models(draw):
+    model = draw(multibody_systems(max_bodies=3, kinds=KINDS))
+    draw(function_elements(model))
+    return model
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(model=function_models(), data=st.data())
+def test_random_function_defined_elements_round_trip(model, data):
+    state = data.draw(states(model.system))
+    state.set_time(data.draw(floats))
+    check_round_trip(model.system, state)

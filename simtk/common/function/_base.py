@@ -166,7 +166,8 @@ class Function(abc.ABC, metaclass=_FunctionMeta):
     ``calc_derivative_unchecked``.
 
     Built-ins: `Function.Constant`, `Function.Linear`, `Function.Polynomial`, `Function.Step`,
-    `Function.Sinusoid`, `Function.Spline`.
+    `Function.Sinusoid`, `Function.Spline`. Each has ``parameters()``, its constructor's arguments as a
+    dict, so that ``type(f)(**f.parameters())`` rebuilds it exactly (how model files store them).
 
     Examples
     --------

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,16 @@ class _Constant(Function):
         """The constant c."""
         return self._c
 
+    def parameters(self) -> dict[str, Any]:
+        """The constructor's arguments: ``Function.Constant(**f.parameters())`` rebuilds ``f`` exactly.
+
+        Returns
+        -------
+        dict
+            ``{"value": c, "argument_size": m}``.
+        """
+        return {"value": self._c, "argument_size": self._m}
+
     def _calc_values(self, X):
         return np.full(len(X), self._c)
 
@@ -101,6 +112,16 @@ class _Linear(Function):
     def get_coefficients(self) -> np.ndarray:
         """The coefficients, shape ``(m + 1,)``, read-only."""
         return self._c
+
+    def parameters(self) -> dict[str, Any]:
+        """The constructor's arguments: ``Function.Linear(**f.parameters())`` rebuilds ``f`` exactly.
+
+        Returns
+        -------
+        dict
+            ``{"coefficients": c}``, the read-only array of `get_coefficients`.
+        """
+        return {"coefficients": self._c}
 
     def _calc_values(self, X):
         return X @ self._a + self._b
@@ -172,6 +193,16 @@ class _Polynomial(Function):
     def get_coefficients(self) -> np.ndarray:
         """The coefficients, highest power first, shape ``(N + 1,)``, read-only."""
         return self._c
+
+    def parameters(self) -> dict[str, Any]:
+        """The constructor's arguments: ``Function.Polynomial(**f.parameters())`` rebuilds ``f`` exactly.
+
+        Returns
+        -------
+        dict
+            ``{"coefficients": a}``, the read-only array of `get_coefficients`.
+        """
+        return {"coefficients": self._c}
 
     def _calc_values(self, X):
         return np.polyval(self._clist, X[:, 0])
@@ -269,6 +300,32 @@ class _Step(Function):
     def get_max_derivative_order(self) -> int:
         return 3
 
+    def get_start_value(self) -> float:
+        """y0, the value before the step."""
+        return self._y0
+
+    def get_end_value(self) -> float:
+        """y1, the value after the step."""
+        return self._y1
+
+    def get_start_point(self) -> float:
+        """x0, where the step starts."""
+        return self._x0
+
+    def get_end_point(self) -> float:
+        """x1, where the step ends."""
+        return self._x1
+
+    def parameters(self) -> dict[str, Any]:
+        """The constructor's arguments: ``Function.Step(**f.parameters())`` rebuilds ``f`` exactly.
+
+        Returns
+        -------
+        dict
+            ``{"y0": y0, "y1": y1, "x0": x0, "x1": x1}``.
+        """
+        return {"y0": self._y0, "y1": self._y1, "x0": self._x0, "x1": self._x1}
+
     def _inside_and_s(self, t):
         inside = ((t - self._x0) * self._sign > 0.0) & ((t - self._x1) * self._sign < 0.0)
         return inside, np.clip((t - self._x0) * self._ooxr, 0.0, 1.0)
@@ -344,6 +401,16 @@ class _Sinusoid(Function):
     def get_phase(self) -> float:
         """p, radians."""
         return self._p
+
+    def parameters(self) -> dict[str, Any]:
+        """The constructor's arguments: ``Function.Sinusoid(**f.parameters())`` rebuilds ``f`` exactly.
+
+        Returns
+        -------
+        dict
+            ``{"amplitude": a, "frequency": w, "phase": p}``.
+        """
+        return {"amplitude": self._a, "frequency": self._w, "phase": self._p}
 
     def _calc_values(self, X):
         return self._a * np.sin(self._w * X[:, 0] + self._p)

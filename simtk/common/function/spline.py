@@ -5,6 +5,7 @@ import bisect
 import math
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -125,6 +126,19 @@ class _Spline(Function):
     def get_y(self) -> np.ndarray:
         """The sample values, shape ``(n,)``, read-only."""
         return self._y
+
+    def parameters(self) -> dict[str, Any]:
+        """The constructor's arguments: ``Function.Spline(**f.parameters())`` rebuilds ``f`` exactly.
+
+        The spline is determined by its points and degree (its coefficients are computed from them
+        deterministically), so these are all that is needed to rebuild it.
+
+        Returns
+        -------
+        dict
+            ``{"x": x, "y": y, "degree": k}``, the read-only arrays of `get_x` and `get_y`.
+        """
+        return {"x": self._x, "y": self._y, "degree": self._k}
 
     def _deriv_coef(self, n: int) -> np.ndarray:
         d = self._dcache.get(n)

@@ -15,7 +15,8 @@ The equations of motion are ``M udot + G^T lambda = f`` and ``G udot = b``: a co
 as reported here (``get_constrained_body_forces``) are the ``G^T lambda`` side, i.e. the negative of
 the forces the constraint actually applies to the bodies (Simbody's sign convention).
 
-Built-in constraints live in ``builtin_constraints.py``; each kind is evaluated for all its enabled
+Built-in constraints live in ``builtin_constraints.py`` (those a Function defines in
+``function_constraints.py``); each kind is evaluated for all its enabled
 elements at once (vectorized over elements), while a ``Constraint.Custom`` runs its Python methods
 once per constraint per stage (and once per equation when its force map is needed).
 """

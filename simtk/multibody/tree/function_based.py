@@ -112,6 +112,9 @@ class FunctionBasedImplementation(CustomImplementation):
             raise ValueError(f"{_OWNER}: coordinate {j} is passed to no function, so its mobility would not move "
                              "the body")
         A = _DEFAULT_AXES.copy() if axes is None else np.array(axes, dtype=np.float64)
+        # The axes as given, before normalization: normalizing again may move a last bit, so a copy
+        # rebuilt from the normalized axes would not be bitwise the original.
+        self._axes_given = None if axes is None else A.copy()
         if A.shape != (6, 3) or not np.isfinite(A).all():
             raise ValueError(f"{_OWNER}: axes must be six finite 3-vectors (shape (6, 3)), got shape {A.shape}")
         norms = np.linalg.norm(A, axis=1)
@@ -281,6 +284,20 @@ class FunctionBasedImplementation(CustomImplementation):
         """The six unit axes (6, 3): rotations then translations, in F."""
         return self._axes.copy()
 
+    def get_given_axes(self) -> np.ndarray | None:
+        """The axes the constructor took, shape (6, 3), before normalization; None if it took none.
+
+        Returns
+        -------
+        ndarray or None
+            A copy; ``None`` when the default axes (X, Y, Z, X, Y, Z) were used.
+        """
+        return None if self._axes_given is None else self._axes_given.copy()
+
+    def get_n_mobilities(self) -> int:
+        """n, the number of coordinates (= speeds) the constructor took."""
+        return self._n
+
 
 class FunctionBased(Custom):
     """A mobilizer given by six functions of its coordinates (Simbody's ``MobilizedBody::FunctionBased``).
@@ -326,6 +343,27 @@ class FunctionBased(Custom):
         n, functions, coord_indices = rest
         impl = FunctionBasedImplementation(parent.get_matter_subsystem(), n, functions, coord_indices, axes)
         super().__init__(parent, X_PF, body, X_BM, impl, direction=direction)
+
+    # ------------------------------------------------------------------ the constructor's arguments
+    def get_n_mobilities(self) -> int:
+        """n, the number of coordinates (= speeds)."""
+        return self._impl.get_n_mobilities()
+
+    def get_functions(self) -> list[Function]:
+        """The six functions the constructor took (the same objects), rotations then translations."""
+        return self._impl.get_functions()
+
+    def get_coord_indices(self) -> list[np.ndarray]:
+        """The six coordinate index arrays: ``get_coord_indices()[k]`` feeds ``get_functions()[k]``."""
+        return self._impl.get_coord_indices()
+
+    def get_axes(self) -> np.ndarray:
+        """The six unit axes (6, 3), rotations then translations, in F (normalized)."""
+        return self._impl.get_axes()
+
+    def get_given_axes(self) -> np.ndarray | None:
+        """The axes the constructor took, before normalization, or None for the default axes."""
+        return self._impl.get_given_axes()
 
     # ------------------------------------------------------------------ fast per-stage paths
     def _scratch(self, state: "State") -> _Scratch:
