@@ -663,7 +663,7 @@ def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
     codes_a = _int_array("codes", codes_a, (ns,))
     bad = np.flatnonzero((codes_a < 0) | (codes_a >= _N_PARAMS.size))
     if bad.size:
-        raise ValueError(f"codes[{bad[0]}] = {codes_a[bad[0]]} is not a contact shape code; known: "
+        raise ValueError(f"codes[{bad[0]}] = {int(codes_a[bad[0]])} is not a contact shape code; known: "
                          f"{ {name: c for name, (c, _) in CONTACT_SHAPES.items()} }")
     prm = _array("params", params, (ns, 3))
     R = _array("R_GS", R_GS, (ns, 3, 3))
@@ -675,7 +675,7 @@ def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
         i, j = int(bad_i[0]), int(bad_j[0])
         name = _SHAPE_NAMES[int(codes_a[i])]
         need = "> 0" if used[i, j] else "0 (unused)"
-        raise ValueError(f"params[{i}, {j}] = {prm[i, j]!r} of a {name} must be {need}")
+        raise ValueError(f"params[{i}, {j}] = {float(prm[i, j])!r} of a {name} must be {need}")
     if ns:
         err = np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max(axis=(1, 2))
         bad = np.flatnonzero((err > 1e-9) | (np.linalg.det(R) < 0))
