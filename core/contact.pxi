@@ -25,8 +25,8 @@
 #   X-Ellipsoid         EPA on K's support function (iterative, EPA_REL_TOL).
 #
 # Broad phase: sort-and-sweep on world AABBs along the axis of largest spread,
-# O(n log n + pairs); half-spaces are unbounded and tested against every
-# bounded surface.
+# in strips across the second axis (detect_kernel), O(n log n + pairs);
+# half-spaces are unbounded and tested against every bounded surface.
 
 from libc.stdlib cimport malloc, free, qsort
 from libc.math cimport sqrt, fabs, INFINITY
@@ -829,13 +829,18 @@ cdef int contact_pair(const CShape* S1, const CShape* S2, double* pt, double* n,
 # ---------------------------------------------------------------------------
 
 cdef struct SortKey:
-    double key
+    int strip
     int idx
+    double key
 
 
 cdef int cmp_key(const void* x, const void* y) noexcept nogil:
-    cdef double a = (<const SortKey*>x).key, b = (<const SortKey*>y).key
-    return -1 if a < b else (1 if a > b else 0)
+    # by strip, then by the box's low end along the sweep axis
+    cdef const SortKey* a = <const SortKey*>x
+    cdef const SortKey* b = <const SortKey*>y
+    if a.strip != b.strip:
+        return -1 if a.strip < b.strip else 1
+    return -1 if a.key < b.key else (1 if a.key > b.key else 0)
 
 
 cdef void shape_aabb(const CShape* s, double* lo, double* hi) noexcept nogil:
@@ -880,55 +885,123 @@ cdef inline int emit(const CShape* S, int i, int j, Py_ssize_t nc, Py_ssize_t ca
     return 1
 
 
-cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, SortKey* keys, double* box,
+cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
                               double* r1, double* r2) noexcept nogil:
-    # Returns the number of contacts; only the first `cap` are written.
-    # Cost: O(ns log ns) for the sort, plus the pairs whose boxes overlap along
-    # the sweep axis, plus ns per half-space.
-    cdef Py_ssize_t nc = 0
-    cdef int i, j, a, b, nbd = 0, axis = 0, ax2, ax3, k
+    # Returns the number of contacts (only the first `cap` are written), or -1
+    # if out of memory.
+    #
+    # Sort-and-sweep in strips: a sweep along one axis alone costs O(n^1.5)
+    # when the surfaces spread over a plane (a pile on the ground: each box's
+    # slab holds ~sqrt(n) others), so the axis of second-largest spread is cut
+    # into strips about two mean box sizes wide, each box is entered in the
+    # strips it overlaps, and each strip is swept along the axis of largest
+    # spread. A pair met in several strips is evaluated only in the strip that
+    # holds the larger of the two boxes' low ends. Cost: O(m log m) for m
+    # entries (about 2 per box for boxes of similar size) plus the box pairs
+    # that overlap within a strip's slab, plus ns per half-space.
+    cdef Py_ssize_t nc = 0, m = 0, e0, e1, ea, eb
+    cdef int i, j, a, b, nbd = 0, axis, ax2, ax3, k, nstrip, s0, s1, st
     cdef double mean[3]
     cdef double var[3]
-    cdef double x
+    cdef double ext[3]
+    cdef double lo2 = INFINITY, hi2 = -INFINITY, w, x
+    cdef SortKey* keys
     for k in range(3):
-        mean[k] = 0.0; var[k] = 0.0
+        mean[k] = 0.0; var[k] = 0.0; ext[k] = 0.0
     for i in range(ns):
         if S[i].code == CS_HALFSPACE:
             continue
         shape_aabb(S + i, box + 6 * i, box + 6 * i + 3)
-        keys[nbd].idx = i
         nbd += 1
         for k in range(3):
             x = box[6 * i + k] + box[6 * i + 3 + k]
             mean[k] += x
             var[k] += x * x
-    # sweep along the axis on which the boxes' centres spread most
+            ext[k] += box[6 * i + 3 + k] - box[6 * i + k]
+    # the axes ordered by the spread of the boxes' centres
     for k in range(3):
         if nbd > 0:
             var[k] = var[k] / nbd - (mean[k] / nbd) * (mean[k] / nbd)
+    axis = 0
+    for k in range(3):
         if var[k] > var[axis]:
             axis = k
     ax2 = (axis + 1) % 3
     ax3 = (axis + 2) % 3
-    for i in range(nbd):
-        keys[i].key = box[6 * keys[i].idx + axis]
-    qsort(keys, nbd, sizeof(SortKey), cmp_key)
-    for i in range(nbd):
-        a = keys[i].idx
-        for j in range(i + 1, nbd):
-            b = keys[j].idx
-            if box[6 * b + axis] > box[6 * a + 3 + axis]:
-                break
-            if (box[6 * b + ax2] > box[6 * a + 3 + ax2] or box[6 * a + ax2] > box[6 * b + 3 + ax2]
-                    or box[6 * b + ax3] > box[6 * a + 3 + ax3] or box[6 * a + ax3] > box[6 * b + 3 + ax3]):
-                continue
-            if clique[a] >= 0 and clique[a] == clique[b]:
-                continue
-            if a < b:
-                nc += emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
-            else:
-                nc += emit(S, b, a, nc, cap, surf, pt, nrm, depth, r1, r2)
+    if var[ax3] > var[ax2]:
+        ax2, ax3 = ax3, ax2
+    for i in range(ns):
+        if S[i].code != CS_HALFSPACE:
+            if box[6 * i + ax2] < lo2:
+                lo2 = box[6 * i + ax2]
+            if box[6 * i + 3 + ax2] > hi2:
+                hi2 = box[6 * i + 3 + ax2]
+    nstrip = 1
+    w = 1.0
+    if nbd > 1:
+        w = 2.0 * ext[ax2] / nbd
+        if w > 0.0 and (hi2 - lo2) / w < nbd:
+            nstrip = <int>((hi2 - lo2) / w) + 1
+        else:
+            nstrip = nbd
+        w = (hi2 - lo2) / nstrip
+        if not w > 0.0:
+            nstrip = 1
+            w = 1.0
+    for i in range(ns):
+        if S[i].code != CS_HALFSPACE:
+            s0 = <int>((box[6 * i + ax2] - lo2) / w)
+            s1 = <int>((box[6 * i + 3 + ax2] - lo2) / w)
+            m += (s1 if s1 < nstrip else nstrip - 1) - (s0 if s0 < nstrip else nstrip - 1) + 1
+    keys = <SortKey*>malloc((m if m > 0 else 1) * sizeof(SortKey))
+    if keys == NULL:
+        return -1
+    m = 0
+    for i in range(ns):
+        if S[i].code != CS_HALFSPACE:
+            s0 = <int>((box[6 * i + ax2] - lo2) / w)
+            s1 = <int>((box[6 * i + 3 + ax2] - lo2) / w)
+            if s0 >= nstrip:
+                s0 = nstrip - 1
+            if s1 >= nstrip:
+                s1 = nstrip - 1
+            for st in range(s0, s1 + 1):
+                keys[m].strip = st
+                keys[m].idx = i
+                keys[m].key = box[6 * i + axis]
+                m += 1
+    qsort(keys, m, sizeof(SortKey), cmp_key)
+    e0 = 0
+    while e0 < m:
+        st = keys[e0].strip
+        e1 = e0
+        while e1 < m and keys[e1].strip == st:
+            e1 += 1
+        for ea in range(e0, e1):
+            a = keys[ea].idx
+            for eb in range(ea + 1, e1):
+                b = keys[eb].idx
+                if box[6 * b + axis] > box[6 * a + 3 + axis]:
+                    break
+                if (box[6 * b + ax2] > box[6 * a + 3 + ax2] or box[6 * a + ax2] > box[6 * b + 3 + ax2]
+                        or box[6 * b + ax3] > box[6 * a + 3 + ax3] or box[6 * a + ax3] > box[6 * b + 3 + ax3]):
+                    continue
+                # evaluate the pair only in the strip of the larger low end
+                x = box[6 * a + ax2] if box[6 * a + ax2] > box[6 * b + ax2] else box[6 * b + ax2]
+                s0 = <int>((x - lo2) / w)
+                if s0 >= nstrip:
+                    s0 = nstrip - 1
+                if s0 != st:
+                    continue
+                if clique[a] >= 0 and clique[a] == clique[b]:
+                    continue
+                if a < b:
+                    nc += emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
+                else:
+                    nc += emit(S, b, a, nc, cap, surf, pt, nrm, depth, r1, r2)
+        e0 = e1
+    free(keys)
     for a in range(ns):
         if S[a].code != CS_HALFSPACE:
             continue
@@ -954,13 +1027,12 @@ def contact_detect(const int[::1] codes, const double[:, ::1] params, const doub
     cdef int ns = codes.shape[0], i
     cdef Py_ssize_t cap = surf.shape[0], nc
     cdef CShape* S = <CShape*>malloc(max(ns, 1) * sizeof(CShape))
-    cdef SortKey* keys = <SortKey*>malloc(max(ns, 1) * sizeof(SortKey))
     cdef double* box = <double*>malloc(max(ns, 1) * 6 * sizeof(double))
-    if S == NULL or keys == NULL or box == NULL:
-        free(S); free(keys); free(box)
+    if S == NULL or box == NULL:
+        free(S); free(box)
         raise MemoryError()
     if ns == 0 or cap == 0:
-        free(S); free(keys); free(box)
+        free(S); free(box)
         raise ValueError("contact_detect needs at least one surface and room for one contact")
     for i in range(ns):
         S[i].code = codes[i]
@@ -969,8 +1041,10 @@ def contact_detect(const int[::1] codes, const double[:, ::1] params, const doub
         S[i].p = &p_GS[i, 0]
     try:
         with nogil:
-            nc = detect_kernel(ns, S, &clique[0], keys, box, cap, &surf[0, 0], &p_G[0, 0], &n_G[0, 0],
+            nc = detect_kernel(ns, S, &clique[0], box, cap, &surf[0, 0], &p_G[0, 0], &n_G[0, 0],
                                &depth[0], &R1[0], &R2[0])
     finally:
-        free(S); free(keys); free(box)
+        free(S); free(box)
+    if nc < 0:
+        raise MemoryError()
     return nc

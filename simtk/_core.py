@@ -684,7 +684,7 @@ def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
     if ns < 2:
         return (np.zeros((0, 2), np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0),
                 np.zeros(0))
-    cap = 2 * ns + 16
+    cap = 4 * ns + 16
     while True:
         out = (np.empty((cap, 2), np.int64), np.empty((cap, 3)), np.empty((cap, 3)), np.empty(cap),
                np.empty(cap), np.empty(cap))

@@ -51,8 +51,10 @@ point at the deepest vertex, the middle of the deepest edge or the face's centre
 several points is a later improvement).
 
 Broad phase: sort-and-sweep of world-aligned bounding boxes along the axis over which their
-centres spread most, ``O(n log n)`` plus the overlapping pairs; each half-space is tested against
-every other surface directly.
+centres spread most, in strips about two mean box sizes wide across the second axis (a single
+sweep costs ``O(n^1.5)`` when the surfaces spread over a plane, as a pile on the ground does);
+``O(n log n)`` plus the overlapping pairs for boxes of similar sizes. Each half-space is tested
+against every other surface directly.
 """
 from __future__ import annotations
 
