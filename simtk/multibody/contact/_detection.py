@@ -1,0 +1,151 @@
+"""Collision detection between contact surfaces: `detect` and its result `Contacts`.
+
+The work is done in the compiled core (``core/contact.pxi``); this module names the result.
+
+Definitions
+-----------
+For surfaces 1 and 2 the penetration depth is the least distance by which surface 2 must be
+translated to separate the two, ``depth = min over unit n of h_1(n) + h_2(-n)`` with ``h`` a
+surface's support function; the minimizing ``n`` is the contact normal, pointing from surface 1
+into surface 2 (the direction surface 2 is pushed). The deepest points are ``a`` on surface 1
+(farthest along ``n``) and ``b`` on surface 2 (farthest along ``-n``), ``a - b = depth n``; the
+contact point is their midpoint. When a surface's deepest points form an edge or a face (a
+capsule's side, a brick's edge or face, a half-space), the point is taken on the lower-dimensional
+of the two features and carried across the gap: a sphere on a brick touches below the sphere; a
+capsule or a brick edge on a face touches at the middle of the part of it over the face; two
+crossing segments (capsule sides, brick edges) at their closest points; two brick faces at the
+mean of the vertices of their overlap. A brick's face is a face when its normal is within 1e-9 of
+``n`` (direction cosine); the depth always uses the exact support value.
+
+Radii of curvature ``R1``, ``R2``: a sphere's radius; a capsule's radius on a cap and ``inf`` on
+its side (the geometric mean of ``r`` and ``inf``); an ellipsoid's ``abc / h(n)^2`` (the geometric
+mean of its principal radii there, ``h`` its support value along the normal in its own frame);
+``inf`` for a half-space and for a brick (faces are flat; edges and vertices are reported as flat
+too rather than with radius 0, which would make a Hertz stiffness vanish).
+
+Methods per pair (the first of the pair by shape code; all are symmetric)
+-------------------------------------------------------------------------
+===========================  ==========================================================  ==============
+pair                         method                                                      accuracy
+===========================  ==========================================================  ==============
+HalfSpace - any              the plane's normal; the other shape's support point          round-off
+Sphere/Capsule - Sphere/Cap  closest points of the axis segments (points for spheres)    round-off
+Sphere/Capsule - Brick       segment-box distance (exact piecewise-quadratic minimum);   round-off
+                             if the axis meets the box, separating axes: the box's face
+                             normals and (capsule axis x box axes)
+Brick - Brick                separating axes: 3 + 3 face normals, 9 edge cross products  round-off
+any - Ellipsoid              EPA (expanding polytope) on the Minkowski difference's       depth within
+                             support function, from an octahedron around its centre      EPA_REL_TOL x
+                                                                                         size
+===========================  ==========================================================  ==============
+
+EPA's stopping rule bounds the depth from both sides (the polytope lies inside the Minkowski
+difference, so its nearest face is a lower bound; the support value along any direction is an
+upper bound); it stops when they are within ``CONTACT_EPA_REL_TOL`` (1e-9) times the sum of the
+two shapes' largest parameters, and reports the direction with the least upper bound. The
+normal's error is then of order ``sqrt(tol / curvature)`` for curved surfaces.
+HalfSpace - HalfSpace is never a contact.
+
+Only one contact per pair is reported; a brick resting on a plane or on another brick gets one
+point at the deepest vertex, the middle of the deepest edge or the face's centre (a manifold of
+several points is a later improvement).
+
+Broad phase: sort-and-sweep of world-aligned bounding boxes along the axis over which their
+centres spread most, in strips about two mean box sizes wide across the second axis (a single
+sweep costs ``O(n^1.5)`` when the surfaces spread over a plane, as a pile on the ground does);
+``O(n log n)`` plus the overlapping pairs for boxes of similar sizes. Each half-space is tested
+against every other surface directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from simtk._core import CONTACT_EPA_REL_TOL, contact_detect
+
+__all__ = ["Contacts", "detect", "CONTACT_EPA_REL_TOL"]
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """The contacts found by `detect`, sorted by ``(surf1, surf2)``; read-only arrays.
+
+    Attributes
+    ----------
+    surf1, surf2 : ndarray of int64, shape (nc,)
+        Surface indices of each contact, ``surf1 < surf2``.
+    p_G : ndarray, shape (nc, 3)
+        Contact point in Ground, midway between the two surfaces' deepest points.
+    n_G : ndarray, shape (nc, 3)
+        Unit normal in Ground from surface 1 into surface 2.
+    depth : ndarray, shape (nc,)
+        Penetration depth, > 0.
+    R1, R2 : ndarray, shape (nc,)
+        Radius of curvature of surface 1 and surface 2 at the contact (``inf`` where flat).
+    """
+
+    surf1: np.ndarray
+    surf2: np.ndarray
+    p_G: np.ndarray
+    n_G: np.ndarray
+    depth: np.ndarray
+    R1: np.ndarray
+    R2: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.depth.shape[0])
+
+    @property
+    def count(self) -> int:
+        """The number of contacts nc."""
+        return len(self)
+
+    def __repr__(self) -> str:
+        pairs = ", ".join(f"({int(a)}, {int(b)})" for a, b in zip(self.surf1[:6], self.surf2[:6]))
+        more = ", ..." if len(self) > 6 else ""
+        return f"Contacts({len(self)} contacts: {pairs}{more})"
+
+
+def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike,
+           clique: ArrayLike) -> Contacts:
+    """Find every pair of surfaces that penetrate, with its exact contact geometry.
+
+    Parameters
+    ----------
+    codes : array_like of int, shape (ns,)
+        Each surface's ``ContactGeometry.shape_code``.
+    params : array_like, shape (ns, 3)
+        Each surface's ``ContactGeometry.params`` (used entries > 0, unused entries 0).
+    R_GS : array_like, shape (ns, 3, 3)
+        Orientation of each surface's frame in Ground (rotation matrices).
+    p_GS : array_like, shape (ns, 3)
+        Origin of each surface's frame in Ground.
+    clique : array_like of int, shape (ns,)
+        Surfaces with the same clique number ``>= 0`` never touch each other; ``-1`` is no clique.
+
+    Returns
+    -------
+    Contacts
+        The contacts with depth > 0, sorted by ``(surf1, surf2)``. Touching or separated pairs,
+        and pairs of half-spaces, are not reported.
+
+    Raises
+    ------
+    ValueError
+        A wrong shape, an unknown shape code, a non-positive (or a nonzero unused) parameter, a
+        non-finite number or a matrix that is not a rotation.
+    TypeError
+        Codes or cliques that are not integers.
+    """
+    surf, p, n, depth, r1, r2 = contact_detect(codes, params, R_GS, p_GS, clique)
+    order = np.lexsort((surf[:, 1], surf[:, 0]))
+    return Contacts(surf1=_ro(surf[order, 0]), surf2=_ro(surf[order, 1]), p_G=_ro(p[order]), n_G=_ro(n[order]),
+                    depth=_ro(depth[order]), R1=_ro(r1[order]), R2=_ro(r2[order]))
