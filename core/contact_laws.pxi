@@ -126,8 +126,8 @@ def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law,
             ff = 0.0
             if vs != 0.0:
                 # Friction scales with the applied (clamped) normal force: a contact that pushes
-                # nothing rubs nothing (Simbody scales by the unclamped f, reversing friction
-                # while the bodies separate faster than 2/(3c)).
+                # nothing rubs nothing (the unclamped f would reverse friction while the bodies
+                # separate faster than 2/(3c)).
                 ff = _stribeck(fn, vs, vt, _harmonic(surf_law[a, 2], surf_law[b, 2]),
                                _harmonic(surf_law[a, 3], surf_law[b, 3]),
                                _harmonic(surf_law[a, 4], surf_law[b, 4])) / vs

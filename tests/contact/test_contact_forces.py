@@ -210,3 +210,209 @@ def test_smooth_sphere_half_space_matches_opensim_over_a_grid():
     _compare("smooth", **params)
     _compare("smooth", **{**params, "constant_contact_force": 1e-3, "hertz_smoothing": 1e3,
                           "hunt_crossley_smoothing": 10.0, "dissipation": 1.5})
+
+
+def test_a_separating_contact_applies_nothing_like_opensims():
+    """When the bodies separate faster than 2/(3c), f = fH (1 + 3/2 c vn) < 0: no normal force and,
+    since friction scales with the applied normal force, no friction either (a contact that pushes
+    nothing rubs nothing), exactly as in OpenSim 4.6's Simbody."""
+    pytest.importorskip("opensim")
+    params = {**HC, "dissipation": 5.0}
+    ours = Ball("hc", **dict(params))
+    m, s, f, coords = opensim_ball("hc", **dict(params))
+    R, p, w = Rotation(), np.array([0.0, RADIUS - 1e-3, 0.0]) - P_BS, np.zeros(3)
+    v = np.array([0.3, 0.5, 0.0])  # slipping along x while leaving the floor at 0.5 m/s: 1 - 1.5*5*0.5 < 0
+    ours.place(R, p, w, v)
+    place_opensim(m, s, coords, R, p, w, v)
+    assert np.all(ours.body_forces() == 0.0)
+    assert np.all(opensim_forces(f, s) == 0.0)
+    ours.place(R, p, w, -v)  # the same contact pressing in does push and rub (the test can fail)
+    assert np.abs(ours.body_forces()[0, 0, :2]).min() > 0.0  # friction along x, normal along y
+
+
+# ---------------------------------------------------------------------- trajectories and physics
+def simulate(model: Ball, t_end: float, accuracy: float, times=(), on_sample=None):
+    integ = RungeKuttaMersonIntegrator(model.system)
+    integ.set_accuracy(accuracy)
+    ts = TimeStepper(model.system, integ)
+    ts.initialize(model.state)
+    for t in list(times) + [t_end]:
+        ts.step_to(t)
+        if on_sample is not None:
+            on_sample(ts.get_state())
+    return ts.get_state()
+
+
+def centred_ball(kind: str, g: float = 0.0, **params) -> Ball:
+    """A Ball whose sphere is centred on the body origin (pure translation stays pure)."""
+    global P_BS
+    saved, P_BS = P_BS, np.zeros(3)
+    try:
+        return Ball(kind, g=g, **params)
+    finally:
+        P_BS = saved
+
+
+def test_bouncing_ball_follows_opensims_trajectory():
+    """Dropped from 0.1 m with spin and drift, bouncing three times: position and velocity agree with
+    OpenSim's simulation (both RK-Merson at accuracy 1e-8) to the integrators' accuracy."""
+    osim = pytest.importorskip("opensim")
+    params = dict(HC, stiffness=1e5)
+    ours = Ball("hc", g=9.81, **dict(params))
+    m, s, f, coords = opensim_ball("hc", g=9.81, **dict(params))
+    R, p = Rotation.from_body_fixed_xyz([0.3, -0.2, 0.1]), np.array([0.0, RADIUS + 0.1, 0.0])
+    w, v = np.array([0.5, 2.0, -1.0]), np.array([0.3, 0.0, -0.2])
+    ours.place(R, p, w, v)
+    place_opensim(m, s, coords, R, p, w, v)
+    times = [0.05 * i for i in range(1, 16)]
+    ours_y, touching = [], []
+    simulate(ours, times[-1], 1e-8, times[:-1],
+             lambda st: touching.append(len(ours.force.get_contacts(st).depth)) or ours_y.append(np.concatenate([ours.ball.get_body_transform(st).p,
+                                                      ours.ball.get_body_velocity(st)[1]])))
+    manager = osim.Manager(m)
+    manager.setIntegratorAccuracy(1e-8)
+    manager.initialize(s)
+    body = m.getBodySet().get("ball")
+    theirs_y = []
+    for t in times:
+        st = manager.integrate(t)
+        m.realizeVelocity(st)
+        pos, vel = body.getPositionInGround(st), body.getVelocityInGround(st).get(1)
+        theirs_y.append([pos.get(i) for i in range(3)] + [vel.get(i) for i in range(3)])
+    ours_a, theirs_a = np.array(ours_y), np.array(theirs_y)
+    assert sum(touching) >= 1 and ours_a[:, 4].max() > 0.5  # it touched the floor and bounced up
+    assert np.abs(ours_a - theirs_a).max() < 1e-5  # integrator accuracy 1e-8 through 3 impacts
+
+
+def _restitution(v_in: float, c: float) -> float:
+    """The exact exit speed of Hunt-Crossley f = K x^n (1 + a xdot), a = 3/2 c, without gravity.
+
+    m v dv/dx = -K x^n (1 + a v) integrated from entry (x = 0, v = v_in) to exit (x = 0, v = -v_out)
+    makes a v - ln(1 + a v) take the same value at v_in and -v_out (Marhefka & Orin 1999), whatever
+    K, n and m; solved here for v_out by bisection.
+    """
+    a = 1.5 * c
+    target = a * v_in - math.log1p(a * v_in)
+    lo, hi = 0.0, v_in
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if -a * mid - math.log1p(-a * mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi) / v_in
+
+
+@pytest.mark.parametrize("c, v_in", [(0.05, 1.0), (0.2, 0.5), (0.4, 1.5)])
+def test_coefficient_of_restitution_is_hunt_crossleys(c, v_in):
+    """A ball thrown at the floor (no gravity) leaves it at e v_in with e from the exact relation, and
+    for small c v close to the linearization e = 1 - c v (Hunt & Crossley's 1 - 2/3 a v, a = 3/2 c)."""
+    ball = centred_ball("hc", stiffness=1e6, dissipation=c)
+    ball.place(Rotation(), np.array([0.0, RADIUS + 1e-3, 0.0]), np.zeros(3), np.array([0.0, -v_in, 0.0]))
+    out = simulate(ball, 0.2 / v_in, 1e-9)  # contact lasts ~ 0.05 s / v_in^(1/5) here
+    v_out = ball.ball.get_body_velocity(out)[1][1]
+    assert ball.ball.get_body_transform(out).p[1] > RADIUS  # left the floor
+    e = v_out / v_in
+    assert e == pytest.approx(_restitution(v_in, c), rel=1e-4)  # integrator accuracy, far inside 1%
+    if c * v_in <= 0.05:
+        assert e == pytest.approx(1 - c * v_in, rel=0.01)
+
+
+def test_box_comes_to_rest_on_its_weight():
+    """A box on spheres at its 8 corners, dropped slightly tilted: it comes to rest, and the contact
+    forces sum to its weight (and their moments balance gravity's)."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    g, m, half = 9.81, 3.0, np.array([0.2, 0.1, 0.15])
+    Force.UniformGravity(forces, matter, [0.0, -g, 0.0])
+    mp = MassProperties.from_central_inertia(m, np.zeros(3), Inertia.from_matrix(
+        np.diag(m / 3 * np.array([half[1]**2 + half[2]**2, half[0]**2 + half[2]**2, half[0]**2 + half[1]**2]))))
+    box = MobilizedBody.Free(matter.ground, Body.Rigid(mp))
+    hc = Force.HuntCrossley(forces)
+    r = 0.01
+    material = dict(stiffness=1e7, dissipation=3.0, static_friction=0.8, dynamic_friction=0.6)
+    for sx in (-1, 1):
+        for sy in (-1, 1):
+            for sz in (-1, 1):
+                hc.add_surface(box, ContactGeometry.Sphere(r), Transform(p=half * [sx, sy, sz]), clique=0, **material)
+    hc.add_surface(matter.ground, ContactGeometry.HalfSpace(), X_FLOOR, **material)
+    state = system.realize_topology()
+    box.set_q(state, np.concatenate([Rotation.from_body_fixed_xyz([0.03, 0.0, -0.02]).to_quaternion(),
+                                     [0.0, half[1] + r + 0.005, 0.0]]))
+    out = simulate(SimpleBall(system, state), 1.5, 1e-6)
+    system.realize(out, Stage.Velocity)
+    assert np.abs(box.get_body_velocity(out)).max() < 1e-3  # at rest (the damping took the energy)
+    reports = hc.get_contact_reports(out)
+    assert len(reports) == 4  # the four lower corners
+    total = sum(rep.force for rep in reports)
+    # the force on the floor (body 2) is the opposite of that on the box: -(weight) = (0, -m g, 0)
+    assert total == pytest.approx([0.0, -m * g, 0.0], abs=1e-3 * m * g)
+
+
+class SimpleBall:
+    """Adapter for ``simulate``: a system and its state."""
+
+    def __init__(self, system, state):
+        self.system, self.state = system, state
+
+
+def _sliding_block(theta: float, mu_s: float, mu_d: float):
+    """A non-rotating sphere (Translation mobilizer) on the floor with gravity tilted by theta."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    g = 9.81
+    Force.UniformGravity(forces, matter, [g * math.sin(theta), -g * math.cos(theta), 0.0])
+    mp = MassProperties.from_central_inertia(1.0, np.zeros(3), Inertia.from_matrix(np.eye(3) * 1e-3))
+    body = MobilizedBody.Translation(matter.ground, Body.Rigid(mp))
+    hc = Force.HuntCrossley(forces, transition_velocity=1e-3)
+    material = dict(stiffness=1e7, dissipation=2.0, static_friction=mu_s, dynamic_friction=mu_d)
+    hc.add_surface(body, ContactGeometry.Sphere(0.05), **material)
+    hc.add_surface(matter.ground, ContactGeometry.HalfSpace(), X_FLOOR, **material)
+    state = system.realize_topology()
+    # resting at its static penetration: fH = m g cos(theta) with k' = (1e7)^(2/3)/2
+    k = 0.5 * 1e7 ** (2 / 3)
+    d = (g * math.cos(theta) / (4 / 3 * k * math.sqrt(0.05 * k))) ** (2 / 3)
+    body.set_q(state, [0.0, 0.05 - d, 0.0])
+    return SimpleBall(system, state), body, g
+
+
+@pytest.mark.parametrize("theta_deg, slides", [(20.0, False), (35.0, True)])
+def test_sphere_on_tilted_plane_sticks_below_the_friction_angle_and_slides_above(theta_deg, slides):
+    """mu_s = 0.6 (friction angle 31 deg), mu_d = 0.5. Below: it creeps at most at the transition
+    velocity; above: it accelerates at g (sin - mu cos) with mu -> mu_d as the slip grows."""
+    theta = math.radians(theta_deg)
+    model, body, g = _sliding_block(theta, 0.6, 0.5)
+    out = simulate(model, 1.0, 1e-7)
+    v = float(body.get_u(out)[0])
+    if not slides:
+        assert abs(v) < 1e-3  # below the transition velocity: stuck (Stribeck creep)
+        assert abs(body.get_q(out)[0]) < 1e-3
+    else:
+        # mu(v) = ud + 2 (us - ud)/(1 + (v/vt)^2) -> ud within 1e-6 once v >> vt
+        expected = g * (math.sin(theta) - 0.5 * math.cos(theta))
+        assert v == pytest.approx(expected * 1.0, rel=0.01)
+
+
+def test_energy_is_conserved_without_dissipation_or_friction():
+    """Zero dissipation and friction: kinetic + gravity + Hertz energy stays constant through
+    bounces, to the integrator's accuracy (it would drift down with damping, up with a wrong PE)."""
+    ball = Ball("hc", g=9.81, **dict(HC, dissipation=0.0, static_friction=0.0, dynamic_friction=0.0,
+                                     viscous_friction=0.0, stiffness=1e5))
+    ball.place(Rotation.from_body_fixed_xyz([0.2, 0.4, -0.3]), np.array([0.0, RADIUS + 0.05, 0.0]),
+               np.array([1.0, -2.0, 3.0]), np.array([0.2, 0.0, 0.1]))
+    ball.system.realize(ball.state, Stage.Velocity)
+    e0 = ball.system.calc_energy(ball.state)
+    energies, min_y = [], []
+
+    def sample(st):
+        ball.system.realize(st, Stage.Velocity)
+        energies.append(ball.system.calc_energy(st))
+        min_y.append(len(ball.force.get_contacts(st).depth))
+
+    simulate(ball, 0.6, 1e-9, [0.01 * i for i in range(1, 60)], sample)
+    assert sum(min_y) >= 3  # the contact was active at several samples
+    drift = np.abs(np.array(energies) - e0).max()
+    assert drift < 1e-6 * abs(e0)  # integrator accuracy 1e-9 over ~500 steps
+    assert ball.force.calc_dissipated_power(ball.state) == pytest.approx(0.0, abs=tol(abs(e0)))

@@ -16,9 +16,8 @@ HuntCrossleyForce documentation):
   vs, vr = vs/vt (``transition_velocity``): magnitude f (min(vr, 1) (ud + 2 (us - ud)/(1 + vr^2)) +
   uv vs), opposing the slip.
 
-One deliberate difference from Simbody: friction is scaled by the applied normal force max(f, 0)
-rather than by f, so a contact whose bodies separate faster than 2/(3c) applies no force at all
-(Simbody then applies a friction force that *drives* the slip).
+Friction scales with the applied normal force max(f, 0): a contact whose bodies separate faster
+than 2/(3c) applies no force at all (as OpenSim 4.6's Simbody does; checked in the tests).
 
 The contact set is found at Position stage (one ``detect`` call over all surfaces) and cached; the
 forces are evaluated at Dynamics by one compiled kernel over all contacts (core/contact_laws.pxi).
