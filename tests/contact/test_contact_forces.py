@@ -266,9 +266,12 @@ def test_bouncing_ball_follows_opensims_trajectory():
     place_opensim(m, s, coords, R, p, w, v)
     times = [0.05 * i for i in range(1, 16)]
     ours_y, touching = [], []
-    simulate(ours, times[-1], 1e-8, times[:-1],
-             lambda st: touching.append(len(ours.force.get_contacts(st).depth)) or ours_y.append(np.concatenate([ours.ball.get_body_transform(st).p,
-                                                      ours.ball.get_body_velocity(st)[1]])))
+
+    def sample(st):
+        touching.append(len(ours.force.get_contacts(st).depth))
+        ours_y.append(np.concatenate([ours.ball.get_body_transform(st).p, ours.ball.get_body_velocity(st)[1]]))
+
+    simulate(ours, times[-1], 1e-8, times[:-1], sample)
     manager = osim.Manager(m)
     manager.setIntegratorAccuracy(1e-8)
     manager.initialize(s)
@@ -416,3 +419,22 @@ def test_energy_is_conserved_without_dissipation_or_friction():
     drift = np.abs(np.array(energies) - e0).max()
     assert drift < 1e-6 * abs(e0)  # integrator accuracy 1e-9 over ~500 steps
     assert ball.force.calc_dissipated_power(ball.state) == pytest.approx(0.0, abs=tol(abs(e0)))
+
+
+def test_contact_report_output_matches_the_applied_forces():
+    """The ``contacts`` output: one report whose force is what Ground gets (the ball the opposite),
+    at depth d, and ``dissipated_power`` = -(the element's power) - d(PE)/dt with d(PE)/dt = fH vn."""
+    ball = Ball("hc", **dict(HC))
+    d, vn = 1e-3, 0.1
+    ball.place(Rotation(), np.array([0.0, RADIUS - d, 0.0]) - P_BS, np.zeros(3), np.array([0.05, -vn, 0.0]))
+    ball.system.realize(ball.state, Stage.Velocity)
+    (rep,) = ball.force.get_output("contacts").get_value(ball.state)
+    F = ball.body_forces()
+    assert rep.depth == pytest.approx(d, rel=1e-9) and rep.body2 is ball.matter.ground
+    np.testing.assert_allclose(rep.force, F[1, 0], atol=tol(np.abs(F).max()))
+    np.testing.assert_allclose(-rep.force, F[0, 0], atol=tol(np.abs(F).max()))
+    fH = rep.normal_force / (1 + 1.5 * HC["dissipation"] * vn)
+    power = ball.force.get_output("power").get_value(ball.state)
+    dissipated = ball.force.get_output("dissipated_power").get_value(ball.state)
+    assert dissipated > 0
+    assert dissipated == pytest.approx(-power - fH * vn, rel=1e-9)
