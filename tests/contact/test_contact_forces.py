@@ -430,11 +430,11 @@ def test_contact_report_output_matches_the_applied_forces():
     ball.system.realize(ball.state, Stage.Velocity)
     (rep,) = ball.force.get_output("contacts").get_value(ball.state)
     F = ball.body_forces()
-    assert rep.depth == pytest.approx(d, rel=1e-9) and rep.body2 is ball.matter.ground
+    assert abs(rep.depth - d) <= tol(RADIUS) and rep.body2 is ball.matter.ground  # d from positions ~ RADIUS
     np.testing.assert_allclose(rep.force, F[1, 0], atol=tol(np.abs(F).max()))
     np.testing.assert_allclose(-rep.force, F[0, 0], atol=tol(np.abs(F).max()))
     fH = rep.normal_force / (1 + 1.5 * HC["dissipation"] * vn)
     power = ball.force.get_output("power").get_value(ball.state)
     dissipated = ball.force.get_output("dissipated_power").get_value(ball.state)
     assert dissipated > 0
-    assert dissipated == pytest.approx(-power - fH * vn, rel=1e-9)
+    assert abs(dissipated - (-power - fH * vn)) <= tol(abs(power) + abs(fH * vn), 256)
