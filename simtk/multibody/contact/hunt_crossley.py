@@ -1,0 +1,295 @@
+"""``Force.HuntCrossley``: Simbody's HuntCrossleyForce, compliant contact between surfaces on bodies.
+
+For each contact that detection reports between two surfaces (depth d > 0, unit normal n from
+surface 1 into surface 2, radii of curvature R1, R2), with per-surface parameters as given to
+``add_surface`` (Simbody's ``HuntCrossleyForce::setBodyParameters``), the law is Simbody's
+(Sherman, Seth & Delp 2011, "Simbody: multibody dynamics for biomedical research", and Simbody's
+HuntCrossleyForce documentation):
+
+- each stiffness k_i enters as k_i' = k_i^(2/3); s1 = k2'/(k1'+k2'), s2 = 1 - s1; the pair's
+  stiffness is k' = k1' s1 and its dissipation c = c1 s1 + c2 s2;
+- effective radius R = R1 R2/(R1+R2) (a flat surface, R = inf, leaves the other's radius);
+- Hertz force fH = 4/3 k' d sqrt(R k' d), potential energy 2/5 fH d;
+- Hunt-Crossley force f = fH (1 + 3/2 c vn), where vn is the rate of penetration; never pulling;
+- the contact point is the midway point moved by d (1/2 - s1) along n (toward the softer side);
+- friction with the pair's coefficients mu = 2 mu1 mu2/(mu1 + mu2) (0 if both are 0), slip speed
+  vs, vr = vs/vt (``transition_velocity``): magnitude f (min(vr, 1) (ud + 2 (us - ud)/(1 + vr^2)) +
+  uv vs), opposing the slip.
+
+Friction scales with the applied normal force max(f, 0): a contact whose bodies separate faster
+than 2/(3c) applies no force at all (as OpenSim 4.6's Simbody does; checked in the tests).
+
+The contact set is found at Position stage (one ``detect`` call over all surfaces) and cached; the
+forces are evaluated at Dynamics by one compiled kernel over all contacts (core/contact_laws.pxi).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...common.output import output
+from ...common.property import Property, positive
+from ...common.stage import Stage
+from ...common.state import State
+from ...spatial import Transform
+from ..forces.builtin_forces import _body, _element, _real
+from ..forces.force import Force
+from ..tree.mobilized_body import MobilizedBody
+from . import _laws
+
+try:  # the real detection (issue 12, detection side)
+    from ._detection import detect
+except ImportError:  # STAND-IN until it lands: delete this branch with _standin.py
+    from ._standin import detect  # type: ignore[assignment]
+
+__all__ = ["ContactReport"]
+
+
+@dataclass(frozen=True)
+class ContactReport:
+    """One contact of a ``Force.HuntCrossley`` (all vectors in Ground).
+
+    ``normal`` points from surface 1 into surface 2; ``force`` is the total force on body 2 at
+    ``point`` (body 1 gets its opposite there), ``normal_force`` its normal part's magnitude and
+    ``friction_force`` its tangential part.
+    """
+
+    surface1: int
+    surface2: int
+    body1: MobilizedBody
+    body2: MobilizedBody
+    point: np.ndarray
+    normal: np.ndarray
+    depth: float
+    normal_force: float
+    friction_force: np.ndarray
+    force: np.ndarray
+    potential_energy: float
+    dissipated_power: float
+
+
+class _Surface:
+    __slots__ = ("mobod", "geometry", "X_BS", "law", "clique")
+
+    def __init__(self, mobod, geometry, X_BS, law, clique):
+        self.mobod, self.geometry, self.X_BS, self.law, self.clique = mobod, geometry, X_BS, law, clique
+
+
+class _SelfFiltered:
+    """Detection's contacts less those between two surfaces of one body (they would cancel)."""
+
+    def __init__(self, c, keep: np.ndarray):
+        for name in ("surf1", "surf2", "p_G", "n_G", "depth", "R1", "R2"):
+            setattr(self, name, np.asarray(getattr(c, name))[keep])
+
+
+def _law(stiffness, dissipation, static_friction, dynamic_friction, viscous_friction) -> tuple:
+    what = "Force.HuntCrossley"
+    k = _real(stiffness, f"{what}: stiffness", nonnegative=True)
+    c = _real(dissipation, f"{what}: dissipation", nonnegative=True)
+    us = _real(static_friction, f"{what}: static_friction", nonnegative=True)
+    ud = _real(dynamic_friction, f"{what}: dynamic_friction", nonnegative=True)
+    uv = _real(viscous_friction, f"{what}: viscous_friction", nonnegative=True)
+    if ud > us:
+        raise ValueError(f"{what}: dynamic_friction {ud} exceeds static_friction {us}")
+    return k, c, us, ud, uv
+
+
+@_element("HuntCrossley")
+class _HuntCrossley(Force):
+    """Hunt-Crossley compliant contact among the surfaces added with ``add_surface``.
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+        The subsystem that holds the element.
+    transition_velocity : float, optional
+        The slip speed at which static friction peaks (Simbody's default 0.01).
+    """
+
+    _conservative = True
+
+    transition_velocity = Property(stage=Stage.Instance, check=positive, attr="_vt",
+                                   doc="slip speed of the Stribeck peak (> 0)")
+
+    def __init__(self, forces, transition_velocity: float = 0.01):
+        self._vt = positive(transition_velocity)
+        self._surfaces: list[_Surface] = []
+        self._arrays = None
+        self._contacts_index = -1
+        super().__init__(forces)
+
+    # ------------------------------------------------------------------ surfaces
+    def add_surface(self, mobod: MobilizedBody, geometry, X_BS: Transform = Transform(), *,
+                    stiffness: float = 1.0, dissipation: float = 0.0, static_friction: float = 0.0,
+                    dynamic_friction: float = 0.0, viscous_friction: float = 0.0, clique: int = -1) -> int:
+        """Add a contact surface fixed on ``mobod`` at frame ``X_BS``; returns its index.
+
+        Parameters
+        ----------
+        mobod : MobilizedBody
+            The body carrying the surface.
+        geometry : ContactGeometry
+            Its shape (``shape_code`` and ``params`` are all that is read).
+        X_BS : Transform
+            The surface's frame in the body.
+        stiffness, dissipation : float
+            Simbody's k (force/area-like, raised to 2/3 internally) and c (s/m).
+        static_friction, dynamic_friction, viscous_friction : float
+            us >= ud >= 0 and uv (s/m).
+        clique : int
+            Surfaces of one clique >= 0 never touch each other; -1 is none.
+        """
+        mobod = _body(mobod, "Force.HuntCrossley.add_surface: mobod", self._forces)
+        if not isinstance(X_BS, Transform):
+            raise TypeError(f"Force.HuntCrossley.add_surface: X_BS must be a Transform, got {type(X_BS).__name__}")
+        if not hasattr(geometry, "shape_code") or not hasattr(geometry, "params"):
+            raise TypeError(f"Force.HuntCrossley.add_surface: expected a ContactGeometry, got {type(geometry).__name__}")
+        if isinstance(clique, bool) or int(clique) != clique or clique < -1:
+            raise ValueError(f"Force.HuntCrossley.add_surface: clique must be an integer >= -1, got {clique!r}")
+        law = _law(stiffness, dissipation, static_friction, dynamic_friction, viscous_friction)
+        self._surfaces.append(_Surface(mobod, geometry, X_BS, law, int(clique)))
+        self._changed()
+        return len(self._surfaces) - 1
+
+    def set_surface_parameters(self, index: int, stiffness: float, dissipation: float, static_friction: float,
+                               dynamic_friction: float, viscous_friction: float) -> None:
+        """Simbody's ``setBodyParameters``: replace the material of surface ``index`` (a topology change)."""
+        self._surfaces[index].law = _law(stiffness, dissipation, static_friction, dynamic_friction, viscous_friction)
+        self._changed()
+
+    def get_surface_parameters(self, index: int) -> dict:
+        """The material of surface ``index``: stiffness, dissipation, static/dynamic/viscous friction."""
+        names = ("stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction")
+        return dict(zip(names, self._surfaces[index].law))
+
+    def get_num_surfaces(self) -> int:
+        """How many surfaces were added."""
+        return len(self._surfaces)
+
+    def get_surface_body(self, index: int) -> MobilizedBody:
+        """The body carrying surface ``index``."""
+        return self._surfaces[index].mobod
+
+    def set_transition_velocity(self, v: float) -> None:
+        """The slip speed vt at which static friction peaks (> 0)."""
+        self.set_property("transition_velocity", v)
+
+    def get_transition_velocity(self) -> float:
+        """The slip speed vt at which static friction peaks."""
+        return self._vt
+
+    def _changed(self) -> None:
+        self._arrays = None
+        self._forces.invalidate_subsystem_topology_cache()
+
+    def _surface_arrays(self) -> SimpleNamespace:
+        """The surfaces packed for detection and for the kernel (rebuilt after a change)."""
+        if self._arrays is None:
+            s = self._surfaces
+            ns = len(s)
+            law = np.array([x.law for x in s], dtype=np.float64).reshape(ns, 5)
+            law[:, 0] **= 2.0 / 3.0  # Simbody keeps k^(2/3): the combination rules are written in it
+            self._arrays = SimpleNamespace(
+                body=np.array([x.mobod._index for x in s], dtype=np.int64),
+                codes=np.array([x.geometry.shape_code for x in s], dtype=np.int32),
+                params=np.array([x.geometry.params for x in s], dtype=np.float64).reshape(ns, 3),
+                R_BS=np.array([x.X_BS.R.matrix for x in s], dtype=np.float64).reshape(ns, 3, 3),
+                p_BS=np.array([x.X_BS.p for x in s], dtype=np.float64).reshape(ns, 3),
+                clique=np.array([x.clique for x in s], dtype=np.int32),
+                law=law)
+        return self._arrays
+
+    # ------------------------------------------------------------------ contact set (Position)
+    def _realize_hook(self, state: State, stage: str) -> None:
+        if stage == "topology":
+            self._contacts_index = self._forces.allocate_lazy_cache_entry(state, Stage.Position, None)
+
+    def _contacts(self, state: State):
+        """The contacts in ``state`` (detected once per change of positions, then cached)."""
+        forces = self._forces
+        if forces.is_cache_value_realized(state, self._contacts_index):
+            return forces.get_cache_entry(state, self._contacts_index)
+        matter = forces._matter()
+        ws = matter._at(state, Stage.Position, f"{self!r}: contact detection").ws
+        a = self._surface_arrays()
+        R_GB, p_GB = ws.R_GB[a.body], ws.p_GB[a.body]
+        R_GS = np.ascontiguousarray(R_GB @ a.R_BS)
+        p_GS = np.ascontiguousarray(p_GB + np.einsum("nij,nj->ni", R_GB, a.p_BS))
+        contacts = detect(a.codes, a.params, R_GS, p_GS, a.clique)
+        s1, s2 = np.asarray(contacts.surf1, dtype=np.int64), np.asarray(contacts.surf2, dtype=np.int64)
+        same = a.body[s1] == a.body[s2]
+        if same.any():  # a body touching itself: equal and opposite forces at one point, and no energy
+            contacts = _SelfFiltered(contacts, ~same)
+        forces.set_cache_entry(state, self._contacts_index, contacts)
+        forces.mark_cache_value_realized(state, self._contacts_index)
+        return contacts
+
+    def get_contacts(self, state: State):
+        """The current contact set (``surf1``, ``surf2``, ``p_G``, ``n_G``, ``depth``, ``R1``, ``R2``); needs Position."""
+        return self._contacts(state)
+
+    # ------------------------------------------------------------------ evaluation (Dynamics)
+    def _evaluate(self, state: State, body_forces: np.ndarray) -> tuple[float, np.ndarray]:
+        matter = self._forces._matter()
+        ws = matter._at(state, Stage.Velocity, f"{self!r} forces").ws
+        contacts = self._contacts(state)
+        a = self._surface_arrays()
+        return _laws.hunt_crossley_law(a.body, a.law, self._vt, contacts, ws, body_forces)
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return SimpleNamespace(elements=list(elements))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        for e in packed.elements:
+            e._evaluate(state, body_forces)
+
+    @classmethod
+    def _energy_bulk(cls, packed, matter, state) -> float:
+        energy = 0.0
+        for e in packed.elements:
+            energy += float(np.sum(_laws.hertz_energy(e._surface_arrays().law, e._contacts(state))))
+        return energy
+
+    # ------------------------------------------------------------------ outputs
+    def get_contact_reports(self, state: State) -> list[ContactReport]:
+        """One report per current contact (needs Velocity)."""
+        nb = self._forces._matter().get_num_bodies()
+        scratch = np.zeros((nb, 2, 3))
+        _, rep = self._evaluate(state, scratch)
+        c = self._contacts(state)
+        out = []
+        for i in range(rep.shape[0]):
+            s1, s2 = int(c.surf1[i]), int(c.surf2[i])
+            n = np.array(c.n_G[i], dtype=float)
+            friction = rep[i, 4:7].copy()
+            out.append(ContactReport(
+                surface1=s1, surface2=s2, body1=self._surfaces[s1].mobod, body2=self._surfaces[s2].mobod,
+                point=rep[i, 0:3].copy(), normal=n, depth=float(c.depth[i]), normal_force=float(rep[i, 3]),
+                friction_force=friction, force=rep[i, 3] * n + friction, potential_energy=float(rep[i, 7]),
+                dissipated_power=float(rep[i, 8])))
+        return out
+
+    @output(Stage.Velocity, list, name="contacts")
+    def _output_contacts(self, state: State) -> list:
+        """Per-contact reports (``ContactReport``): bodies, point, normal, depth, forces, energy."""
+        if self.is_disabled(state):
+            return []
+        return self.get_contact_reports(state)
+
+    def calc_dissipated_power(self, state: State) -> float:
+        """Power the contacts take out of the system (damping and friction, >= 0 up to round-off)."""
+        if self.is_disabled(state):
+            return 0.0
+        nb = self._forces._matter().get_num_bodies()
+        _, rep = self._evaluate(state, np.zeros((nb, 2, 3)))
+        return float(np.sum(rep[:, 8]))
+
+    @output(Stage.Velocity, float, name="dissipated_power")
+    def _output_dissipated_power(self, state: State) -> float:
+        """Power the contacts take out of the system (damping and friction)."""
+        return self.calc_dissipated_power(state)
