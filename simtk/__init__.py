@@ -54,6 +54,7 @@ from .math import (
 )
 from .multibody import (
     Constraint,
+    ContactGeometry,
     Force,
     ForceSubsystem,
     GeneralForceSubsystem,
@@ -87,4 +88,6 @@ __all__ = [
     # multibody
     "MultibodySystem", "SimbodyMatterSubsystem", "MobilizedBody", "GeneralForceSubsystem", "ForceSubsystem", "Force",
     "Constraint", "Motion",
+    # contact
+    "ContactGeometry",
 ]

@@ -2,6 +2,7 @@
 dynamics), ``forces`` (force elements and subsystems), ``constraints`` (constraints, motions, the
 constraint solver), joined by ``matter`` (SimbodyMatterSubsystem) and ``multibody_system``."""
 from .constraints import Constraint, Motion
+from .contact import ContactGeometry
 from .forces import Force, ForceSubsystem, GeneralForceSubsystem
 from .matter import SimbodyMatterSubsystem
 from .multibody_system import MultibodySystem
@@ -9,6 +10,7 @@ from .tree import MobilizedBody
 
 __all__ = [
     "Constraint",
+    "ContactGeometry",
     "Motion",
     "Force",
     "ForceSubsystem",

@@ -20,6 +20,7 @@ import simtk.multibody.contact.hunt_crossley  # noqa: F401  (registers Force.Hun
 import simtk.multibody.contact.smooth  # noqa: F401  (registers Force.SmoothSphereHalfSpace)
 from simtk import (
     Body,
+    ContactGeometry,
     Force,
     GeneralForceSubsystem,
     Inertia,
@@ -34,11 +35,6 @@ from simtk import (
     Transform,
 )
 from tolerances import tol
-
-try:  # the real geometry once the detection side has landed; the forces side's stand-in until then
-    from simtk.multibody.contact.geometry import ContactGeometry
-except ImportError:
-    from simtk.multibody.contact._standin import ContactGeometry
 
 #: The issue's stated agreement with OpenSim (relative to the largest force or torque compared).
 OPENSIM_REL = 1e-10

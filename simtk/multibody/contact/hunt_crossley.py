@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -38,11 +39,7 @@ from ..forces.builtin_forces import _body, _element, _real
 from ..forces.force import Force
 from ..tree.mobilized_body import MobilizedBody
 from . import _laws
-
-try:  # the real detection (issue 12, detection side)
-    from ._detection import detect
-except ImportError:  # STAND-IN until it lands: delete this branch with _standin.py
-    from ._standin import detect  # type: ignore[assignment]
+from ._detection import detect
 
 __all__ = ["ContactReport"]
 
@@ -117,7 +114,7 @@ class _HuntCrossley(Force):
     def __init__(self, forces, transition_velocity: float = 0.01):
         self._vt = positive(transition_velocity)
         self._surfaces: list[_Surface] = []
-        self._arrays = None
+        self._arrays: Any = None  # the surfaces as kernel arrays, built at first use
         self._contacts_index = -1
         super().__init__(forces)
 
@@ -218,7 +215,7 @@ class _HuntCrossley(Force):
         R_GB, p_GB = ws.R_GB[a.body], ws.p_GB[a.body]
         R_GS = np.ascontiguousarray(R_GB @ a.R_BS)
         p_GS = np.ascontiguousarray(p_GB + np.einsum("nij,nj->ni", R_GB, a.p_BS))
-        contacts = detect(a.codes, a.params, R_GS, p_GS, a.clique)
+        contacts: Any = detect(a.codes, a.params, R_GS, p_GS, a.clique)
         s1, s2 = np.asarray(contacts.surf1, dtype=np.int64), np.asarray(contacts.surf2, dtype=np.int64)
         same = a.body[s1] == a.body[s2]
         if same.any():  # a body touching itself: equal and opposite forces at one point, and no energy
