@@ -23,6 +23,7 @@ from simtk import (
     MobilizedBody,
     Motion,
     MultibodySystem,
+    Property,
     Rotation,
     SimbodyMatterSubsystem,
     Stage,
@@ -32,9 +33,6 @@ from simtk.io import load_model, register_class, save_model
 from simtk.io.model_file import ModelFileError, ModelFileWarning, model_from_text, model_to_text
 from simtk.testing import DEFAULT_MOBILIZERS, multibody_systems, states, transforms
 from tolerances import EPS, tol  # noqa: F401
-
-# The declaration class, reached through an object: simtk's internal modules are being moved.
-Property = type(Constraint.Rod.length)
 
 
 def nonnegative(x):
@@ -796,3 +794,112 @@ def test_random_function_defined_elements_round_trip(model, data):
     state = data.draw(states(model.system))
     state.set_time(data.draw(floats))
     check_round_trip(model.system, state)
+
+
+# ---------------------------------------------------------------------- user constraints and mobilizers
+class OriginDistance(Constraint.Custom.Implementation):
+    """A user constraint: the origins of two bodies at a distance (seed 004 §3.2's example), with its
+    bodies and length as declared properties so that it saves by its registered name."""
+
+    body1 = Property(None, stage=Stage.Topology, check=a_body, doc="the first body")
+    body2 = Property(None, stage=Stage.Topology, check=a_body, doc="the second body")
+    distance = Property(1.0, stage=Stage.Instance, check=nonnegative, doc="the distance between the origins")
+
+    def __init__(self, matter=None, body1=None, body2=None, distance=1.0):
+        super().__init__(matter if matter is not None else body1.upd_matter_subsystem(), 1, 0, 0)
+        self.body1, self.body2, self.distance = body1, body2, distance
+        self._c1, self._c2 = self.add_constrained_body(body1), self.add_constrained_body(body2)
+
+    def _r_v_a(self, state, level):
+        out = [self.get_body_origin_location(state, self._c2, True) - self.get_body_origin_location(state, self._c1, True)]
+        if level >= 1:
+            out.append(self.get_body_velocity(state, self._c2, True)[1] - self.get_body_velocity(state, self._c1, True)[1])
+        if level >= 2:
+            out.append(self.get_body_acceleration(state, self._c2, True)[1]
+                       - self.get_body_acceleration(state, self._c1, True)[1])
+        return out
+
+    def realize_position_errors(self, state, mp, perr):
+        (r,) = self._r_v_a(state, 0)
+        perr[0] = (r @ r - self.distance ** 2) / 2
+
+    def realize_position_dot_errors(self, state, mp, pverr):
+        r, v = self._r_v_a(state, 1)
+        pverr[0] = v @ r
+
+    def realize_position_dot_dot_errors(self, state, mp, paerr):
+        r, v, a = self._r_v_a(state, 2)
+        paerr[0] = a @ r + v @ v
+
+    def apply_position_constraint_forces(self, state, mp, multipliers, body_forces_in_a, mobility_forces):
+        (r,) = self._r_v_a(state, 0)
+        self.add_in_station_force(state, self._c2, np.zeros(3), multipliers[0] * r, body_forces_in_a)
+        self.add_in_station_force(state, self._c1, np.zeros(3), -multipliers[0] * r, body_forces_in_a)
+
+
+class AxisSlider(MobilizedBody.Custom.Implementation):
+    """A user mobilizer: one coordinate, a translation along a declared unit axis of F."""
+
+    axis = Property((1.0, 0.0, 0.0), stage=Stage.Topology, doc="the direction of travel in F")
+
+    def __init__(self, matter=None, axis=(1.0, 0.0, 0.0)):
+        super().__init__(matter, 1, 1, 0)
+        a = np.asarray(axis, dtype=float)
+        self.axis = tuple(float(x) for x in a / np.linalg.norm(a))
+
+    def calc_mobilizer_transform_from_q(self, state, q):
+        return Transform(np.asarray(self.axis) * q[0])
+
+    def multiply_by_h_matrix(self, state, u):
+        return np.array([[0.0, 0.0, 0.0], np.asarray(self.axis) * u[0]])
+
+    def multiply_by_h_transpose(self, state, F):
+        return np.array([np.asarray(F[1]) @ np.asarray(self.axis)])
+
+    def multiply_by_h_dot_matrix(self, state, u):
+        return np.zeros((2, 3))
+
+    def multiply_by_h_dot_transpose(self, state, F):
+        return np.zeros(1)
+
+
+register_class(OriginDistance, "test.OriginDistance")
+register_class(AxisSlider, "test.AxisSlider")
+
+
+def user_elements_model():
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.UniformGravity(forces, matter, [0, -9.81, 0])
+    body = Body.Rigid(MassProperties(1.0, [0, 0, 0], Inertia(0.1)))
+    p1 = MobilizedBody.Ball(matter.ground, Transform(), body, Transform([0, 1, 0]), name="p1")
+    slide = MobilizedBody.Custom(matter.ground, Transform([1, 0, 0]), body, Transform(),
+                                 AxisSlider(matter, axis=(0.0, -3.0, 4.0)), name="slide")
+    p2 = MobilizedBody.Ball(slide, Transform(), body, Transform([0, 1, 0]), name="p2")
+    Constraint.Custom(OriginDistance(body1=p1, body2=p2, distance=1.25), name="link")
+    return system
+
+
+def test_a_registered_user_constraint_and_mobilizer_round_trip():
+    system = user_elements_model()
+    text = model_to_text(system)
+    assert "test.OriginDistance [" in text and "test.AxisSlider [" in text and "distance=1.25" in text
+    loaded = model_from_text(text)
+    assert model_to_text(loaded) == text  # write-read-write (ArtiSynth's check)
+    link = loaded.get_component("/matter/link").get_implementation()
+    assert isinstance(link, OriginDistance) and link.distance == 1.25
+    assert link.body2 is loaded.get_component("/matter/p2")  # the reference resolved to the new model
+    assert isinstance(loaded.get_component("/matter/slide").get_implementation(), AxisSlider)
+    rng = np.random.default_rng(5)
+    s0, s1 = system.realize_topology(), loaded.realize_topology()
+    y = rng.uniform(-0.5, 0.5, len(s0.get_y()))
+    for sys_, s in ((system, s0), (loaded, s1)):
+        s.set_y(y)
+        sys_.project(s, 1e-12)
+        sys_.realize(s, Stage.Acceleration)
+    assert s0.get_multipliers().any()  # the constraint acts
+    scale = max(1.0, float(np.abs(s0.get_udot()).max()))
+    np.testing.assert_allclose(s1.get_udot(), s0.get_udot(), rtol=0, atol=tol(scale, 2**10))
+    np.testing.assert_allclose(s1.get_multipliers(), s0.get_multipliers(), rtol=0,
+                               atol=tol(max(1.0, float(np.abs(s0.get_multipliers()).max())), 2**10))
