@@ -56,15 +56,9 @@ class ContactGeometry:
     (see the module docstring for the meaning of each). Instances are immutable, compare by value
     and are hashable.
 
-    Attributes
-    ----------
-    kind : str
-        ``"HalfSpace"``, ``"Sphere"``, ``"Capsule"``, ``"Brick"`` or ``"Ellipsoid"``.
-    shape_code : int
-        The kind's integer code for the compiled kernels.
-    params : tuple of float
-        Three numbers for the kernels: Sphere ``(radius, 0, 0)``, Capsule ``(radius, half_length, 0)``,
-        Brick the half-lengths, Ellipsoid the radii, HalfSpace ``(0, 0, 0)``.
+    Each has a ``kind`` (``"HalfSpace"``, ``"Sphere"``, ``"Capsule"``, ``"Brick"`` or ``"Ellipsoid"``), and
+    for the compiled kernels a ``shape_code`` and three ``params``: Sphere ``(radius, 0, 0)``, Capsule
+    ``(radius, half_length, 0)``, Brick the half-lengths, Ellipsoid the radii, HalfSpace ``(0, 0, 0)``.
     """
 
     __slots__ = ("_kind", "_params")

@@ -60,9 +60,12 @@ class _SmoothSphereHalfSpace(Force):
         The body carrying the half-space (usually Ground).
     half_space_frame : Transform
         The half-space's frame in its body; the material is on the frame's +x side.
-    stiffness, dissipation, static_friction, dynamic_friction, viscous_friction, transition_velocity,
-    constant_contact_force, hertz_smoothing, hunt_crossley_smoothing : float
+    stiffness, dissipation, static_friction, dynamic_friction : float
         OpenSim's properties of the same names, with its defaults.
+    viscous_friction, transition_velocity, constant_contact_force : float
+        The same.
+    hertz_smoothing, hunt_crossley_smoothing : float
+        The same.
     """
 
     _conservative = True
