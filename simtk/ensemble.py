@@ -243,13 +243,16 @@ def simulate(make: Callable[..., tuple[Any, State]], params: Mapping[str, Any], 
     return out
 
 
-def _member(index: int, make, params: dict, t_final: float, outputs: list[str], interval, step_size: float,
-            accuracy: float) -> tuple[int, dict | None, str | None]:
-    """A Dask task: (index, results, None) or (index, None, the error's traceback text)."""
-    try:
-        return index, simulate(make, params, t_final, outputs, interval, step_size, accuracy), None
-    except Exception:  # a member's failure is data for the caller, not a reason to stop the ensemble
-        return index, None, traceback.format_exc()
+def _members(indices: list[int], make, sets: list[dict], t_final: float, outputs: list[str], interval,
+             step_size: float, accuracy: float) -> list[tuple[int, dict | None, str | None]]:
+    """A Dask task: a batch of members, each ``(index, results, None)`` or ``(index, None, its traceback)``."""
+    done: list[tuple[int, dict | None, str | None]] = []
+    for index, params in zip(indices, sets):
+        try:
+            done.append((index, simulate(make, params, t_final, outputs, interval, step_size, accuracy), None))
+        except Exception:  # a member's failure is data for the caller, not a reason to stop the others
+            done.append((index, None, traceback.format_exc()))
+    return done
 
 
 # ====================================================================== results
@@ -347,7 +350,8 @@ def _stack(n: int, results: dict[int, dict], failed: list) -> tuple[dict[str, np
 # ====================================================================== the ensemble
 def run(make: Callable[..., tuple[Any, State]] | str | os.PathLike, parameters, t_final: float,
         outputs: Sequence[str], *, interval: float | None = None, client: Any = None, n_workers: int | None = None,
-        step_size: float = 0.01, accuracy: float = 1e-6, progress: bool | None = None) -> EnsembleResult:
+        step_size: float = 0.01, accuracy: float = 1e-6, batch_size: int | None = None,
+        progress: bool | None = None) -> EnsembleResult:
     """Run one simulation per parameter set on Dask; return the outputs as arrays indexed by member.
 
     Parameters
@@ -370,6 +374,9 @@ def run(make: Callable[..., tuple[Any, State]] | str | os.PathLike, parameters, 
         Worker processes of the local cluster (default: the cores this process may use).
     step_size, accuracy : float
         The `Simulation`'s driver step and its integrator's accuracy (as in `simulate`).
+    batch_size : int, optional
+        Members per Dask task (default: about a quarter of an equal share per worker thread, so
+        that short simulations do not pay Dask's cost per task each, and long ones still balance).
     progress : bool, optional
         A progress bar (tqdm if installed, else a line per tenth) on standard error; by default
         only when standard error is a terminal.
@@ -406,24 +413,27 @@ def run(make: Callable[..., tuple[Any, State]] | str | os.PathLike, parameters, 
         client = own_client = Client(client)
     try:
         make_on_cluster = client.scatter(make, broadcast=True) if isinstance(make, ModelText) else make
-        futures = [client.submit(_member, i, make_on_cluster, p, float(t_final), outputs, interval, step_size,
-                                 accuracy, pure=False) for i, p in enumerate(sets)]
-        index = {fut.key: i for i, fut in enumerate(futures)}
+        if batch_size is None:  # a few batches per worker thread: Dask's per-task cost spread, the load balanced
+            batch_size = max(1, math.ceil(len(sets) / (4 * max(1, sum(client.nthreads().values())))))
+        batches = [list(range(a, min(a + batch_size, len(sets)))) for a in range(0, len(sets), batch_size)]
+        futures = [client.submit(_members, b, make_on_cluster, [sets[i] for i in b], float(t_final), outputs,
+                                 interval, step_size, accuracy, pure=False) for b in batches]
+        batch_of = {fut.key: b for fut, b in zip(futures, batches)}
         results: dict[int, dict] = {}
         failed: list[tuple[int, Any, str]] = []
-        bar = _Progress(len(futures), progress)
+        bar = _Progress(len(sets), progress)
         for fut in as_completed(futures):
-            if fut.status == "error":  # the task itself failed (a worker died): the member's error all the same
+            if fut.status == "error":  # the task itself failed (its worker died): each member's error all the same
                 exc = fut.exception()
-                i = index[fut.key]
-                failed.append((i, sets[i], f"{type(exc).__name__}: {exc}"))
+                done = [(i, None, f"{type(exc).__name__}: {exc}") for i in batch_of[fut.key]]
             else:
-                i, r, err = fut.result()
+                done = fut.result()
+            for i, r, err in done:
                 if err is None:
                     results[i] = r
                 else:
                     failed.append((i, sets[i], err))
-            bar.update()
+            bar.update(len(done))
         bar.close()
     finally:
         if own_client is not None:
@@ -456,11 +466,12 @@ class _Progress:
             except ImportError:
                 pass
 
-    def update(self) -> None:
-        self.done += 1
+    def update(self, n: int = 1) -> None:
+        tenth = max(1, math.ceil(self.total / 10))
+        before, self.done = self.done, self.done + n
         if self._bar is not None:
-            self._bar.update()
-        elif self.show and (self.done == self.total or self.done % max(1, math.ceil(self.total / 10)) == 0):
+            self._bar.update(n)
+        elif self.show and (self.done == self.total or self.done // tenth > before // tenth):
             print(f"ensemble: {self.done}/{self.total} done", file=sys.stderr, flush=True)
 
     def close(self) -> None:
