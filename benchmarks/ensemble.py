@@ -54,7 +54,7 @@ def main() -> None:
 
     from distributed import Client, LocalCluster
 
-    workers = args.workers or ensemble._cores()
+    workers = cold.n_workers
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         ensemble.run(make, params[:workers], T_FINAL, OUTPUTS, client=client, progress=False)  # imports on workers

@@ -277,6 +277,8 @@ class EnsembleResult:
         (``result[path].reshape(result.grid_shape + result[path].shape[1:])``).
     wall_seconds : float
         Wall time of the whole ensemble, cluster start included.
+    n_workers : int
+        The worker threads of the cluster it ran on (a local cluster's: its processes).
     """
 
     parameters: list[dict[str, Any]]
@@ -285,6 +287,7 @@ class EnsembleResult:
     failed: list[tuple[int, dict[str, Any], str]]
     grid_shape: tuple[int, ...] | None = None
     wall_seconds: float = 0.0
+    n_workers: int = 0
 
     def __getitem__(self, path: str) -> np.ndarray:
         return self.outputs[path]
@@ -299,7 +302,7 @@ class EnsembleResult:
         mask[[i for i, _p, _e in self.failed]] = False
         return mask
 
-    def to_xarray(self):
+    def to_xarray(self) -> Any:
         """An ``xarray.Dataset`` (needs xarray): one variable per output over ``member`` (and ``time``),
         the parameters as coordinates along ``member`` (those whose values are numbers or strings)."""
         import xarray as xr
@@ -413,8 +416,9 @@ def run(make: Callable[..., tuple[Any, State]] | str | os.PathLike, parameters, 
         client = own_client = Client(client)
     try:
         make_on_cluster = client.scatter(make, broadcast=True) if isinstance(make, ModelText) else make
+        workers = sum(client.nthreads().values())
         if batch_size is None:  # a few batches per worker thread: Dask's per-task cost spread, the load balanced
-            batch_size = max(1, math.ceil(len(sets) / (4 * max(1, sum(client.nthreads().values())))))
+            batch_size = max(1, math.ceil(len(sets) / (4 * max(1, workers))))
         batches = [list(range(a, min(a + batch_size, len(sets)))) for a in range(0, len(sets), batch_size)]
         futures = [client.submit(_members, b, make_on_cluster, [sets[i] for i in b], float(t_final), outputs,
                                  interval, step_size, accuracy, pure=False) for b in batches]
@@ -442,7 +446,7 @@ def run(make: Callable[..., tuple[Any, State]] | str | os.PathLike, parameters, 
             cluster.close()
     arrays, times = _stack(len(sets), results, failed)
     failed = sorted(((i, p if p is not None else sets[i], e) for i, p, e in failed), key=lambda f: f[0])
-    return EnsembleResult(sets, arrays, times, failed, shape, time.perf_counter() - wall0)
+    return EnsembleResult(sets, arrays, times, failed, shape, time.perf_counter() - wall0, workers)
 
 
 def _cores() -> int:

@@ -38,8 +38,8 @@ from simtk import (
     MobilizedBody,
     MultibodySystem,
     SimbodyMatterSubsystem,
+    ensemble,
 )
-from simtk import ensemble
 
 MASS = 1.0  # kg
 DAMPING = 3.0  # N s/m: the transient decays as exp(-c t / 2m), below e^-6 by t = 4 s
@@ -82,7 +82,7 @@ def sweep() -> tuple[ensemble.EnsembleResult | None, np.ndarray, np.ndarray, str
     result = ensemble.run(make, params, T_FINAL, outputs, interval=SAMPLE, step_size=SAMPLE)
     for index, p, error in result.failed:
         print(f"member {index} {p} failed:\n{error}")
-    return result, result.time, result[outputs[0]], f"Dask, {ensemble._cores()} local worker processes"
+    return result, result.time, result[outputs[0]], f"Dask, {result.n_workers} local worker processes"
 
 
 def main(out_dir: Path) -> None:

@@ -10,6 +10,7 @@ named by path, registered user classes included.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 
 import numpy as np
 import pytest
@@ -47,8 +48,10 @@ def _assert_members_equal(result, serial, skip=()):
 
 def test_32_members_on_the_default_local_cluster_equal_a_serial_loop_bitwise():
     axes = {"k": [5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 640.0], "angle": [0.1, 0.2, 0.4, 0.8]}
+    before = set(multiprocessing.active_children())
     result = ensemble.run(cart_pole, axes, T_FINAL, OUTPUTS, interval=0.05, n_workers=2, progress=False)
-    assert len(result) == 32 and result.grid_shape == (8, 4) and result.failed == []
+    assert set(multiprocessing.active_children()) == before  # the cluster it started is closed, its workers gone
+    assert len(result) == 32 and result.grid_shape == (8, 4) and result.failed == [] and result.n_workers == 2
     assert result.parameters[1] == {"k": 5.0, "angle": 0.2}  # the last key varies fastest
     serial = _serial(cart_pole, result.parameters, interval=0.05)
     np.testing.assert_array_equal(result.time, serial[0]["time"])
@@ -72,11 +75,12 @@ def test_a_member_that_raises_is_reported_while_the_others_finish(cluster):
     _assert_members_equal(result, _serial(cart_pole, [p if p["k"] > 0 else params[0] for p in params]), skip={3})
 
 
-def test_a_scheduler_address_runs_the_same_ensemble_unchanged(cluster):
+def test_a_scheduler_address_runs_the_same_ensemble_unchanged_and_shows_progress(cluster, capsys):
     address = cluster.scheduler_address
     assert isinstance(address, str) and address.startswith("tcp://")
     params = [{"k": k, "angle": 0.5} for k in (3.0, 30.0, 300.0)]
-    result = ensemble.run(cart_pole, params, T_FINAL, OUTPUTS, client=address, progress=False)
+    result = ensemble.run(cart_pole, params, T_FINAL, OUTPUTS, client=address, progress=True)
+    assert "ensemble" in capsys.readouterr().err and len(cluster.workers) == 2  # the cluster outlives the call
     assert result.failed == [] and result.time.shape == ()
     assert result["/|kinetic_energy"].shape == (3,) and result["/|mass_center"].shape == (3, 3)
     _assert_members_equal(result, _serial(cart_pole, params))
