@@ -50,6 +50,7 @@ def omp_max_threads():
 
 
 cdef Py_ssize_t BATCH_SHIFT = 4294967296  # force failures: set * BATCH_SHIFT + element
+cdef Py_ssize_t BATCH_MIN_EVALS = 32  # evaluations per thread below which fewer threads are used
 
 cdef enum:
     BATCH_SEMI_EXPLICIT_EULER = 0
@@ -361,10 +362,17 @@ cdef class TreeBatch:
         self.nt_alloc = nt
         return 0
 
-    cdef int _threads(self, Py_ssize_t K, int nthreads) except -1:
+    cdef int _threads(self, Py_ssize_t K, int nthreads, Py_ssize_t evals_per_row=1) except -1:
+        # At most the threads asked for, at most one per row, and at least BATCH_MIN_EVALS
+        # evaluations per thread: waking a sleeping thread costs about as much as tens of
+        # evaluations, so small batches run on the calling thread. (The results never depend
+        # on the thread count.)
+        cdef Py_ssize_t work = K * (evals_per_row if evals_per_row > 0 else 1)
         cdef int nt = nthreads if nthreads > 0 else 1
         if not simtk_openmp_compiled():
             nt = 1
+        if nt > work // BATCH_MIN_EVALS:
+            nt = <int>(work // BATCH_MIN_EVALS) if work >= BATCH_MIN_EVALS else 1
         if nt > K:
             nt = <int>K if K > 0 else 1
         self._ensure(nt)
@@ -441,7 +449,7 @@ cdef class TreeBatch:
         """Advance every (q[k], u[k]) in place by nsteps fixed steps of size h
         (scheme: a code of BATCH_SCHEMES), tau[k] (or None) held constant."""
         cdef Py_ssize_t K = q.shape[0], k, nu = self.ws.nu
-        cdef int nt = self._threads(K, nthreads), tid
+        cdef int nt = self._threads(K, nthreads, nsteps * (4 if scheme == BATCH_RK4 else 1)), tid
         cdef const double[:, ::1] tv
         cdef const double* tp = NULL
         cdef BatchScratch* scr = self.scr

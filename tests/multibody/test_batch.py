@@ -138,11 +138,12 @@ def test_inverse_dynamics_inverts_forward_dynamics():
 
 
 def test_thread_count_does_not_change_the_results():
-    """1, 2 and 3 threads (and the default) give bitwise the same rows."""
+    """1, 2 and 3 threads (and the default) give bitwise the same rows (a thread gets at least 32
+    evaluations, so 130 rows use all 3)."""
     model, rng = _model("Ball", 13, nb=8)
     state = new_state(model)
     model.system.realize(state, Stage.Instance)
-    q, u, tau = _random_rows(model, state, rng, 67)
+    q, u, tau = _random_rows(model, state, rng, 130)  # enough rows for 3 threads
     runs = [model.matter.calc_udot_batch(q, u, tau, state=state, threads=n) for n in (1, 2, 3, None)]
     for r in runs[1:]:
         np.testing.assert_array_equal(r, runs[0])
