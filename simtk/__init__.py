@@ -2,6 +2,7 @@
 
 Everything a user needs is importable from here: ``from simtk import MultibodySystem, Stage, ...``.
 """
+from ._core import OPENMP, get_num_threads, set_num_threads
 from .common import (
     CacheEntryOutOfDateError,
     Component,
@@ -90,4 +91,6 @@ __all__ = [
     "Constraint", "Motion",
     # contact
     "ContactGeometry",
+    # threads of the batched calls (SimbodyMatterSubsystem.calc_udot_batch, ...)
+    "set_num_threads", "get_num_threads", "OPENMP",
 ]

@@ -62,11 +62,17 @@ zero_first)`` does several sets in one call (the force subsystem's hot path).
 """
 from __future__ import annotations
 
+import os
 from typing import Mapping
 
 import numpy as np
 
-import simtk_core as _k
+# The batched calls open one OpenMP parallel region per call (milliseconds of work): threads that
+# spin at its end buy nothing and, on a machine shared with other processes, steal the cores the
+# other threads need. libgomp reads this when the core loads; a user's setting is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import simtk_core as _k  # noqa: E402
 
 __all__ = [
     "all_finite", "first_non_finite",
@@ -624,6 +630,43 @@ def force_energy(fs, ws, q=None) -> float:
         if q.shape != (ws.nq,):
             raise ValueError(f"q: expected shape ({ws.nq},), got {q.shape}")
     return float(fs.energy(ws, q))
+
+
+# ---------------------------------------------------------------------------------------------
+# Batched dynamics (core/batch.pxi) and the thread count
+# ---------------------------------------------------------------------------------------------
+__all__ += ["OPENMP", "BATCH_SCHEMES", "set_num_threads", "get_num_threads", "make_tree_batch"]
+
+#: Whether the compiled core was built with OpenMP (batched calls then use several threads).
+OPENMP: bool = bool(_k.OPENMP)
+#: name -> code of the fixed-step schemes of the batched ``step``.
+BATCH_SCHEMES: dict = dict(_k.BATCH_SCHEMES)
+_num_threads = [int(_k.omp_max_threads())]
+
+
+def set_num_threads(n: int) -> None:
+    """Set the default number of threads of the batched calls (``n >= 1``).
+
+    The default is OpenMP's (``OMP_NUM_THREADS``, else the number of cores). Without OpenMP
+    (see :data:`OPENMP`) the batched calls run on one thread whatever this says.
+    """
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"set_num_threads(): expected an integer >= 1, got {n!r}")
+    _num_threads[0] = int(n)
+
+
+def get_num_threads() -> int:
+    """The default number of threads of the batched calls (1 in effect without OpenMP)."""
+    return _num_threads[0]
+
+
+def make_tree_batch(ws, sets: tuple):
+    """A ``simtk_core.TreeBatch`` over workspace ``ws`` with the force sets ``sets`` (evaluated in
+    this order for each item). Raises ValueError for a tree with Custom mobilizers or a set that
+    does not fit the tree."""
+    for fs in sets:
+        _check_set(fs, ws)
+    return _k.TreeBatch(ws, tuple(sets))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -234,6 +234,28 @@ class GeneralForceSubsystem(ForceSubsystem):
         for f in customs:
             f._calc_custom(state, body_forces, mobility_forces)
 
+    # ------------------------------------------------------------------ batched dynamics
+    def _batch_force_sets(self, state: State) -> tuple:
+        """The packed built-in sets of ``state``'s instance, in the order Dynamics adds them (the
+        position part, then the velocity part), for the matter's batched calls; refuses what only
+        Python can evaluate."""
+        if type(self).realize_subsystem_dynamics_impl is not GeneralForceSubsystem.realize_subsystem_dynamics_impl:
+            raise NotImplementedError(f"{self._where()}: {type(self).__name__} overrides the Dynamics hook, which "
+                                      "the batch kernels cannot run")
+        groups = self.get_cache_entry(state, self._groups_index)
+        python = ([f for f in groups.custom_position + groups.custom_velocity]
+                  + [p.elements[0] for _, p in groups.position_python + groups.velocity_python
+                     if getattr(p, "elements", None)])
+        if python:
+            raise NotImplementedError(
+                f"{self._where()}: batched dynamics: {python[0]!r} is evaluated in Python, which the batch "
+                "kernels cannot run; disable it in the State passed as state= (and apply its forces through "
+                "tau), or use the State API one configuration at a time")
+        if groups.position_python or groups.velocity_python:
+            raise NotImplementedError(f"{self._where()}: batched dynamics: some force elements are evaluated in "
+                                      "Python, which the batch kernels cannot run")
+        return groups.position_packed + groups.velocity_packed
+
     # ------------------------------------------------------------------ energy
     def calc_potential_energy(self, state: State) -> float:
         """Total potential energy of the enabled elements (needs Position)."""

@@ -31,6 +31,7 @@ from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, V
 from ...common.state import State, _readonly
 from ...common.subsystem import Subsystem
 from ...spatial import Transform
+from ._batch import BatchDynamics
 from .mobilized_body import MobilizedBody, _Ground
 
 __all__ = ["MatterTree"]
@@ -85,7 +86,7 @@ def _default_q(name: str, nq: int, uses_quaternion: bool) -> np.ndarray:
     return q
 
 
-class MatterTree(Subsystem):
+class MatterTree(BatchDynamics, Subsystem):
     """The bodies of a MultibodySystem, connected by mobilizers into a tree rooted at Ground.
 
     Parameters
