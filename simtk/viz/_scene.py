@@ -313,8 +313,8 @@ def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None) ->
 def default_camera(scene: Scene, poses: np.ndarray, fov: float = 45.0) -> dict:
     """A camera that sees every bounded item over all ``poses`` (n, n_slots, 7): eye, target, up, fov (degrees).
 
-    It looks from a direction between the horizontal axes and a little from above, so that planar
-    motion in any coordinate plane is seen at an angle rather than edge-on.
+    It looks along the axis after "up" (z when y is up, x when z is up), a little from the side and
+    from above.
     """
     bounded_slots = sorted({it.slot for it in scene.items if it.bounded})
     up = np.zeros(3)
@@ -328,11 +328,13 @@ def default_camera(scene: Scene, poses: np.ndarray, fov: float = 45.0) -> dict:
         lo, hi = -np.ones(3), np.ones(3)
     target = (lo + hi) / 2
     size = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)
-    # A view direction with a component along every axis (front, side, above) relative to "up".
-    side = np.roll(up, 1) if up[k] > 0 else -np.roll(up, 1)
-    front = np.cross(up, side)
-    view = 0.75 * front + 0.45 * side + 0.45 * up
+    # Look mostly along the axis after "up" (z for y-up models, whose planar motion is in x-y; x for
+    # z-up robots), with a little from the side and from above so that no motion is seen edge-on.
+    front = np.roll(np.abs(up), 1)
+    side = np.cross(up, front)
+    view = 0.85 * front + 0.3 * side + 0.3 * up
     view /= np.linalg.norm(view)
-    dist = size / np.tan(np.radians(fov) / 2) * 1.1
+    # The bounding box's half-diagonal overstates what is seen across the view: frame it a little tight.
+    dist = 0.8 * size / np.tan(np.radians(fov) / 2)
     eye = target + dist * view
     return {"eye": eye.tolist(), "target": target.tolist(), "up": up.tolist(), "fov": float(fov)}

@@ -69,8 +69,10 @@
   // so open meshes and the inside of transparent shapes read too).
   const FS = "precision mediump float; uniform vec4 uColor; uniform vec3 uEye; uniform float uLit;" +
     "varying vec3 vN; varying vec3 vW;" +
-    "void main() { float d = abs(dot(normalize(vN), normalize(uEye - vW)));" +
-    " gl_FragColor = vec4(uColor.rgb * mix(1.0, 0.3 + 0.7 * d, uLit), uColor.a); }";
+    "void main() { float k = 1.0;" +
+    // Lines have no normal (normalize(0) is NaN, which mix() would spread): they are drawn unlit.
+    " if (uLit > 0.5) { k = 0.3 + 0.7 * abs(dot(normalize(vN), normalize(uEye - vW))); }" +
+    " gl_FragColor = vec4(uColor.rgb * k, uColor.a); }";
   function shader(type, src) {
     const s = gl.createShader(type);
     gl.shaderSource(s, src);
