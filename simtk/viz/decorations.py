@@ -21,7 +21,7 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -484,8 +484,3 @@ def collect(source: Any, *, contact: bool = True, urdf: str | None = "visuals",
     placed += list(extra)
     return system, placed
 
-
-def _check_placed(items: Sequence[Placed]) -> None:
-    for p in items:
-        if not isinstance(p, Placed):
-            raise TypeError(f"expected Placed records, got {type(p).__name__}")
