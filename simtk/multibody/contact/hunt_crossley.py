@@ -19,6 +19,22 @@ HuntCrossleyForce documentation):
 Friction scales with the applied normal force max(f, 0): a contact whose bodies separate faster
 than 2/(3c) applies no force at all (as OpenSim 4.6's Simbody does; checked in the tests).
 
+Flat contacts. Simbody's HuntCrossleyForce only handles point contacts with a finite radius and
+skips every other kind; a brick (whose radius is ``inf``) on a half-space or on another brick is
+reported by detection as a manifold of vertex contacts with ``R1 = R2 = inf`` (see
+``simtk.multibody.contact._detection``), and for those this element applies the law Simbody's
+CompliantContactSubsystem applies at each penetrating vertex of a brick on a half-space
+(ContactForceGenerator::BrickHalfSpacePenalty in Simbody/src/CompliantContactSubsystem.cpp):
+
+- the stiffnesses themselves (not their 2/3 powers) combine: s1 = k2/(k1+k2), k = k1 s1, and
+  c = c1 s1 + c2 s2;
+- a linear spring fK = k d, potential energy k d^2/2 (so ``stiffness`` acts as force per length
+  per vertex, as in Simbody), with Hunt-Crossley damping f = fK (1 + c vn), never pulling;
+- the point and the friction as for the Hertz contacts (Simbody's penalty law uses its smoother
+  Stribeck curve there; one friction law per element is kept here).
+
+A lying capsule rests on its end caps: their sphere contacts, with the Hertz law and R = r.
+
 The contact set is found at Position stage (one ``detect`` call over all surfaces) and cached; the
 forces are evaluated at Dynamics by one compiled kernel over all contacts (core/contact_laws.pxi).
 """
