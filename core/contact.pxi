@@ -279,11 +279,12 @@ cdef inline void as_segment(const CShape* s, double* u, double* L, double* r) no
 # Normals of the closed-form pairs
 # ---------------------------------------------------------------------------
 
-cdef int normal_round_round(const CShape* A, const CShape* B, double* n) noexcept nogil:
+cdef int normal_round_round(const CShape* A, const CShape* B, double* n, double* gap) noexcept nogil:
     # Sphere/Capsule pairs: K = (segA - segB) + ball(rA + rB). With the closest
     # points P, Q at distance dist the depth is rA + rB - dist along (Q - P);
     # when the segments cross (dist = 0) K's nearest boundary is along the
-    # normal of the plane of both axes, at depth rA + rB.
+    # normal of the plane of both axes, at depth rA + rB. Apart: gap = the
+    # separation dist - rA - rB (exact).
     cdef double uA[3]
     cdef double uB[3]
     cdef double P[3]
@@ -298,6 +299,7 @@ cdef int normal_round_round(const CShape* A, const CShape* B, double* n) noexcep
         n[i] = Q[i] - P[i]
     dist = norm3(n)
     if dist >= rA + rB:
+        gap[0] = dist - rA - rB
         return 0
     if dist > 1e-300:
         n[0] /= dist; n[1] /= dist; n[2] /= dist
@@ -333,7 +335,7 @@ cdef double box_gap2(const double* x, const double* h) noexcept nogil:
     return g
 
 
-cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcept nogil:
+cdef int normal_round_brick(const CShape* A, const CShape* B, double* n, double* gap) noexcept nogil:
     # Sphere or Capsule A against Brick B. In B's frame the axis segment is
     # x(t) = m + t u, |t| <= L; its squared distance to the box,
     # g(t) = sum_i max(|x_i(t)| - h_i, 0)^2, is convex and piecewise quadratic
@@ -342,6 +344,7 @@ cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcep
     # point to the box's; if it meets the box, K = segment - box is a polytope
     # whose facet normals are the box's face normals and u x (box axes), and
     # the depth is r + the least support value among them (separating axes).
+    # Apart: gap = the separation dist - r (exact).
     cdef double uG[3]
     cdef double u[3]
     cdef double m[3]
@@ -403,6 +406,7 @@ cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcep
         w[i] = q[i] - x[i]
     dist = norm3(w)
     if dist >= r:
+        gap[0] = dist - r
         return 0
     if dist > 0.0:
         w[0] /= dist; w[1] /= dist; w[2] /= dist
@@ -430,12 +434,14 @@ cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcep
     return 1
 
 
-cdef int normal_brick_brick(const CShape* A, const CShape* B, double* n) noexcept nogil:
+cdef int normal_brick_brick(const CShape* A, const CShape* B, double* n, double* gap) noexcept nogil:
     # K = A - B is a polytope whose facet normals are among A's 3 axes, B's 3
     # axes and their 9 cross products; with the origin inside K the depth is
     # the least h_K over them (separating-axis theorem), exact.
     # h_K(n) = (pA - pB).n + sum hA_i |n.a_i| + sum hB_j |n.b_j|, least over
-    # +-n when n points from A to B.
+    # +-n when n points from A to B. Apart: gap = the largest separation along
+    # the 15 axes, a lower bound of the distance (equal to it when the closest
+    # features are a face and a vertex or two crossing edges), exact in sign.
     cdef double a[3]
     cdef double b[3]
     cdef double c[3]
@@ -470,6 +476,7 @@ cdef int normal_brick_brick(const CShape* A, const CShape* B, double* n) noexcep
                 n[0] = -c[0]; n[1] = -c[1]; n[2] = -c[2]
             else:
                 n[0] = c[0]; n[1] = c[1]; n[2] = c[2]
+    gap[0] = -best
     return 1 if best > 0.0 else 0
 
 
@@ -909,6 +916,7 @@ cdef inline double shape_size(const CShape* s) noexcept nogil:
 
 cdef int narrow_normal(const CShape* A, const CShape* B, double* n) noexcept nogil:
     # the contact normal from A into B, or 0 when apart; A.code <= B.code
+    cdef double gap
     if A.code == CS_HALFSPACE:
         col3(A.R, 0, n)
         n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]
@@ -917,9 +925,161 @@ cdef int narrow_normal(const CShape* A, const CShape* B, double* n) noexcept nog
         return normal_epa(A, B, shape_size(A) + shape_size(B), n)
     if B.code == CS_BRICK:
         if A.code == CS_BRICK:
-            return normal_brick_brick(A, B, n)
-        return normal_round_brick(A, B, n)
-    return normal_round_round(A, B, n)
+            return normal_brick_brick(A, B, n, &gap)
+        return normal_round_brick(A, B, n, &gap)
+    return normal_round_round(A, B, n, &gap)
+
+
+cdef int simplex_closest(double* W, int nw, double* x) noexcept nogil:
+    # The point x of the hull of the nw <= 4 points W nearest the origin, by
+    # trying every face of the simplex (its affine hull's nearest point, kept
+    # if inside the face: barycentric weights >= 0) and keeping the nearest;
+    # W is reduced to that face's corners. Returns the new count.
+    cdef double E[9]
+    cdef double Gm[9]
+    cdef double r[3]
+    cdef double lam[3]
+    cdef double y[3]
+    cdef double best = INFINITY, det, d2, w0
+    cdef int mask, bmask = 0, k, c, i, j, idx[4], n
+    cdef bint ok
+    for mask in range(1, 1 << nw):
+        n = 0
+        for k in range(nw):
+            if mask & (1 << k):
+                idx[n] = k
+                n += 1
+        # minimize |p0 + sum lam_i e_i|^2: G lam = -E^T p0 (Cramer's rule, n - 1 <= 3)
+        for i in range(n - 1):
+            for c in range(3):
+                E[3 * i + c] = W[3 * idx[i + 1] + c] - W[3 * idx[0] + c]
+        for i in range(n - 1):
+            r[i] = -dot3(E + 3 * i, W + 3 * idx[0])
+            for j in range(n - 1):
+                Gm[3 * i + j] = dot3(E + 3 * i, E + 3 * j)
+        ok = True
+        if n == 1:
+            pass
+        elif n == 2:
+            if Gm[0] <= 1e-300:
+                ok = False
+            else:
+                lam[0] = r[0] / Gm[0]
+        elif n == 3:
+            det = Gm[0] * Gm[4] - Gm[1] * Gm[3]
+            if fabs(det) <= 1e-30 * (Gm[0] * Gm[4] + 1e-300):
+                ok = False
+            else:
+                lam[0] = (r[0] * Gm[4] - Gm[1] * r[1]) / det
+                lam[1] = (Gm[0] * r[1] - Gm[3] * r[0]) / det
+        else:
+            det = (Gm[0] * (Gm[4] * Gm[8] - Gm[5] * Gm[7]) - Gm[1] * (Gm[3] * Gm[8] - Gm[5] * Gm[6])
+                   + Gm[2] * (Gm[3] * Gm[7] - Gm[4] * Gm[6]))
+            if fabs(det) <= 1e-30 * (Gm[0] * Gm[4] * Gm[8] + 1e-300):
+                ok = False
+            else:
+                lam[0] = (r[0] * (Gm[4] * Gm[8] - Gm[5] * Gm[7]) - Gm[1] * (r[1] * Gm[8] - Gm[5] * r[2])
+                          + Gm[2] * (r[1] * Gm[7] - Gm[4] * r[2])) / det
+                lam[1] = (Gm[0] * (r[1] * Gm[8] - Gm[5] * r[2]) - r[0] * (Gm[3] * Gm[8] - Gm[5] * Gm[6])
+                          + Gm[2] * (Gm[3] * r[2] - r[1] * Gm[6])) / det
+                lam[2] = (Gm[0] * (Gm[4] * r[2] - r[1] * Gm[7]) - Gm[1] * (Gm[3] * r[2] - r[1] * Gm[6])
+                          + r[0] * (Gm[3] * Gm[7] - Gm[4] * Gm[6])) / det
+        if not ok:
+            continue
+        w0 = 1.0
+        for i in range(n - 1):
+            w0 -= lam[i]
+            if lam[i] < 0.0:
+                ok = False
+        if not ok or w0 < 0.0:
+            continue
+        for c in range(3):
+            y[c] = W[3 * idx[0] + c]
+            for i in range(n - 1):
+                y[c] += lam[i] * E[3 * i + c]
+        d2 = dot3(y, y)
+        if d2 < best:
+            best = d2
+            bmask = mask
+            x[0] = y[0]; x[1] = y[1]; x[2] = y[2]
+    n = 0
+    for k in range(nw):
+        if bmask & (1 << k):
+            for c in range(3):
+                W[3 * n + c] = W[3 * k + c]
+            n += 1
+    return n
+
+
+cdef double separation_bound(const CShape* A, const CShape* B, double tol) noexcept nogil:
+    # The distance of a pair EPA found apart, by GJK on the Minkowski
+    # difference K = A - B: x is the point of the current simplex nearest the
+    # origin, K's support point s along -x joins the simplex, and the nearest
+    # face is kept. |x| is an upper bound of the distance and -h_K(-x/|x|) a
+    # lower one; it stops when they are within tol and returns |x|: positive
+    # whenever the pair is apart, within tol of the distance.
+    cdef double W[12]
+    cdef double x[3]
+    cdef double v[3]
+    cdef double mv[3]
+    cdef double a[3]
+    cdef double b[3]
+    cdef double m, lower
+    cdef int it, k, nw = 1
+    for k in range(3):
+        W[k] = A.p[k] - B.p[k]
+        x[k] = W[k]
+    m = norm3(x)
+    for it in range(64):
+        if m <= 1e-300:
+            return 0.0
+        for k in range(3):
+            v[k] = -x[k] / m
+            mv[k] = -v[k]
+        support_point(A, v, a)
+        support_point(B, mv, b)
+        lower = -(dot3(a, v) - dot3(b, v))
+        if m - lower <= tol or nw >= 4:
+            break
+        for k in range(3):
+            W[3 * nw + k] = a[k] - b[k]
+        nw = simplex_closest(W, nw + 1, x)
+        m = norm3(x)
+    return m
+
+
+cdef double pair_separation(const CShape* S1, const CShape* S2) noexcept nogil:
+    # The signed separation of a pair: minus the depth when they overlap (as
+    # detection reports it), the distance (or the lower bound noted at each
+    # narrow phase) when apart; continuous through first contact.
+    cdef double n[3]
+    cdef double mn[3]
+    cdef double gap = 0.0
+    cdef const CShape* A = S1
+    cdef const CShape* B = S2
+    cdef int ok
+    if S1.code > S2.code:
+        A = S2
+        B = S1
+    if A.code == CS_HALFSPACE:
+        ok = 1
+        col3(A.R, 0, n)
+        n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]
+    elif B.code == CS_ELLIPSOID:
+        ok = normal_epa(A, B, shape_size(A) + shape_size(B), n)
+        if not ok:
+            return separation_bound(A, B, C_EPA_REL_TOL * (shape_size(A) + shape_size(B)))
+    elif B.code == CS_BRICK:
+        if A.code == CS_BRICK:
+            ok = normal_brick_brick(A, B, n, &gap)
+        else:
+            ok = normal_round_brick(A, B, n, &gap)
+    else:
+        ok = normal_round_round(A, B, n, &gap)
+    if not ok:
+        return gap
+    mn[0] = -n[0]; mn[1] = -n[1]; mn[2] = -n[2]
+    return -(support_value(A, n) + support_value(B, mn))
 
 
 cdef void clip_segment_to_face(const Feature* seg, const Feature* face, double* out) noexcept nogil:
@@ -1166,11 +1326,32 @@ cdef inline int emit(const CShape* S, int i, int j, Py_ssize_t nc, Py_ssize_t ca
     return M.count
 
 
+cdef inline int visit(const CShape* S, int a, int b, const int* body, double* min_sep, Py_ssize_t nc,
+                      Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth, double* r1,
+                      double* r2) noexcept nogil:
+    # One candidate pair: its contacts (returns their count), or in separation
+    # mode (min_sep given) its signed separation folded into min_sep[0],
+    # skipping pairs on one body.
+    cdef double g
+    if a > b:
+        a, b = b, a
+    if min_sep != NULL:
+        if body[a] != body[b]:
+            g = pair_separation(S + a, S + b)
+            if g < min_sep[0]:
+                min_sep[0] = g
+        return 0
+    return emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
+
+
 cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
-                              double* r1, double* r2) noexcept nogil:
+                              double* r1, double* r2, double margin=0.0, const int* body=NULL,
+                              double* min_sep=NULL) noexcept nogil:
     # Returns the number of contacts (only the first `cap` are written), or -1
-    # if out of memory.
+    # if out of memory. Separation mode (min_sep given): every box is grown by
+    # margin / 2, so that the pairs within margin of each other are met, and
+    # min_sep[0] becomes the least signed separation among them (no contacts).
     #
     # Sort-and-sweep in strips: a sweep along one axis alone costs O(n^1.5)
     # when the surfaces spread over a plane (a pile on the ground: each box's
@@ -1194,6 +1375,9 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
         if S[i].code == CS_HALFSPACE:
             continue
         shape_aabb(S + i, box + 6 * i, box + 6 * i + 3)
+        for k in range(3):
+            box[6 * i + k] -= 0.5 * margin
+            box[6 * i + 3 + k] += 0.5 * margin
         nbd += 1
         for k in range(3):
             x = box[6 * i + k] + box[6 * i + 3 + k]
@@ -1277,10 +1461,7 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                     continue
                 if clique[a] >= 0 and clique[a] == clique[b]:
                     continue
-                if a < b:
-                    nc += emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
-                else:
-                    nc += emit(S, b, a, nc, cap, surf, pt, nrm, depth, r1, r2)
+                nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
         e0 = e1
     free(keys)
     for a in range(ns):
@@ -1289,10 +1470,7 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
         for b in range(ns):
             if S[b].code == CS_HALFSPACE or (clique[a] >= 0 and clique[a] == clique[b]):
                 continue
-            if a < b:
-                nc += emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
-            else:
-                nc += emit(S, b, a, nc, cap, surf, pt, nrm, depth, r1, r2)
+            nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
     return nc
 
 
@@ -1329,3 +1507,36 @@ def contact_detect(const int[::1] codes, const double[:, ::1] params, const doub
     if nc < 0:
         raise MemoryError()
     return nc
+
+
+def contact_min_separation(const int[::1] codes, const double[:, ::1] params, const double[:, :, ::1] R_GS,
+                           const double[:, ::1] p_GS, const int[::1] clique, const int[::1] body, double margin):
+    """The least signed separation (positive apart, minus the depth when overlapping) over the pairs
+    detection would consider whose surfaces are on different bodies, or ``margin`` if no such pair is
+    within ``margin`` of touching. Inputs are validated by simtk/_core.py.
+    """
+    cdef int ns = codes.shape[0], i
+    cdef double best = margin
+    cdef Py_ssize_t nc
+    cdef CShape* S = <CShape*>malloc(max(ns, 1) * sizeof(CShape))
+    cdef double* box = <double*>malloc(max(ns, 1) * 6 * sizeof(double))
+    if S == NULL or box == NULL:
+        free(S); free(box)
+        raise MemoryError()
+    if ns < 2:
+        free(S); free(box)
+        return best
+    for i in range(ns):
+        S[i].code = codes[i]
+        S[i].prm = &params[i, 0]
+        S[i].R = &R_GS[i, 0, 0]
+        S[i].p = &p_GS[i, 0]
+    try:
+        with nogil:
+            nc = detect_kernel(ns, S, &clique[0], box, 0, NULL, NULL, NULL, NULL, NULL, NULL,
+                               margin, &body[0], &best)
+    finally:
+        free(S); free(box)
+    if nc < 0:
+        raise MemoryError()
+    return best

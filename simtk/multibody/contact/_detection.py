@@ -87,9 +87,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from simtk._core import CONTACT_EPA_REL_TOL, contact_detect
+from simtk._core import CONTACT_EPA_REL_TOL, contact_detect, contact_min_separation
 
-__all__ = ["Contacts", "detect", "CONTACT_EPA_REL_TOL"]
+__all__ = ["Contacts", "detect", "min_separation", "CONTACT_EPA_REL_TOL"]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -176,3 +176,33 @@ def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike
     order = np.lexsort((surf[:, 1], surf[:, 0]))
     return Contacts(surf1=_ro(surf[order, 0]), surf2=_ro(surf[order, 1]), p_G=_ro(p[order]), n_G=_ro(n[order]),
                     depth=_ro(depth[order]), R1=_ro(r1[order]), R2=_ro(r2[order]))
+
+
+def min_separation(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike, clique: ArrayLike,
+                   body: ArrayLike, margin: float) -> float:
+    """The least signed separation among the pairs `detect` considers, for an impact event witness.
+
+    A pair's signed separation is minus its depth (as `detect` reports it) when the surfaces overlap
+    and their distance when apart, so it is continuous through first contact and crosses zero there.
+    Apart, it is exact for pairs with a half-space, a sphere or a capsule and for a sphere or a
+    capsule against a brick; brick on brick gives the largest gap along the 15 separating axes (a
+    lower bound of the distance, equal to it when the nearest features are a face and a vertex or two
+    crossing edges, and zero exactly at first contact); a pair with an ellipsoid (other than a
+    half-space) that EPA finds apart gets its distance by GJK on the support functions, an upper
+    bound within ``CONTACT_EPA_REL_TOL`` times the pair's size of it.
+
+    Parameters
+    ----------
+    codes, params, R_GS, p_GS, clique
+        The surfaces, as for `detect`.
+    body : array_like of int, shape (ns,)
+        The body of each surface: pairs on one body are left out (they never separate).
+    margin : float
+        The broad phase looks only for pairs within ``margin`` of touching (> 0).
+
+    Returns
+    -------
+    float
+        The least signed separation, or ``margin`` if no pair is within ``margin``.
+    """
+    return contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin)
