@@ -15,7 +15,10 @@
 #
 # Every narrow phase only finds n; depth, points and radii of curvature then
 # come from the shapes' support features along n (finalize_contact), so all
-# pairs share one definition of what is reported. Narrow phases (A.code <= B.code):
+# pairs share one definition of what is reported. A flat pair (a brick or a
+# capsule on a half-space, a brick or a capsule on a brick's face) reports
+# instead a manifold of several contacts with the same n (flat_manifold).
+# Narrow phases (A.code <= B.code):
 #   HalfSpace-X         n = the plane's outward normal (exact);
 #   Sphere/Capsule      closest points of the axis segments (exact);
 #   Sphere/Capsule-Brick  segment-box distance, or when the segment meets the
@@ -159,15 +162,16 @@ cdef double support_feature(const CShape* s, const double* n, Feature* f) noexce
         f.radius = q[0]
         return dot3(s.p, n) + q[0]
     if s.code == CS_CAPSULE:
-        # a cap's pole when n leans along the axis, else the side line (radii r and inf)
+        # a cap's pole when n leans along the axis, else the side line; the radius is r
+        # either way: a capsule is the union of the spheres of radius r centred on its
+        # axis, and a contact is that of the sphere centred at the nearest axis point
         col3(s.R, 2, g)
         sg = 0.0
+        f.radius = q[0]
         if d[2] > SUPPORT_TIE:
             sg = 1.0
-            f.radius = q[0]
         elif d[2] < -SUPPORT_TIE:
             sg = -1.0
-            f.radius = q[0]
         else:
             f.dim = 1
             f.ax[0] = g[0]; f.ax[1] = g[1]; f.ax[2] = g[2]
@@ -275,11 +279,12 @@ cdef inline void as_segment(const CShape* s, double* u, double* L, double* r) no
 # Normals of the closed-form pairs
 # ---------------------------------------------------------------------------
 
-cdef int normal_round_round(const CShape* A, const CShape* B, double* n) noexcept nogil:
+cdef int normal_round_round(const CShape* A, const CShape* B, double* n, double* gap) noexcept nogil:
     # Sphere/Capsule pairs: K = (segA - segB) + ball(rA + rB). With the closest
     # points P, Q at distance dist the depth is rA + rB - dist along (Q - P);
     # when the segments cross (dist = 0) K's nearest boundary is along the
-    # normal of the plane of both axes, at depth rA + rB.
+    # normal of the plane of both axes, at depth rA + rB. Apart: gap = the
+    # separation dist - rA - rB (exact).
     cdef double uA[3]
     cdef double uB[3]
     cdef double P[3]
@@ -294,6 +299,7 @@ cdef int normal_round_round(const CShape* A, const CShape* B, double* n) noexcep
         n[i] = Q[i] - P[i]
     dist = norm3(n)
     if dist >= rA + rB:
+        gap[0] = dist - rA - rB
         return 0
     if dist > 1e-300:
         n[0] /= dist; n[1] /= dist; n[2] /= dist
@@ -329,7 +335,7 @@ cdef double box_gap2(const double* x, const double* h) noexcept nogil:
     return g
 
 
-cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcept nogil:
+cdef int normal_round_brick(const CShape* A, const CShape* B, double* n, double* gap) noexcept nogil:
     # Sphere or Capsule A against Brick B. In B's frame the axis segment is
     # x(t) = m + t u, |t| <= L; its squared distance to the box,
     # g(t) = sum_i max(|x_i(t)| - h_i, 0)^2, is convex and piecewise quadratic
@@ -338,6 +344,7 @@ cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcep
     # point to the box's; if it meets the box, K = segment - box is a polytope
     # whose facet normals are the box's face normals and u x (box axes), and
     # the depth is r + the least support value among them (separating axes).
+    # Apart: gap = the separation dist - r (exact).
     cdef double uG[3]
     cdef double u[3]
     cdef double m[3]
@@ -399,6 +406,7 @@ cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcep
         w[i] = q[i] - x[i]
     dist = norm3(w)
     if dist >= r:
+        gap[0] = dist - r
         return 0
     if dist > 0.0:
         w[0] /= dist; w[1] /= dist; w[2] /= dist
@@ -426,12 +434,14 @@ cdef int normal_round_brick(const CShape* A, const CShape* B, double* n) noexcep
     return 1
 
 
-cdef int normal_brick_brick(const CShape* A, const CShape* B, double* n) noexcept nogil:
+cdef int normal_brick_brick(const CShape* A, const CShape* B, double* n, double* gap) noexcept nogil:
     # K = A - B is a polytope whose facet normals are among A's 3 axes, B's 3
     # axes and their 9 cross products; with the origin inside K the depth is
     # the least h_K over them (separating-axis theorem), exact.
     # h_K(n) = (pA - pB).n + sum hA_i |n.a_i| + sum hB_j |n.b_j|, least over
-    # +-n when n points from A to B.
+    # +-n when n points from A to B. Apart: gap = the largest separation along
+    # the 15 axes, a lower bound of the distance (equal to it when the closest
+    # features are a face and a vertex or two crossing edges), exact in sign.
     cdef double a[3]
     cdef double b[3]
     cdef double c[3]
@@ -466,6 +476,7 @@ cdef int normal_brick_brick(const CShape* A, const CShape* B, double* n) noexcep
                 n[0] = -c[0]; n[1] = -c[1]; n[2] = -c[2]
             else:
                 n[0] = c[0]; n[1] = c[1]; n[2] = c[2]
+    gap[0] = -best
     return 1 if best > 0.0 else 0
 
 
@@ -645,6 +656,252 @@ cdef int normal_epa(const CShape* A, const CShape* B, double scale, double* n) n
 
 
 # ---------------------------------------------------------------------------
+# Contact manifolds of flat contacts
+# ---------------------------------------------------------------------------
+#
+# A pair whose contact is flat on one side (a half-space, or a brick face the
+# normal is a face normal of) and spread on the other (a brick face, a
+# capsule's axis) gets several contacts with the pair's normal, one per corner
+# of the touching region, as Simbody's CompliantContactSubsystem does for a
+# brick on a half-space (ContactForceGenerator::BrickHalfSpacePenalty, which
+# takes the brick face most antiparallel to the half-space normal and applies a
+# force at each of its vertices that penetrates). Here:
+#   reference  the flat side: a half-space, or a brick's face whose outward
+#              normal m is within SUPPORT_TIE of the pair's normal (m ~ n for
+#              surface A, -n for B; of two bricks' faces the better aligned);
+#              the plane is the face's own plane x.m = h;
+#   incident   a brick: the face most antiparallel to m (the one holding the
+#              deepest vertex, whatever the tilt), as a quadrilateral clipped
+#              to the reference face's side slabs (Sutherland-Hodgman); a
+#              capsule: its axis segment clipped likewise, each end standing
+#              for the sphere of radius r centred there (a capsule is the union
+#              of those spheres, so a lying capsule rests on its two end caps);
+#   contacts   every corner y (for a capsule the sphere's pole x - r m) below
+#              the plane: depth h - y.m, point y + depth m / 2 (midway, as for
+#              every contact).
+# The deepest corner is the pair's deepest point; if clipping removed it (the
+# deepest vertex hangs beyond the reference face) the manifold does not reach
+# the exact depth and the pair keeps its single exact contact instead.
+
+cdef enum:
+    MAX_MANIFOLD = 8    # a quadrilateral clipped by four slabs has at most 8 corners
+
+
+cdef struct Manifold:
+    int count
+    double pt[3 * MAX_MANIFOLD]
+    double depth[MAX_MANIFOLD]
+    double rA
+    double rB
+
+
+cdef double brick_face(const CShape* s, const double* m, double* c, double* nf, double* u1, double* u2,
+                       double* h1, double* h2) noexcept nogil:
+    # The face of brick s whose outward normal is most aligned with unit m: its
+    # centre c, its outward normal nf, in-plane axes u1, u2 (unit, in G) with
+    # half-lengths h1, h2. Returns the direction cosine of its normal with m.
+    cdef double d[3]
+    cdef int i = 0, k
+    cdef double sg
+    mat33T_vec(s.R, m, d)
+    for k in range(1, 3):
+        if fabs(d[k]) > fabs(d[i]):
+            i = k
+    sg = 1.0 if d[i] >= 0.0 else -1.0
+    col3(s.R, i, nf)
+    for k in range(3):
+        nf[k] *= sg
+        c[k] = s.p[k] + s.prm[i] * nf[k]
+    col3(s.R, (i + 1) % 3, u1)
+    col3(s.R, (i + 2) % 3, u2)
+    h1[0] = s.prm[(i + 1) % 3]
+    h2[0] = s.prm[(i + 2) % 3]
+    return fabs(d[i])
+
+
+cdef int clip_polygon(double* P, int np_, const double* c, const double* u, double half,
+                      double* tmp) noexcept nogil:
+    # Clip the polygon P (np_ corners, 3 doubles each) to the slab
+    # |(x - c).u| <= half (Sutherland-Hodgman, one side at a time); returns the
+    # new count (at most np_ + 2, so at most 8 from a quadrilateral and 4 slabs).
+    cdef double s0, s1, t, sgn
+    cdef int i, k, j, nq
+    for j in range(2):
+        sgn = 1.0 if j == 0 else -1.0
+        nq = 0
+        for i in range(np_):
+            k = (i + 1) % np_
+            s0 = half - sgn * ((P[3 * i] - c[0]) * u[0] + (P[3 * i + 1] - c[1]) * u[1] + (P[3 * i + 2] - c[2]) * u[2])
+            s1 = half - sgn * ((P[3 * k] - c[0]) * u[0] + (P[3 * k + 1] - c[1]) * u[1] + (P[3 * k + 2] - c[2]) * u[2])
+            if s0 >= 0.0 and nq < MAX_MANIFOLD:
+                tmp[3 * nq] = P[3 * i]; tmp[3 * nq + 1] = P[3 * i + 1]; tmp[3 * nq + 2] = P[3 * i + 2]
+                nq += 1
+            if (s0 >= 0.0) != (s1 >= 0.0) and nq < MAX_MANIFOLD:
+                t = s0 / (s0 - s1)
+                tmp[3 * nq] = P[3 * i] + t * (P[3 * k] - P[3 * i])
+                tmp[3 * nq + 1] = P[3 * i + 1] + t * (P[3 * k + 1] - P[3 * i + 1])
+                tmp[3 * nq + 2] = P[3 * i + 2] + t * (P[3 * k + 2] - P[3 * i + 2])
+                nq += 1
+        for i in range(3 * nq):
+            P[i] = tmp[i]
+        np_ = nq
+        if np_ == 0:
+            break
+    return np_
+
+
+cdef void clip_segment(double* e0, double* e1, const double* c, const double* u, double half,
+                       bint* empty) noexcept nogil:
+    # Shrink the segment e0-e1 to the slab |(x - c).u| <= half.
+    cdef double a0 = (e0[0] - c[0]) * u[0] + (e0[1] - c[1]) * u[1] + (e0[2] - c[2]) * u[2]
+    cdef double a1 = (e1[0] - c[0]) * u[0] + (e1[1] - c[1]) * u[1] + (e1[2] - c[2]) * u[2]
+    cdef double lo = 0.0, hi = 1.0, t, da = a1 - a0
+    cdef double f0[3]
+    cdef int k
+    if empty[0]:
+        return
+    if fabs(da) <= 1e-300:
+        if fabs(a0) > half:
+            empty[0] = True
+        return
+    # parameter range where -half <= a0 + t da <= half
+    t = (-half - a0) / da
+    if da > 0.0:
+        lo = t if t > lo else lo
+        t = (half - a0) / da
+        hi = t if t < hi else hi
+    else:
+        hi = t if t < hi else hi
+        t = (half - a0) / da
+        lo = t if t > lo else lo
+    if lo > hi:
+        empty[0] = True
+        return
+    for k in range(3):
+        f0[k] = e0[k]
+        e0[k] = f0[k] + lo * (e1[k] - f0[k])
+        e1[k] = f0[k] + hi * (e1[k] - f0[k])
+
+
+cdef int flat_manifold(const CShape* A, const CShape* B, const double* n, double dep,
+                       Manifold* M) noexcept nogil:
+    # The manifold of pair (A, B), A.code <= B.code, normal n from A into B and
+    # exact depth dep; 0 when the pair has none (the single exact contact stands).
+    cdef const CShape* ref
+    cdef const CShape* inc
+    cdef double m[3]
+    cdef double c[3]
+    cdef double u1[3]
+    cdef double u2[3]
+    cdef double ic[3]
+    cdef double v1[3]
+    cdef double v2[3]
+    cdef double c2[3]
+    cdef double m2[3]
+    cdef double w1[3]
+    cdef double w2[3]
+    cdef double P[3 * MAX_MANIFOLD]
+    cdef double tmp[3 * MAX_MANIFOLD]
+    cdef double h1 = 0.0, h2 = 0.0, g1, g2, h, r = 0.0, x, y, best = -INFINITY, tie, cosA, cosB
+    cdef int np_ = 0, i, k
+    cdef bint clip = False, empty = False, capsule
+    M.count = 0
+    M.rA = INFINITY
+    M.rB = INFINITY
+    if A.code == CS_HALFSPACE and (B.code == CS_BRICK or B.code == CS_CAPSULE):
+        ref = A
+        inc = B
+        m[0] = n[0]; m[1] = n[1]; m[2] = n[2]      # the plane's normal itself
+        h = support_value(A, m)
+    elif A.code == CS_BRICK and B.code == CS_BRICK:
+        # the reference is the face n is the normal of (separating axes pick one exactly); the
+        # depths are measured from that face's own plane, so that a face within the tie of n
+        # still gives each vertex its own depth
+        inc = B
+        ref = A
+        cosA = brick_face(A, n, c, m, u1, u2, &h1, &h2)
+        for k in range(3):
+            w1[k] = -n[k]
+        cosB = brick_face(B, w1, c2, m2, w1, w2, &g1, &g2)
+        if cosB > cosA:
+            ref = B
+            inc = A
+            cosA = cosB
+            for k in range(3):
+                c[k] = c2[k]; m[k] = m2[k]; u1[k] = w1[k]; u2[k] = w2[k]
+            h1 = g1
+            h2 = g2
+        if cosA < 1.0 - SUPPORT_TIE:
+            return 0            # edge on edge: a single contact
+        h = dot3(c, m)
+        clip = True
+    elif A.code == CS_CAPSULE and B.code == CS_BRICK:
+        ref = B
+        inc = A
+        for k in range(3):
+            w1[k] = -n[k]
+        if brick_face(B, w1, c, m, u1, u2, &h1, &h2) < 1.0 - SUPPORT_TIE:
+            return 0            # a cap or the side on an edge or a vertex: one point
+        h = dot3(c, m)
+        clip = True
+    else:
+        return 0
+    capsule = inc.code == CS_CAPSULE
+    if capsule:
+        r = inc.prm[0]
+        col3(inc.R, 2, v1)
+        for k in range(3):
+            P[k] = inc.p[k] + inc.prm[1] * v1[k]
+            P[3 + k] = inc.p[k] - inc.prm[1] * v1[k]
+        np_ = 2
+        if clip:
+            clip_segment(P, P + 3, c, u1, h1, &empty)
+            clip_segment(P, P + 3, c, u2, h2, &empty)
+            if empty:
+                return 0
+        for i in range(2):
+            for k in range(3):
+                P[3 * i + k] -= r * m[k]        # the sphere's pole toward the reference
+    else:
+        for k in range(3):
+            w1[k] = -m[k]
+        brick_face(inc, w1, ic, w2, v1, v2, &g1, &g2)     # the incident face: most antiparallel
+        for i in range(4):
+            # corners in order around the face: (+,+), (-,+), (-,-), (+,-)
+            x = 1.0 if (i == 0 or i == 3) else -1.0
+            y = 1.0 if i < 2 else -1.0
+            for k in range(3):
+                P[3 * i + k] = ic[k] + x * g1 * v1[k] + y * g2 * v2[k]
+        np_ = 4
+        if clip:
+            np_ = clip_polygon(P, np_, c, u1, h1, tmp)
+            if np_ > 0:
+                np_ = clip_polygon(P, np_, c, u2, h2, tmp)
+    for i in range(np_):
+        x = h - dot3(P + 3 * i, m)
+        if x > 0.0 and M.count < MAX_MANIFOLD:
+            M.depth[M.count] = x
+            for k in range(3):
+                M.pt[3 * M.count + k] = P[3 * i + k] + 0.5 * x * m[k]
+            M.count += 1
+            if x > best:
+                best = x
+    # the manifold's deepest contact must be the pair's (to the round-off of the numbers
+    # involved): not if clipping removed the deepest vertex, nor if the reference face is only
+    # within the tie of an edge-on-edge normal
+    tie = SUPPORT_TIE * (fabs(h) + shape_size(A) + shape_size(B))
+    if M.count == 0 or fabs(best - dep) > tie:
+        M.count = 0
+        return 0
+    if capsule:
+        if inc == A:
+            M.rA = r
+        else:
+            M.rB = r
+    return M.count
+
+
+# ---------------------------------------------------------------------------
 # One pair
 # ---------------------------------------------------------------------------
 
@@ -659,6 +916,7 @@ cdef inline double shape_size(const CShape* s) noexcept nogil:
 
 cdef int narrow_normal(const CShape* A, const CShape* B, double* n) noexcept nogil:
     # the contact normal from A into B, or 0 when apart; A.code <= B.code
+    cdef double gap
     if A.code == CS_HALFSPACE:
         col3(A.R, 0, n)
         n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]
@@ -667,9 +925,161 @@ cdef int narrow_normal(const CShape* A, const CShape* B, double* n) noexcept nog
         return normal_epa(A, B, shape_size(A) + shape_size(B), n)
     if B.code == CS_BRICK:
         if A.code == CS_BRICK:
-            return normal_brick_brick(A, B, n)
-        return normal_round_brick(A, B, n)
-    return normal_round_round(A, B, n)
+            return normal_brick_brick(A, B, n, &gap)
+        return normal_round_brick(A, B, n, &gap)
+    return normal_round_round(A, B, n, &gap)
+
+
+cdef int simplex_closest(double* W, int nw, double* x) noexcept nogil:
+    # The point x of the hull of the nw <= 4 points W nearest the origin, by
+    # trying every face of the simplex (its affine hull's nearest point, kept
+    # if inside the face: barycentric weights >= 0) and keeping the nearest;
+    # W is reduced to that face's corners. Returns the new count.
+    cdef double E[9]
+    cdef double Gm[9]
+    cdef double r[3]
+    cdef double lam[3]
+    cdef double y[3]
+    cdef double best = INFINITY, det, d2, w0
+    cdef int mask, bmask = 0, k, c, i, j, idx[4], n
+    cdef bint ok
+    for mask in range(1, 1 << nw):
+        n = 0
+        for k in range(nw):
+            if mask & (1 << k):
+                idx[n] = k
+                n += 1
+        # minimize |p0 + sum lam_i e_i|^2: G lam = -E^T p0 (Cramer's rule, n - 1 <= 3)
+        for i in range(n - 1):
+            for c in range(3):
+                E[3 * i + c] = W[3 * idx[i + 1] + c] - W[3 * idx[0] + c]
+        for i in range(n - 1):
+            r[i] = -dot3(E + 3 * i, W + 3 * idx[0])
+            for j in range(n - 1):
+                Gm[3 * i + j] = dot3(E + 3 * i, E + 3 * j)
+        ok = True
+        if n == 1:
+            pass
+        elif n == 2:
+            if Gm[0] <= 1e-300:
+                ok = False
+            else:
+                lam[0] = r[0] / Gm[0]
+        elif n == 3:
+            det = Gm[0] * Gm[4] - Gm[1] * Gm[3]
+            if fabs(det) <= 1e-30 * (Gm[0] * Gm[4] + 1e-300):
+                ok = False
+            else:
+                lam[0] = (r[0] * Gm[4] - Gm[1] * r[1]) / det
+                lam[1] = (Gm[0] * r[1] - Gm[3] * r[0]) / det
+        else:
+            det = (Gm[0] * (Gm[4] * Gm[8] - Gm[5] * Gm[7]) - Gm[1] * (Gm[3] * Gm[8] - Gm[5] * Gm[6])
+                   + Gm[2] * (Gm[3] * Gm[7] - Gm[4] * Gm[6]))
+            if fabs(det) <= 1e-30 * (Gm[0] * Gm[4] * Gm[8] + 1e-300):
+                ok = False
+            else:
+                lam[0] = (r[0] * (Gm[4] * Gm[8] - Gm[5] * Gm[7]) - Gm[1] * (r[1] * Gm[8] - Gm[5] * r[2])
+                          + Gm[2] * (r[1] * Gm[7] - Gm[4] * r[2])) / det
+                lam[1] = (Gm[0] * (r[1] * Gm[8] - Gm[5] * r[2]) - r[0] * (Gm[3] * Gm[8] - Gm[5] * Gm[6])
+                          + Gm[2] * (Gm[3] * r[2] - r[1] * Gm[6])) / det
+                lam[2] = (Gm[0] * (Gm[4] * r[2] - r[1] * Gm[7]) - Gm[1] * (Gm[3] * r[2] - r[1] * Gm[6])
+                          + r[0] * (Gm[3] * Gm[7] - Gm[4] * Gm[6])) / det
+        if not ok:
+            continue
+        w0 = 1.0
+        for i in range(n - 1):
+            w0 -= lam[i]
+            if lam[i] < 0.0:
+                ok = False
+        if not ok or w0 < 0.0:
+            continue
+        for c in range(3):
+            y[c] = W[3 * idx[0] + c]
+            for i in range(n - 1):
+                y[c] += lam[i] * E[3 * i + c]
+        d2 = dot3(y, y)
+        if d2 < best:
+            best = d2
+            bmask = mask
+            x[0] = y[0]; x[1] = y[1]; x[2] = y[2]
+    n = 0
+    for k in range(nw):
+        if bmask & (1 << k):
+            for c in range(3):
+                W[3 * n + c] = W[3 * k + c]
+            n += 1
+    return n
+
+
+cdef double separation_bound(const CShape* A, const CShape* B, double tol) noexcept nogil:
+    # The distance of a pair EPA found apart, by GJK on the Minkowski
+    # difference K = A - B: x is the point of the current simplex nearest the
+    # origin, K's support point s along -x joins the simplex, and the nearest
+    # face is kept. |x| is an upper bound of the distance and -h_K(-x/|x|) a
+    # lower one; it stops when they are within tol and returns |x|: positive
+    # whenever the pair is apart, within tol of the distance.
+    cdef double W[12]
+    cdef double x[3]
+    cdef double v[3]
+    cdef double mv[3]
+    cdef double a[3]
+    cdef double b[3]
+    cdef double m, lower
+    cdef int it, k, nw = 1
+    for k in range(3):
+        W[k] = A.p[k] - B.p[k]
+        x[k] = W[k]
+    m = norm3(x)
+    for it in range(64):
+        if m <= 1e-300:
+            return 0.0
+        for k in range(3):
+            v[k] = -x[k] / m
+            mv[k] = -v[k]
+        support_point(A, v, a)
+        support_point(B, mv, b)
+        lower = -(dot3(a, v) - dot3(b, v))
+        if m - lower <= tol or nw >= 4:
+            break
+        for k in range(3):
+            W[3 * nw + k] = a[k] - b[k]
+        nw = simplex_closest(W, nw + 1, x)
+        m = norm3(x)
+    return m
+
+
+cdef double pair_separation(const CShape* S1, const CShape* S2) noexcept nogil:
+    # The signed separation of a pair: minus the depth when they overlap (as
+    # detection reports it), the distance (or the lower bound noted at each
+    # narrow phase) when apart; continuous through first contact.
+    cdef double n[3]
+    cdef double mn[3]
+    cdef double gap = 0.0
+    cdef const CShape* A = S1
+    cdef const CShape* B = S2
+    cdef int ok
+    if S1.code > S2.code:
+        A = S2
+        B = S1
+    if A.code == CS_HALFSPACE:
+        ok = 1
+        col3(A.R, 0, n)
+        n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]
+    elif B.code == CS_ELLIPSOID:
+        ok = normal_epa(A, B, shape_size(A) + shape_size(B), n)
+        if not ok:
+            return separation_bound(A, B, C_EPA_REL_TOL * (shape_size(A) + shape_size(B)))
+    elif B.code == CS_BRICK:
+        if A.code == CS_BRICK:
+            ok = normal_brick_brick(A, B, n, &gap)
+        else:
+            ok = normal_round_brick(A, B, n, &gap)
+    else:
+        ok = normal_round_round(A, B, n, &gap)
+    if not ok:
+        return gap
+    mn[0] = -n[0]; mn[1] = -n[1]; mn[2] = -n[2]
+    return -(support_value(A, n) + support_value(B, mn))
 
 
 cdef void clip_segment_to_face(const Feature* seg, const Feature* face, double* out) noexcept nogil:
@@ -762,7 +1172,8 @@ cdef int finalize_contact(const CShape* A, const CShape* B, const double* n, dou
     cdef double mn[3]
     cdef double a[3]
     cdef double b[3]
-    cdef double dep
+    cdef double g[3]
+    cdef double dep, t
     cdef int i
     mn[0] = -n[0]; mn[1] = -n[1]; mn[2] = -n[2]
     dep = support_feature(A, n, &fa) + support_feature(B, mn, &fb)
@@ -789,8 +1200,25 @@ cdef int finalize_contact(const CShape* A, const CShape* B, const double* n, dou
         for i in range(3):
             b[i] = a[i] - dep * n[i]
     else:
-        a[0] = fa.pt[0]; a[1] = fa.pt[1]; a[2] = fa.pt[2]
         b[0] = fb.pt[0]; b[1] = fb.pt[1]; b[2] = fb.pt[2]
+        if A.code == CS_CAPSULE and B.code == CS_ELLIPSOID:
+            # A cap against an ellipsoid (EPA): an iterative normal is only so exact, and near a
+            # tie between a cap and the side the pole taken can be the far end's; the capsule's
+            # point is the pole of the sphere centred at the axis point nearest the centre of
+            # curvature b + (dep - r) n (the cap's own pole when the cap is the feature).
+            col3(A.R, 2, g)
+            for i in range(3):
+                a[i] = b[i] + (dep - A.prm[0]) * n[i] - A.p[i]
+            t = clampd(dot3(a, g), -A.prm[1], A.prm[1])
+            for i in range(3):
+                a[i] = A.p[i] + t * g[i] + A.prm[0] * n[i]
+        elif A.code == CS_BRICK and B.code == CS_ELLIPSOID:
+            # likewise a brick's vertex against an ellipsoid can be a near tie with an edge: the
+            # ellipsoid's point is the well-defined one, carried across the gap
+            for i in range(3):
+                a[i] = b[i] + dep * n[i]
+        else:
+            a[0] = fa.pt[0]; a[1] = fa.pt[1]; a[2] = fa.pt[2]
     for i in range(3):
         pt[i] = 0.5 * (a[i] + b[i])
     depth[0] = dep
@@ -799,12 +1227,14 @@ cdef int finalize_contact(const CShape* A, const CShape* B, const double* n, dou
     return 1
 
 
-cdef int contact_pair(const CShape* S1, const CShape* S2, double* pt, double* n, double* depth,
-                      double* r1, double* r2) noexcept nogil:
-    # The contact between surfaces 1 and 2 (normal from 1 into 2), or 0 if
-    # none. Narrow phases are written for A.code <= B.code; a swapped pair
-    # flips the normal and swaps the radii.
+cdef int contact_pair(const CShape* S1, const CShape* S2, double* n, Manifold* M) noexcept nogil:
+    # The contacts between surfaces 1 and 2 (normal n from 1 into 2) into M;
+    # returns their count, 0 if none. Narrow phases are written for
+    # A.code <= B.code; a swapped pair flips the normal and swaps the radii.
+    # One exact contact, or the pair's flat manifold when it has one.
     cdef double m[3]
+    cdef double p_[3]
+    cdef double d_, ra, rb
     cdef const CShape* A = S1
     cdef const CShape* B = S2
     cdef bint swap = S1.code > S2.code
@@ -813,15 +1243,22 @@ cdef int contact_pair(const CShape* S1, const CShape* S2, double* pt, double* n,
         B = S1
     if not narrow_normal(A, B, m):
         return 0
+    if not finalize_contact(A, B, m, p_, &d_, &ra, &rb):
+        return 0
+    if not flat_manifold(A, B, m, d_, M):
+        M.count = 1
+        M.pt[0] = p_[0]; M.pt[1] = p_[1]; M.pt[2] = p_[2]
+        M.depth[0] = d_
+        M.rA = ra
+        M.rB = rb
     if swap:
-        if not finalize_contact(A, B, m, pt, depth, r2, r1):
-            return 0
         n[0] = -m[0]; n[1] = -m[1]; n[2] = -m[2]
+        ra = M.rA
+        M.rA = M.rB
+        M.rB = ra
     else:
-        if not finalize_contact(A, B, m, pt, depth, r1, r2):
-            return 0
         n[0] = m[0]; n[1] = m[1]; n[2] = m[2]
-    return 1
+    return M.count
 
 
 # ---------------------------------------------------------------------------
@@ -866,30 +1303,55 @@ cdef void shape_aabb(const CShape* s, double* lo, double* hi) noexcept nogil:
 
 cdef inline int emit(const CShape* S, int i, int j, Py_ssize_t nc, Py_ssize_t cap, long long* surf,
                      double* pt, double* nrm, double* depth, double* r1, double* r2) noexcept nogil:
-    # evaluate pair (i, j), i < j; write it if there is room; 1 if in contact
-    cdef double p_[3]
+    # evaluate pair (i, j), i < j; write its contacts from row nc on while there is
+    # room; returns how many it has (all counted, so the caller can size again)
+    cdef Manifold M
     cdef double n_[3]
-    cdef double d_, a_, b_
-    cdef int k
-    if not contact_pair(S + i, S + j, p_, n_, &d_, &a_, &b_):
+    cdef int k, c
+    cdef Py_ssize_t row
+    if not contact_pair(S + i, S + j, n_, &M):
         return 0
-    if nc < cap:
-        surf[2 * nc] = i
-        surf[2 * nc + 1] = j
+    for c in range(M.count):
+        row = nc + c
+        if row >= cap:
+            break
+        surf[2 * row] = i
+        surf[2 * row + 1] = j
         for k in range(3):
-            pt[3 * nc + k] = p_[k]
-            nrm[3 * nc + k] = n_[k]
-        depth[nc] = d_
-        r1[nc] = a_
-        r2[nc] = b_
-    return 1
+            pt[3 * row + k] = M.pt[3 * c + k]
+            nrm[3 * row + k] = n_[k]
+        depth[row] = M.depth[c]
+        r1[row] = M.rA
+        r2[row] = M.rB
+    return M.count
+
+
+cdef inline int visit(const CShape* S, int a, int b, const int* body, double* min_sep, Py_ssize_t nc,
+                      Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth, double* r1,
+                      double* r2) noexcept nogil:
+    # One candidate pair: its contacts (returns their count), or in separation
+    # mode (min_sep given) its signed separation folded into min_sep[0],
+    # skipping pairs on one body.
+    cdef double g
+    if a > b:
+        a, b = b, a
+    if min_sep != NULL:
+        if body[a] != body[b]:
+            g = pair_separation(S + a, S + b)
+            if g < min_sep[0]:
+                min_sep[0] = g
+        return 0
+    return emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
 
 
 cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
-                              double* r1, double* r2) noexcept nogil:
+                              double* r1, double* r2, double margin=0.0, const int* body=NULL,
+                              double* min_sep=NULL) noexcept nogil:
     # Returns the number of contacts (only the first `cap` are written), or -1
-    # if out of memory.
+    # if out of memory. Separation mode (min_sep given): every box is grown by
+    # margin / 2, so that the pairs within margin of each other are met, and
+    # min_sep[0] becomes the least signed separation among them (no contacts).
     #
     # Sort-and-sweep in strips: a sweep along one axis alone costs O(n^1.5)
     # when the surfaces spread over a plane (a pile on the ground: each box's
@@ -913,6 +1375,9 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
         if S[i].code == CS_HALFSPACE:
             continue
         shape_aabb(S + i, box + 6 * i, box + 6 * i + 3)
+        for k in range(3):
+            box[6 * i + k] -= 0.5 * margin
+            box[6 * i + 3 + k] += 0.5 * margin
         nbd += 1
         for k in range(3):
             x = box[6 * i + k] + box[6 * i + 3 + k]
@@ -996,10 +1461,7 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                     continue
                 if clique[a] >= 0 and clique[a] == clique[b]:
                     continue
-                if a < b:
-                    nc += emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
-                else:
-                    nc += emit(S, b, a, nc, cap, surf, pt, nrm, depth, r1, r2)
+                nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
         e0 = e1
     free(keys)
     for a in range(ns):
@@ -1008,10 +1470,7 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
         for b in range(ns):
             if S[b].code == CS_HALFSPACE or (clique[a] >= 0 and clique[a] == clique[b]):
                 continue
-            if a < b:
-                nc += emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
-            else:
-                nc += emit(S, b, a, nc, cap, surf, pt, nrm, depth, r1, r2)
+            nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
     return nc
 
 
@@ -1048,3 +1507,36 @@ def contact_detect(const int[::1] codes, const double[:, ::1] params, const doub
     if nc < 0:
         raise MemoryError()
     return nc
+
+
+def contact_min_separation(const int[::1] codes, const double[:, ::1] params, const double[:, :, ::1] R_GS,
+                           const double[:, ::1] p_GS, const int[::1] clique, const int[::1] body, double margin):
+    """The least signed separation (positive apart, minus the depth when overlapping) over the pairs
+    detection would consider whose surfaces are on different bodies, or ``margin`` if no such pair is
+    within ``margin`` of touching. Inputs are validated by simtk/_core.py.
+    """
+    cdef int ns = codes.shape[0], i
+    cdef double best = margin
+    cdef Py_ssize_t nc
+    cdef CShape* S = <CShape*>malloc(max(ns, 1) * sizeof(CShape))
+    cdef double* box = <double*>malloc(max(ns, 1) * 6 * sizeof(double))
+    if S == NULL or box == NULL:
+        free(S); free(box)
+        raise MemoryError()
+    if ns < 2:
+        free(S); free(box)
+        return best
+    for i in range(ns):
+        S[i].code = codes[i]
+        S[i].prm = &params[i, 0]
+        S[i].R = &R_GS[i, 0, 0]
+        S[i].p = &p_GS[i, 0]
+    try:
+        with nogil:
+            nc = detect_kernel(ns, S, &clique[0], box, 0, NULL, NULL, NULL, NULL, NULL, NULL,
+                               margin, &body[0], &best)
+    finally:
+        free(S); free(box)
+    if nc < 0:
+        raise MemoryError()
+    return best

@@ -6,7 +6,13 @@
 # the kernels check nothing and allocate nothing.
 #
 # hunt_crossley_law: Simbody's HuntCrossleyForce for point contacts (Hunt & Crossley 1975 damping
-# on a Hertz spring; Sherman, Seth & Delp 2011 for the combination of two materials):
+# on a Hertz spring; Sherman, Seth & Delp 2011 for the combination of two materials), and for
+# flat-on-flat contacts (R1 = R2 = inf: a brick's vertex on a half-space or on a brick's face, one
+# contact of a manifold) the law Simbody's CompliantContactSubsystem applies at each penetrating
+# vertex of a brick on a half-space (ContactForceGenerator::BrickHalfSpacePenalty):
+#   k_i the stiffnesses themselves (k' ^ 3/2), s1 = k2/(k1+k2), k = k1 s1, c = c1 s1 + c2 s2
+#   fK = k d, PE = k d^2 / 2, f = fK (1 + c vn), the point and the friction as below.
+# Hertz contacts:
 #   per surface  k_i' = k_i^(2/3) (packed already raised), c_i, us_i, ud_i, uv_i
 #   s1 = k2'/(k1'+k2'), s2 = 1 - s1, k' = k1' s1, c = c1 s1 + c2 s2
 #   R = R1 R2/(R1+R2)  (the flat one of a pair drops out)
@@ -77,7 +83,8 @@ def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law,
     """
     cdef Py_ssize_t i, nc = depth.shape[0]
     cdef idx_t a, b, ba, bb
-    cdef double k1, k2, s1, k, c, d, R, fH, vn, f, fn, vs, ff, pe_total = 0.0
+    cdef double k1, k2, s1, k, c, d, R, fH, cH, pe, vn, f, fn, vs, ff, pe_total = 0.0
+    cdef bint flat
     cdef double loc[3]
     cdef double v1[3]
     cdef double v2[3]
@@ -93,18 +100,30 @@ def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law,
             bb = surf_body[b]
             n = &n_G[i, 0]
             d = depth[i]
+            flat = isinf(R1[i]) and isinf(R2[i])
             k1 = surf_law[a, 0]
             k2 = surf_law[b, 0]
+            if flat:
+                # Simbody's BrickHalfSpacePenalty combines the stiffnesses themselves
+                k1 = pow(k1, 1.5)
+                k2 = pow(k2, 1.5)
             s1 = k2 / (k1 + k2)
             k = k1 * s1
             c = surf_law[a, 1] * s1 + surf_law[b, 1] * (1.0 - s1)
-            if isinf(R1[i]):
-                R = R2[i]
-            elif isinf(R2[i]):
-                R = R1[i]
+            if flat:
+                fH = k * d      # the linear spring at a vertex
+                cH = 1.0        # and its damping k d c vn (no 3/2: that comes from Hertz's d^(3/2))
+                pe = 0.5 * k * d * d
             else:
-                R = R1[i] * R2[i] / (R1[i] + R2[i])
-            fH = (4.0 / 3.0) * k * d * sqrt(R * k * d)
+                if isinf(R1[i]):
+                    R = R2[i]
+                elif isinf(R2[i]):
+                    R = R1[i]
+                else:
+                    R = R1[i] * R2[i] / (R1[i] + R2[i])
+                fH = (4.0 / 3.0) * k * d * sqrt(R * k * d)
+                cH = 1.5
+                pe = 0.4 * fH * d
             loc[0] = p_G[i, 0] + d * (0.5 - s1) * n[0]
             loc[1] = p_G[i, 1] + d * (0.5 - s1) * n[1]
             loc[2] = p_G[i, 2] + d * (0.5 - s1) * n[2]
@@ -117,7 +136,7 @@ def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law,
             vtan[0] = v[0] - vn * n[0]
             vtan[1] = v[1] - vn * n[1]
             vtan[2] = v[2] - vn * n[2]
-            f = fH * (1.0 + 1.5 * c * vn)
+            f = fH * (1.0 + cH * c * vn)
             fn = f if f > 0.0 else 0.0
             F[0] = fn * n[0]
             F[1] = fn * n[1]
@@ -143,7 +162,7 @@ def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law,
             report[i, 1] = loc[1]
             report[i, 2] = loc[2]
             report[i, 3] = fn
-            report[i, 7] = 0.4 * fH * d
+            report[i, 7] = pe
             # power the contact takes out of the system beyond the Hertz spring's exchange:
             # d(KE)/dt = -F . v and d(PE)/dt = fH vn
             report[i, 8] = F[0] * v[0] + F[1] * v[1] + F[2] * v[2] - fH * vn

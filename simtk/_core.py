@@ -62,6 +62,7 @@ zero_first)`` does several sets in one call (the force subsystem's hot path).
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import Mapping
 
@@ -672,7 +673,7 @@ def make_tree_batch(ws, sets: tuple):
 # ---------------------------------------------------------------------------------------------
 # Contact detection (core/contact.pxi)
 # ---------------------------------------------------------------------------------------------
-__all__ += ["CONTACT_SHAPES", "CONTACT_EPA_REL_TOL", "contact_detect"]
+__all__ += ["CONTACT_SHAPES", "CONTACT_EPA_REL_TOL", "contact_detect", "contact_min_separation"]
 
 #: name -> (code, number of used parameters) of the contact shapes.
 CONTACT_SHAPES: dict = dict(_k.CONTACT_SHAPES)
@@ -693,12 +694,8 @@ def _int_array(name: str, x, shape: tuple) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
-def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
-    """Validate the surfaces and detect their contacts (see `simtk.multibody.contact._detection.detect`).
-
-    Returns ``(surf (nc, 2) int64, p_G (nc, 3), n_G (nc, 3), depth (nc,), R1 (nc,), R2 (nc,))`` in the
-    kernel's order (not sorted).
-    """
+def _contact_surfaces(codes, params, R_GS, p_GS, clique) -> tuple:
+    """The surfaces of `contact_detect` validated: (codes int32, params, R, p, clique int32)."""
     codes_a = np.asarray(codes)
     if codes_a.ndim != 1:
         raise ValueError(f"codes: expected a 1-d array of shape (ns,), got shape {codes_a.shape}")
@@ -724,6 +721,17 @@ def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
         bad = np.flatnonzero((err > 1e-9) | (np.linalg.det(R) < 0))
         if bad.size:
             raise ValueError(f"R_GS[{bad[0]}] is not a rotation matrix")
+    return codes_a, prm, R, p, cl
+
+
+def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
+    """Validate the surfaces and detect their contacts (see `simtk.multibody.contact._detection.detect`).
+
+    Returns ``(surf (nc, 2) int64, p_G (nc, 3), n_G (nc, 3), depth (nc,), R1 (nc,), R2 (nc,))`` in the
+    kernel's order (not sorted).
+    """
+    codes_a, prm, R, p, cl = _contact_surfaces(codes, params, R_GS, p_GS, clique)
+    ns = codes_a.shape[0]
     if ns < 2:
         return (np.zeros((0, 2), np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0),
                 np.zeros(0))
@@ -735,3 +743,15 @@ def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
         if nc <= cap:
             return tuple(a[:nc] for a in out)
         cap = nc
+
+
+def contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin: float) -> float:
+    """Validate the surfaces and return the least signed separation (positive apart) over the pairs
+    on different bodies (``body``, shape (ns,)) that `contact_detect` would consider, or ``margin``
+    (> 0) when no pair is within it (see `simtk.multibody.contact._detection.min_separation`)."""
+    codes_a, prm, R, p, cl = _contact_surfaces(codes, params, R_GS, p_GS, clique)
+    b = _int_array("body", body, (codes_a.shape[0],))
+    m = float(margin)
+    if not (m > 0 and math.isfinite(m)):
+        raise ValueError(f"margin must be positive and finite, got {margin!r}")
+    return float(_k.contact_min_separation(codes_a, prm, R, p, cl, b, m))

@@ -276,34 +276,77 @@ def test_ellipsoid_on_half_space_exact():
     assert abs(c.R2[0] - a * b * cc / h ** 2) <= tol(1, 64)
 
 
-def test_brick_on_half_space_reports_the_face_centre_then_the_deepest_edge():
-    c = call([CG.HalfSpace(), CG.Brick([0.5, 0.1, 0.3])], [R_UP, I3], [[0, 0, 0], [2, 0.05, 1]])
-    np.testing.assert_allclose(c.p_G[0], [2, -0.025, 1], atol=tol(2))
-    assert abs(c.depth[0] - 0.05) <= tol(1)
-    t = 0.1     # tilted about z: one long edge is lowest; the contact is at its middle
+def test_brick_on_half_space_gives_the_penetrating_vertices_of_its_lowest_face():
+    # Simbody's BrickHalfSpacePenalty: the face most antiparallel to the plane's normal, one contact
+    # at each of its vertices below the plane, midway between the vertex and the plane
+    half = np.array([0.5, 0.1, 0.3])
+    c = call([CG.HalfSpace(), CG.Brick(half)], [R_UP, I3], [[0, 0, 0], [2, 0.05, 1]])
+    assert len(c) == 4 and set(c.surf1) == {0} and set(c.surf2) == {1}
+    corners = [[2 + sx * 0.5, -0.025, 1 + sz * 0.3] for sx in (-1, 1) for sz in (-1, 1)]
+    order = np.lexsort((c.p_G[:, 2], c.p_G[:, 0]))
+    np.testing.assert_allclose(c.p_G[order], corners, atol=tol(2))
+    np.testing.assert_allclose(c.depth, 0.05, rtol=0, atol=tol(1))
+    np.testing.assert_allclose(c.n_G, [[0, 1, 0]] * 4, atol=tol(1))
+    assert np.all(np.isinf(c.R1)) and np.all(np.isinf(c.R2))
+    t = 0.1     # tilted about z: only the two vertices of the lowest edge are below the plane
     Rz = np.array([[math.cos(t), -math.sin(t), 0], [math.sin(t), math.cos(t), 0], [0, 0, 1]])
-    c = call([CG.HalfSpace(), CG.Brick([0.5, 0.1, 0.3])], [R_UP, Rz], [[0, 0, 0], [2, 0.1, 1]])
-    edge = np.array([2, 0.1, 1]) + Rz @ np.array([-0.5, -0.1, 0])
-    assert abs(c.depth[0] + edge[1]) <= tol(2)
-    np.testing.assert_allclose(c.p_G[0], edge + [0, -edge[1] / 2, 0], atol=tol(4))
-    assert c.R2[0] == math.inf
+    c = call([CG.HalfSpace(), CG.Brick(half)], [R_UP, Rz], [[0, 0, 0], [2, 0.1, 1]])
+    assert len(c) == 2
+    for sz in (-1, 1):
+        v = np.array([2, 0.1, 1]) + Rz @ (half * [-1, -1, sz])
+        k = int(np.argmin(np.abs(c.p_G[:, 2] - v[2])))
+        assert abs(c.depth[k] + v[1]) <= tol(2)
+        np.testing.assert_allclose(c.p_G[k], v + [0, -v[1] / 2, 0], atol=tol(4))
 
 
-def test_capsule_lying_on_brick_touches_at_the_middle_of_the_overlap():
-    # capsule along x from -1 to 1 (radius 0.1), brick top face y = 0 over x in [0.5, 1.5]
+def test_capsule_on_half_space_rests_on_its_end_caps():
+    Rx = np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])     # capsule z axis along Ground x
+    c = call([CG.HalfSpace(), CG.Capsule(0.1, 1.0)], [R_UP, Rx], [[0, 0, 0], [0.5, 0.08, 2]])
+    assert len(c) == 2
+    np.testing.assert_allclose(np.sort(c.p_G[:, 0]), [-0.5, 1.5], atol=tol(2))
+    np.testing.assert_allclose(c.p_G[:, 1:], [[-0.01, 2]] * 2, atol=tol(2))
+    np.testing.assert_allclose(c.depth, 0.02, rtol=0, atol=tol(1))
+    assert np.all(c.R2 == 0.1) and np.all(np.isinf(c.R1))
+    t = 0.01    # tilted: the ends' depths are r - (y0 -+ L sin t), L sin t ~ 0.01
+    Rt = np.array([[math.cos(t), -math.sin(t), 0], [math.sin(t), math.cos(t), 0], [0, 0, 1]]) @ Rx
+    c = call([CG.HalfSpace(), CG.Capsule(0.1, 1.0)], [R_UP, Rt], [[0, 0, 0], [0.5, 0.085, 2]])
+    np.testing.assert_allclose(np.sort(c.depth), [0.1 - 0.085 - math.sin(t), 0.1 - 0.085 + math.sin(t)],
+                               rtol=0, atol=tol(2))
+    c = call([CG.HalfSpace(), CG.Capsule(0.1, 1.0)], [R_UP, Rt], [[0, 0, 0], [0.5, 0.095, 2]])
+    assert len(c) == 1 and abs(c.depth[0] - (0.1 - 0.095 + math.sin(t))) <= tol(2)
+
+
+def test_capsule_lying_on_brick_touches_at_the_ends_of_the_overlap():
+    # capsule along x from -1 to 1 (radius 0.1), brick top face y = 0 over x in [0.5, 1.5]: the
+    # spheres of radius 0.1 centred at x = 0.5 (the face's edge) and x = 1 (the capsule's end)
     Rx = np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])     # capsule z axis along Ground x
     c = call([CG.Capsule(0.1, 1.0), CG.Brick([0.5, 0.5, 0.5])], [Rx, I3], [[0, 0.08, 0], [1.0, -0.5, 0]])
-    assert abs(c.depth[0] - 0.02) <= tol(2)
-    np.testing.assert_allclose(c.n_G[0], [0, -1, 0], atol=tol(1))
-    np.testing.assert_allclose(c.p_G[0], [0.75, -0.01, 0], atol=tol(2, 256))
-    assert c.R1[0] == math.inf
+    assert len(c) == 2
+    np.testing.assert_allclose(c.depth, 0.02, rtol=0, atol=tol(2))
+    np.testing.assert_allclose(c.n_G, [[0, -1, 0]] * 2, atol=tol(1))
+    np.testing.assert_allclose(c.p_G[np.argsort(c.p_G[:, 0])], [[0.5, -0.01, 0], [1.0, -0.01, 0]], atol=tol(2, 256))
+    assert np.all(c.R1 == 0.1) and np.all(np.isinf(c.R2))
 
 
-def test_small_brick_on_the_corner_of_a_big_one_touches_inside_the_overlap():
+def test_small_brick_on_the_corner_of_a_big_one_touches_at_the_corners_of_the_overlap():
     c = call([CG.Brick([1, 1, 1]), CG.Brick([0.2, 0.2, 0.2])], [I3, I3], [[0, 0, 0], [0.9, 1.15, -0.9]])
-    assert abs(c.depth[0] - 0.05) <= tol(2)
-    np.testing.assert_allclose(c.n_G[0], [0, 1, 0], atol=tol(1))
-    np.testing.assert_allclose(c.p_G[0], [0.85, 0.975, -0.85], atol=tol(2, 256))
+    assert len(c) == 4
+    np.testing.assert_allclose(c.depth, 0.05, rtol=0, atol=tol(2))
+    np.testing.assert_allclose(c.n_G, [[0, 1, 0]] * 4, atol=tol(1))
+    order = np.lexsort((c.p_G[:, 2], c.p_G[:, 0]))
+    corners = [[x, 0.975, z] for x in (0.7, 1.0) for z in (-1.0, -0.7)]
+    np.testing.assert_allclose(c.p_G[order], corners, atol=tol(2, 256))
+
+
+def test_brick_tilted_on_a_brick_face_keeps_its_lowest_face():
+    # a small brick tilted by 1e-3 about x over the big one's top face: its bottom face's four
+    # vertices all penetrate, by 0.05 -+ 0.2 sin(1e-3), and a single contact would let it rock
+    t = 1e-3
+    Rt = np.array([[1, 0, 0], [0, math.cos(t), -math.sin(t)], [0, math.sin(t), math.cos(t)]])
+    c = call([CG.Brick([1, 1, 1]), CG.Brick([0.2, 0.2, 0.2])], [I3, Rt], [[0, 0, 0], [0.0, 1.15, 0.0]])
+    assert len(c) == 4
+    lowest = np.array([0, 1.15, 0]) + (np.array([[sx, -1, sz] for sx in (-1, 1) for sz in (-1, 1)]) * 0.2) @ Rt.T
+    np.testing.assert_allclose(np.sort(c.depth), np.sort(1.0 - lowest[:, 1]), rtol=0, atol=tol(2, 64))
 
 
 def test_crossing_capsules_meet_at_the_crossing():
@@ -341,8 +384,10 @@ def test_pair_against_brute_force(k1, k2, seed):
         return
     if ref <= 1e-6 * size:
         return          # touching within the references' resolution: either answer is fine
-    assert len(c) == 1, f"overlap {ref:.6g} but no contact"
-    n, depth, p = c.n_G[0], c.depth[0], c.p_G[0]
+    assert len(c) >= 1, f"overlap {ref:.6g} but no contact"
+    k = int(np.argmax(c.depth))             # a flat pair's manifold: its deepest contact is the pair's
+    n, depth, p = c.n_G[k], c.depth[k], c.p_G[k]
+    assert np.all(c.n_G == n) and np.all(c.surf1 == 0) and np.all(c.surf2 == 1)
     assert abs(np.linalg.norm(n) - 1) <= tol(1, 16)
     f = overlap_fn(g1, X1, g2, X2)
     # the normal achieves the depth (so the depth is not below the true one) ...
@@ -356,16 +401,22 @@ def test_pair_against_brute_force(k1, k2, seed):
     a, b = p + depth / 2 * n, p - depth / 2 * n
     assert abs(inside_depth(g1, *X1, a)[0]) <= on_surface, "surface 1's deepest point is off its surface"
     assert abs(inside_depth(g2, *X2, b)[0]) <= on_surface, "surface 2's deepest point is off its surface"
+    # the other contacts of a manifold: shallower, each with its two points within both surfaces
+    for i in range(len(c)):
+        assert 0 < c.depth[i] <= depth
+        ai, bi = c.p_G[i] + c.depth[i] / 2 * n, c.p_G[i] - c.depth[i] / 2 * n
+        assert inside_depth(g1, *X1, ai)[0] >= -on_surface and inside_depth(g2, *X2, bi)[0] >= -on_surface
     # pulled apart by a little more than depth along n they are apart (dense samples)
     X2s = (X2[0], X2[1] + (depth + 1e-6 * size) * n)
     assert inside_depth(g1, *X1, surface_points(g2, *X2s)).max(initial=-1) < 0
     assert inside_depth(g2, *X2s, surface_points(g1, *X1)).max(initial=-1) < 0
     # symmetry: the swapped pair flips the normal and swaps the radii
     s = call([g2, g1], [X2[0], X1[0]], [X2[1], X1[1]])
-    assert len(s) == 1
-    assert abs(s.depth[0] - depth) <= tol(size, MARGIN) + (eps if eps > tol(size, MARGIN) else 0)
-    np.testing.assert_allclose(s.n_G[0], -n, atol=max(tol(1, MARGIN), math.sqrt(eps)))
-    assert (s.R1[0], s.R2[0]) == pytest.approx((c.R2[0], c.R1[0]), rel=1e-6)
+    assert len(s) == len(c)
+    j = int(np.argmax(s.depth))
+    assert abs(s.depth[j] - depth) <= tol(size, MARGIN) + (eps if eps > tol(size, MARGIN) else 0)
+    np.testing.assert_allclose(s.n_G[j], -n, atol=max(tol(1, MARGIN), math.sqrt(eps)))
+    assert (s.R1[j], s.R2[j]) == pytest.approx((c.R2[k], c.R1[k]), rel=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,10 +433,11 @@ def test_separated_pairs_give_no_contact(k1, k2, seed):
         return
     size = size_of(g1, g2) + float(np.abs(X2[1]).max())
     gap = 1e-4 * size + 2 * pair_tolerance(k1, k2, size)
-    moved = X2[1] + (c.depth[0] + gap) * c.n_G[0]
+    k = int(np.argmax(c.depth))
+    moved = X2[1] + (c.depth[k] + gap) * c.n_G[k]
     assert len(call([g1, g2], [X1[0], X2[0]], [X1[1], moved])) == 0
-    moved = X2[1] + (c.depth[0] - gap) * c.n_G[0]
-    assert len(call([g1, g2], [X1[0], X2[0]], [X1[1], moved])) == 1
+    moved = X2[1] + (c.depth[k] - gap) * c.n_G[k]
+    assert len(call([g1, g2], [X1[0], X2[0]], [X1[1], moved])) >= 1
 
 
 def random_scene(rng, ns: int, box: float):
@@ -419,7 +471,9 @@ def test_broad_phase_finds_exactly_the_all_pairs_contacts(seed):
     clique = np.where(rng.uniform(size=ns) < 0.2, rng.integers(0, 5, ns), -1).astype(np.int32)
     c = call(geoms, Rs, ps, clique)
     assert len(c) > 20
-    found = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(c.surf1, c.surf2))}
+    found: dict = {}
+    for k, (a, b) in enumerate(zip(c.surf1, c.surf2)):
+        found.setdefault((int(a), int(b)), []).append(k)
     expected = {}
     for i in range(ns):
         for j in range(i + 1, ns):
@@ -432,8 +486,9 @@ def test_broad_phase_finds_exactly_the_all_pairs_contacts(seed):
                 expected[(i, j)] = pc
     assert set(found) == set(expected)
     for key, pc in expected.items():
-        k = found[key]
-        assert c.depth[k] == pc.depth[0] and np.array_equal(c.n_G[k], pc.n_G[0]) and np.array_equal(c.p_G[k], pc.p_G[0])
+        k = found[key]      # the pair's contacts (a manifold's several), in the same order
+        assert np.array_equal(c.depth[k], pc.depth) and np.array_equal(c.n_G[k], pc.n_G)
+        assert np.array_equal(c.p_G[k], pc.p_G)
     assert np.all(c.surf1 < c.surf2) and np.all(c.depth > 0)
     order = np.lexsort((c.surf2, c.surf1))
     assert np.array_equal(order, np.arange(len(c)))

@@ -17,11 +17,39 @@ crossing segments (capsule sides, brick edges) at their closest points; two bric
 mean of the vertices of their overlap. A brick's face is a face when its normal is within 1e-9 of
 ``n`` (direction cosine); the depth always uses the exact support value.
 
-Radii of curvature ``R1``, ``R2``: a sphere's radius; a capsule's radius on a cap and ``inf`` on
-its side (the geometric mean of ``r`` and ``inf``); an ellipsoid's ``abc / h(n)^2`` (the geometric
-mean of its principal radii there, ``h`` its support value along the normal in its own frame);
-``inf`` for a half-space and for a brick (faces are flat; edges and vertices are reported as flat
-too rather than with radius 0, which would make a Hertz stiffness vanish).
+Radii of curvature ``R1``, ``R2``: a sphere's radius; a capsule's radius ``r``, on its caps and on
+its side alike (a capsule is the union of the spheres of radius ``r`` centred on its axis, and a
+contact is that of the sphere centred at the nearest axis point); an ellipsoid's ``abc / h(n)^2``
+(the geometric mean of its principal radii there, ``h`` its support value along the normal in its
+own frame); ``inf`` for a half-space and for a brick (faces are flat; edges and vertices are
+reported as flat too rather than with radius 0, which would make a Hertz stiffness vanish).
+``R1 = R2 = inf`` marks a flat-on-flat contact (a brick's vertex or edge on a half-space or a
+brick); ``Force.HuntCrossley`` gives those Simbody's vertex law instead of Hertz's.
+
+Contact manifolds
+-----------------
+A pair that touches flat on a spread region would be badly served by one point (a box resting on
+the ground would rock about it), so these pairs report several contacts, one per corner of the
+touching region, all with the pair's normal ``n``:
+
+- Brick - HalfSpace, as Simbody's CompliantContactSubsystem does (ContactTracker::HalfSpaceBrick
+  finds the lowest vertex; ContactForceGenerator::BrickHalfSpacePenalty takes the brick face most
+  antiparallel to the half-space normal and applies a force at each of its vertices that
+  penetrates): one contact per vertex of that face below the plane, depth its distance below.
+- Brick - Brick when ``n`` is a face normal of one of them (within 1e-9, direction cosine; the
+  better aligned face): that face is the reference, the other brick's face most antiparallel to it
+  the incident face, clipped to the reference face's side planes; one contact per corner of the
+  clipped polygon (up to 8) below the reference face's plane. Simbody has no brick-brick contact.
+- Capsule - HalfSpace: the spheres of radius ``r`` at the two axis ends (the end caps), each one a
+  contact if it penetrates, ``R = r``; a lying capsule rests on both.
+- Capsule - Brick when ``n`` is a face normal of the brick: the axis segment clipped to the face,
+  with the spheres at its two ends, ``R = r``.
+
+Each contact's point is midway between its incident point (vertex, or the sphere's pole) and the
+reference plane. The deepest contact of a manifold is the pair's exact deepest contact; when
+clipping removes it (the deepest vertex hangs beyond the reference face) the pair reports its one
+exact contact instead. Edge-on-edge brick pairs, crossing or parallel capsules and every pair
+with a sphere or an ellipsoid report one contact.
 
 Methods per pair (the first of the pair by shape code; all are symmetric)
 -------------------------------------------------------------------------
@@ -46,10 +74,6 @@ two shapes' largest parameters, and reports the direction with the least upper b
 normal's error is then of order ``sqrt(tol / curvature)`` for curved surfaces.
 HalfSpace - HalfSpace is never a contact.
 
-Only one contact per pair is reported; a brick resting on a plane or on another brick gets one
-point at the deepest vertex, the middle of the deepest edge or the face's centre (a manifold of
-several points is a later improvement).
-
 Broad phase: sort-and-sweep of world-aligned bounding boxes along the axis over which their
 centres spread most, in strips about two mean box sizes wide across the second axis (a single
 sweep costs ``O(n^1.5)`` when the surfaces spread over a plane, as a pile on the ground does);
@@ -63,9 +87,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from simtk._core import CONTACT_EPA_REL_TOL, contact_detect
+from simtk._core import CONTACT_EPA_REL_TOL, contact_detect, contact_min_separation
 
-__all__ = ["Contacts", "detect", "CONTACT_EPA_REL_TOL"]
+__all__ = ["Contacts", "detect", "min_separation", "CONTACT_EPA_REL_TOL"]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -77,6 +101,8 @@ def _ro(a: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Contacts:
     """The contacts found by `detect`, sorted by ``(surf1, surf2)``; read-only arrays.
+
+    A pair can have several contacts (a flat pair's manifold), all with the same normal.
 
     Attributes
     ----------
@@ -134,8 +160,9 @@ def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike
     Returns
     -------
     Contacts
-        The contacts with depth > 0, sorted by ``(surf1, surf2)``. Touching or separated pairs,
-        and pairs of half-spaces, are not reported.
+        The contacts with depth > 0, sorted by ``(surf1, surf2)``: one per pair, or a flat pair's
+        manifold of several (see the module's notes), consecutive and in the kernel's order.
+        Touching or separated pairs, and pairs of half-spaces, are not reported.
 
     Raises
     ------
@@ -149,3 +176,33 @@ def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike
     order = np.lexsort((surf[:, 1], surf[:, 0]))
     return Contacts(surf1=_ro(surf[order, 0]), surf2=_ro(surf[order, 1]), p_G=_ro(p[order]), n_G=_ro(n[order]),
                     depth=_ro(depth[order]), R1=_ro(r1[order]), R2=_ro(r2[order]))
+
+
+def min_separation(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike, clique: ArrayLike,
+                   body: ArrayLike, margin: float) -> float:
+    """The least signed separation among the pairs `detect` considers, for an impact event witness.
+
+    A pair's signed separation is minus its depth (as `detect` reports it) when the surfaces overlap
+    and their distance when apart, so it is continuous through first contact and crosses zero there.
+    Apart, it is exact for pairs with a half-space, a sphere or a capsule and for a sphere or a
+    capsule against a brick; brick on brick gives the largest gap along the 15 separating axes (a
+    lower bound of the distance, equal to it when the nearest features are a face and a vertex or two
+    crossing edges, and zero exactly at first contact); a pair with an ellipsoid (other than a
+    half-space) that EPA finds apart gets its distance by GJK on the support functions, an upper
+    bound within ``CONTACT_EPA_REL_TOL`` times the pair's size of it.
+
+    Parameters
+    ----------
+    codes, params, R_GS, p_GS, clique
+        The surfaces, as for `detect`.
+    body : array_like of int, shape (ns,)
+        The body of each surface: pairs on one body are left out (they never separate).
+    margin : float
+        The broad phase looks only for pairs within ``margin`` of touching (> 0).
+
+    Returns
+    -------
+    float
+        The least signed separation, or ``margin`` if no pair is within ``margin``.
+    """
+    return contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin)

@@ -55,24 +55,24 @@ def _check_contacts(contacts, ns: int) -> tuple:
     d = _f64(contacts.depth, (nc,), "contacts.depth")
     R1 = _f64(contacts.R1, (nc,), "contacts.R1")
     R2 = _f64(contacts.R2, (nc,), "contacts.R2")
-    flat = np.isinf(R1) & np.isinf(R2)
-    if flat.any():
-        i = int(np.flatnonzero(flat)[0])
-        raise ValueError(f"contact {i} (surfaces {s1[i]} and {s2[i]}) is flat on flat: the Hertz law needs a "
-                         "finite radius of curvature on at least one side")
     return nc, s1, s2, p, n, d, R1, R2
 
 
 def hertz_energy(surf_law: np.ndarray, contacts) -> np.ndarray:
-    """Per-contact potential energy 2/5 fH d of the Hertz springs (Position only).
+    """Per-contact potential energy of the springs (Position only).
 
+    2/5 fH d for a Hertz contact; k d^2 / 2 for a flat-on-flat one (``R1 = R2 = inf``, a brick's
+    vertex on a face: Simbody's BrickHalfSpacePenalty, with the stiffnesses themselves combined).
     ``surf_law`` (ns, 5) as for :func:`hunt_crossley_law` (column 0 is k^(2/3)).
     """
     nc, s1, s2, _, _, d, R1, R2 = _check_contacts(contacts, surf_law.shape[0])
     k1, k2 = surf_law[s1, 0], surf_law[s2, 0]
+    flat = np.isinf(R1) & np.isinf(R2)
     k = k1 * k2 / (k1 + k2)
-    fH = (4.0 / 3.0) * k * d * np.sqrt(_effective_radius(R1, R2) * k * d)
-    return 0.4 * fH * d
+    with np.errstate(invalid="ignore"):  # flat-on-flat rows have R = inf; they take the other branch
+        fH = (4.0 / 3.0) * k * d * np.sqrt(_effective_radius(R1, R2) * k * d)
+    kf1, kf2 = k1 ** 1.5, k2 ** 1.5
+    return np.where(flat, 0.5 * (kf1 * kf2 / (kf1 + kf2)) * d * d, 0.4 * fH * d)
 
 
 def hunt_crossley_law(surf_body, surf_law, transition_velocity: float, contacts, ws,

@@ -19,17 +19,40 @@ HuntCrossleyForce documentation):
 Friction scales with the applied normal force max(f, 0): a contact whose bodies separate faster
 than 2/(3c) applies no force at all (as OpenSim 4.6's Simbody does; checked in the tests).
 
+Flat contacts. Simbody's HuntCrossleyForce only handles point contacts with a finite radius and
+skips every other kind; a brick (whose radius is ``inf``) on a half-space or on another brick is
+reported by detection as a manifold of vertex contacts with ``R1 = R2 = inf`` (see
+``simtk.multibody.contact._detection``), and for those this element applies the law Simbody's
+CompliantContactSubsystem applies at each penetrating vertex of a brick on a half-space
+(ContactForceGenerator::BrickHalfSpacePenalty in Simbody/src/CompliantContactSubsystem.cpp):
+
+- the stiffnesses themselves (not their 2/3 powers) combine: s1 = k2/(k1+k2), k = k1 s1, and
+  c = c1 s1 + c2 s2;
+- a linear spring fK = k d, potential energy k d^2/2 (so ``stiffness`` acts as force per length
+  per vertex, as in Simbody), with Hunt-Crossley damping f = fK (1 + c vn), never pulling;
+- the point and the friction as for the Hertz contacts (Simbody's penalty law uses its smoother
+  Stribeck curve there; one friction law per element is kept here).
+
+A lying capsule rests on its end caps: their sphere contacts, with the Hertz law and R = r.
+
 The contact set is found at Position stage (one ``detect`` call over all surfaces) and cached; the
 forces are evaluated at Dynamics by one compiled kernel over all contacts (core/contact_laws.pxi).
+
+Impact events (``impact_events=True`` or ``enable_impact_events``): an ``ImpactEvent`` handler whose
+witness is the least signed separation over the surface pairs on different bodies (positive apart,
+negative penetrating; ``_detection.min_separation``), triggering when it falls through zero, so that
+an integrator localizes first contact in time (and steps onto it instead of over it). Its handler
+does nothing unless given a callback. Simbody has no such event for compliant contact.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from ...common.events import EventTriggerInfo, TriggeredEventHandler
 from ...common.output import output
 from ...common.property import Property, positive
 from ...common.stage import Stage
@@ -39,9 +62,9 @@ from ..forces.builtin_forces import _body, _element, _real
 from ..forces.force import Force
 from ..tree.mobilized_body import MobilizedBody
 from . import _laws
-from ._detection import detect
+from ._detection import detect, min_separation
 
-__all__ = ["ContactReport"]
+__all__ = ["ContactReport", "ImpactEvent"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +88,34 @@ class ContactReport:
     force: np.ndarray
     potential_energy: float
     dissipated_power: float
+
+
+class ImpactEvent(TriggeredEventHandler):
+    """First contact among the surfaces of a ``Force.HuntCrossley``, as a triggered event.
+
+    The witness is the force's ``calc_min_separation`` (Position stage); the event is its falling
+    sign change (surfaces coming into contact), not its rising one. ``handle_event`` calls
+    ``callback(state)`` if one was given (its true result ends the simulation) and otherwise does
+    nothing. Made by ``Force.HuntCrossley.enable_impact_events``.
+    """
+
+    def __init__(self, force, callback: Callable[[State], Any] | None = None, localization_window: float = 0.1):
+        super().__init__(Stage.Position, EventTriggerInfo(rising=False, falling=True,
+                                                          localization_window=localization_window))
+        self._force = force
+        self.callback = callback
+        self.impacts: list[float] = []
+
+    def get_value(self, state: State) -> float:
+        return self._force.calc_min_separation(state)
+
+    def handle_event(self, state: State, accuracy: float) -> bool:
+        """Record the time in ``impacts`` and call the callback, if any; end only if it says so."""
+        self.impacts.append(state.get_time())
+        return bool(self.callback(state)) if self.callback is not None else False
+
+    def __repr__(self) -> str:
+        return f"<ImpactEvent of {self._force!r}>"
 
 
 class _Surface:
@@ -104,6 +155,8 @@ class _HuntCrossley(Force):
         The subsystem that holds the element.
     transition_velocity : float, optional
         The slip speed at which static friction peaks (Simbody's default 0.01).
+    impact_events : bool, optional
+        Add an ``ImpactEvent`` at once (``enable_impact_events()`` with its defaults).
     """
 
     _conservative = True
@@ -111,12 +164,58 @@ class _HuntCrossley(Force):
     transition_velocity = Property(stage=Stage.Instance, check=positive, attr="_vt",
                                    doc="slip speed of the Stribeck peak (> 0)")
 
-    def __init__(self, forces, transition_velocity: float = 0.01):
+    def __init__(self, forces, transition_velocity: float = 0.01, impact_events: bool = False):
         self._vt = positive(transition_velocity)
         self._surfaces: list[_Surface] = []
         self._arrays: Any = None  # the surfaces as kernel arrays, built at first use
         self._contacts_index = -1
+        self._impact_event: ImpactEvent | None = None
         super().__init__(forces)
+        if impact_events:
+            self.enable_impact_events()
+
+    # ------------------------------------------------------------------ impact events
+    def enable_impact_events(self, callback: Callable[[State], Any] | None = None,
+                             localization_window: float = 0.1) -> ImpactEvent:
+        """Add (once) an ``ImpactEvent`` to the System, so that integrators localize first contacts.
+
+        Parameters
+        ----------
+        callback : callable, optional
+            ``callback(state)`` at each impact (the State just after first contact, which it may
+            change); a true result ends the simulation. None: the event only stops the step there.
+        localization_window : float, optional
+            The event's time window relative to the integrator's accuracy (``EventTriggerInfo``).
+
+        Returns
+        -------
+        ImpactEvent
+            The handler (its ``impacts`` lists the times it handled). A second call returns the
+            same handler with the new callback and window. Adding it is a topology change.
+        """
+        if self._impact_event is None:
+            self._impact_event = ImpactEvent(self, callback, localization_window)
+            self._forces.get_system().add_event_handler(self._impact_event)
+        else:
+            self._impact_event.callback = callback
+            self._impact_event.get_trigger_info().set_required_localization_time_window(localization_window)
+        return self._impact_event
+
+    def get_impact_event(self) -> ImpactEvent | None:
+        """The ``ImpactEvent`` added by ``enable_impact_events``, or None."""
+        return self._impact_event
+
+    def calc_min_separation(self, state: State) -> float:
+        """The least signed separation between surfaces on different bodies (needs Position).
+
+        Positive when every pair is apart, minus the deepest penetration otherwise; a margin (the
+        largest surface size) when nothing is that close. See ``_detection.min_separation``.
+        """
+        a = self._surface_arrays()
+        if a.body.size < 2:
+            return a.margin
+        R_GS, p_GS = self._surface_poses(state, "impact event witness")
+        return min_separation(a.codes, a.params, R_GS, p_GS, a.clique, a.body.astype(np.int32), a.margin)
 
     # ------------------------------------------------------------------ surfaces
     def add_surface(self, mobod: MobilizedBody, geometry, X_BS: Transform = Transform(), *,
@@ -197,7 +296,18 @@ class _HuntCrossley(Force):
                 p_BS=np.array([x.X_BS.p for x in s], dtype=np.float64).reshape(ns, 3),
                 clique=np.array([x.clique for x in s], dtype=np.int32),
                 law=law)
+            # the impact witness's broad-phase margin: the largest surface size (1 if all unbounded)
+            self._arrays.margin = float(self._arrays.params.max(initial=0.0)) or 1.0
         return self._arrays
+
+    def _surface_poses(self, state: State, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """R_GS, p_GS of every surface in ``state`` (Position)."""
+        ws = self._forces._matter()._at(state, Stage.Position, f"{self!r}: {what}").ws
+        a = self._surface_arrays()
+        R_GB, p_GB = ws.R_GB[a.body], ws.p_GB[a.body]
+        R_GS = np.ascontiguousarray(R_GB @ a.R_BS)
+        p_GS = np.ascontiguousarray(p_GB + np.einsum("nij,nj->ni", R_GB, a.p_BS))
+        return R_GS, p_GS
 
     # ------------------------------------------------------------------ contact set (Position)
     def _realize_hook(self, state: State, stage: str) -> None:
@@ -209,12 +319,8 @@ class _HuntCrossley(Force):
         forces = self._forces
         if forces.is_cache_value_realized(state, self._contacts_index):
             return forces.get_cache_entry(state, self._contacts_index)
-        matter = forces._matter()
-        ws = matter._at(state, Stage.Position, f"{self!r}: contact detection").ws
         a = self._surface_arrays()
-        R_GB, p_GB = ws.R_GB[a.body], ws.p_GB[a.body]
-        R_GS = np.ascontiguousarray(R_GB @ a.R_BS)
-        p_GS = np.ascontiguousarray(p_GB + np.einsum("nij,nj->ni", R_GB, a.p_BS))
+        R_GS, p_GS = self._surface_poses(state, "contact detection")
         contacts: Any = detect(a.codes, a.params, R_GS, p_GS, a.clique)
         s1, s2 = np.asarray(contacts.surf1, dtype=np.int64), np.asarray(contacts.surf2, dtype=np.int64)
         same = a.body[s1] == a.body[s2]
