@@ -84,6 +84,8 @@ class OutputProbe(Agent):
         self.columns = cols
         self._t = np.empty(self._capacity)
         self._data = np.empty((self._capacity, sum(self._widths)))
+        starts = np.concatenate([[0], np.cumsum(self._widths)[:-1]]).astype(int).tolist()
+        self._slots = list(zip(starts, self._widths, self._fns))
 
     def record(self, state: State) -> None:
         """Append one sample of every output at the State's time (realizing what they need)."""
@@ -92,17 +94,19 @@ class OutputProbe(Agent):
                 raise RuntimeError(f"{self._component_where()}: record() needs a State realized to "
                                    f"{self._need.name}, or a Simulation to realize it")
             self._sim._system.realize(state, self._need)
-        values = [_flat(fn(state)) for fn in self._fns]
         if self._n == 0 and self._data.shape[1] == 0:
-            self._layout(values)
+            self._layout([_flat(fn(state)) for fn in self._fns])
         if self._n == len(self._t):  # a longer run than planned: double (amortized, rare)
             self._t = np.concatenate([self._t, np.empty(len(self._t))])
             self._data = np.concatenate([self._data, np.empty_like(self._data)])
         row = self._data[self._n]
-        k = 0
-        for v, w in zip(values, self._widths):
-            row[k:k + w] = v
-            k += w
+        # (column, width, output function); a scalar output is stored without making an array of it
+        for k, w, fn in self._slots:
+            if w == 1:
+                v = fn(state)
+                row[k] = v if type(v) is float else _flat(v)[0]
+            else:
+                row[k:k + w] = _flat(fn(state))
         self._t[self._n] = state.get_time()
         self._n += 1
 

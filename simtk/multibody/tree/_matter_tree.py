@@ -418,15 +418,19 @@ class MatterTree(BatchDynamics, Subsystem):
         ss = self._ss(state)
         if ss.stage < MODEL:
             raise StageTooLowError(f"{self._where()}: the q/u layout", MODEL, ss.stage)
-        return self.get_cache_entry(state, self._layout_index)
+        # Earliest and latest stage of this entry are both Model: at Model or above it is current, so the
+        # checks of get_cache_entry have nothing left to find (and outputs read coordinates every sample).
+        return ss.cache[self._layout_index].value
 
     def _q_range(self, state: State, i: int) -> tuple[int, int]:
-        layout = self._layout(state)
-        return int(layout.qoff[i]), int(layout.qoff[i + 1] - layout.qoff[i])
+        qoff = self._layout(state).qoff
+        q0 = int(qoff[i])
+        return q0, int(qoff[i + 1]) - q0
 
     def _u_range(self, state: State, i: int) -> tuple[int, int]:
-        layout = self._layout(state)
-        return int(layout.uoff[i]), int(layout.uoff[i + 1] - layout.uoff[i])
+        uoff = self._layout(state).uoff
+        u0 = int(uoff[i])
+        return u0, int(uoff[i + 1]) - u0
 
     def _pos_arrays(self, state: State):
         """R_GB (nb, 3, 3) and p_GB (nb, 3), read-only (Position)."""
@@ -602,9 +606,10 @@ class MatterTree(BatchDynamics, Subsystem):
     def calc_kinetic_energy(self, state: State) -> float:
         """1/2 u . M u (Velocity)."""
         ws = self._ws_at(state, VELOCITY, "calc_kinetic_energy()")
-        Mu = np.zeros(ws.nu)
-        ws.multiply_by_m(self.get_u(state), Mu)
-        return 0.5 * float(self.get_u(state) @ Mu)
+        u = self.get_u(state)
+        Mu = np.empty(ws.nu)
+        ws.multiply_by_m(u, Mu)
+        return 0.5 * float(u @ Mu)
 
     def calc_system_mass(self, state: State) -> float:
         """Total mass of the bodies (Instance)."""

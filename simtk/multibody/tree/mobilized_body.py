@@ -353,17 +353,24 @@ class MobilizedBody(Component, metaclass=KindsMeta):
 
     def get_one_q(self, state: "State", i: int) -> float:
         """Coordinate ``i`` of this mobilizer."""
-        q = self.get_q(state)
-        if not 0 <= i < len(q):
-            raise IndexError(f"{self!r}: no q[{i}] (it has {len(q)})")
-        return float(q[i])
+        # One pass through the State's checks (outputs and probes read coordinates every sample).
+        matter = self._matter
+        ss = matter._laid_out(state, "MobilizedBody.get_one_q()")
+        qoff = ss.cache[matter._layout_index].value.qoff
+        q0 = int(qoff[self._index])
+        if not 0 <= i < int(qoff[self._index + 1]) - q0:
+            raise IndexError(f"{self!r}: no q[{i}] (it has {int(qoff[self._index + 1]) - q0})")
+        return float(ss.q_ro[q0 + i])
 
     def get_one_u(self, state: "State", i: int) -> float:
         """Speed ``i`` of this mobilizer."""
-        u = self.get_u(state)
-        if not 0 <= i < len(u):
-            raise IndexError(f"{self!r}: no u[{i}] (it has {len(u)})")
-        return float(u[i])
+        matter = self._matter
+        ss = matter._laid_out(state, "MobilizedBody.get_one_u()")
+        uoff = ss.cache[matter._layout_index].value.uoff
+        u0 = int(uoff[self._index])
+        if not 0 <= i < int(uoff[self._index + 1]) - u0:
+            raise IndexError(f"{self!r}: no u[{i}] (it has {int(uoff[self._index + 1]) - u0})")
+        return float(ss.u_ro[u0 + i])
 
     def set_one_q(self, state: "State", i: int, value: float) -> None:
         """Set coordinate ``i``; invalidates Position."""
