@@ -16,8 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import simtk.multibody.contact.hunt_crossley  # noqa: F401  (registers Force.HuntCrossley)
-import simtk.multibody.contact.smooth  # noqa: F401  (registers Force.SmoothSphereHalfSpace)
 from simtk import (
     Body,
     ContactGeometry,

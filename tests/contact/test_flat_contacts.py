@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pytest
 
-import simtk.multibody.contact.hunt_crossley  # noqa: F401  (registers Force.HuntCrossley)
 from simtk import (
     Body,
     ContactGeometry,

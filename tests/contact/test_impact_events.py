@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from test_detection import FAST, PAIRS, SEEDS, call, pair_tolerance, random_pair, reference_depth, size_of
 
-import simtk.multibody.contact.hunt_crossley  # noqa: F401  (registers Force.HuntCrossley)
 from simtk import (
     Body,
     ContactGeometry,
