@@ -478,6 +478,13 @@ class System(Component):
         """Scale of each q for error control (default ones; multibody derives them from u through N)."""
         return np.ones(state.get_nq())
 
+    def _unit_weights_vary(self, state: State) -> bool:
+        """Whether ``calc_*_weights`` may change with the State within a continuous interval (integrators
+        then refresh them every step; otherwise once per interval). True when a subclass overrides any."""
+        base = System.__dict__
+        t = type(self)
+        return any(getattr(t, n) is not base[n] for n in ("calc_q_weights", "calc_u_weights", "calc_z_weights"))
+
     def calc_q_err_weights(self, state: State) -> np.ndarray:
         """Unit tolerances of the position constraint errors (default ones)."""
         return np.ones(state.get_nq_err())

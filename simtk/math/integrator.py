@@ -406,12 +406,9 @@ class Integrator(_EventLocalization):
         if not (_core.all_finite(wy) and (wy > 0).all()):
             raise IntegratorError(f"{type(self).__name__}: the System's unit weights must be positive and finite, "
                                   f"got {wy}")
-        base = System.__dict__
-        sys_type = type(system)
-        # Weights that a System computes from the State (multibody: through N(q)) are refreshed
-        # every step; the default unit weights never change.
-        self._weights_vary = any(getattr(sys_type, n) is not base[n]
-                                 for n in ("calc_q_weights", "calc_u_weights", "calc_z_weights"))
+        # Weights that a System computes from the State (multibody: through N(q) of its quaternions) are
+        # refreshed every step; constant ones are computed once per interval (no allocation per step).
+        self._weights_vary = system._unit_weights_vary(s)
 
     def _estimate_initial_step(self) -> float:
         if self._fixed_step is not None:

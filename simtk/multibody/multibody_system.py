@@ -127,6 +127,15 @@ class MultibodySystem(System):
         return self.calc_kinetic_energy(state) + self.calc_potential_energy(state)
 
     # ------------------------------------------------------------------ error control
+    def _unit_weights_vary(self, state: State) -> bool:
+        # The q weights depend on q only through quaternions; without them (or with a subclass's own
+        # weights) they are the System's rule.
+        t = type(self)
+        if (t.calc_q_weights is not MultibodySystem.calc_q_weights or t.calc_u_weights is not System.calc_u_weights
+                or t.calc_z_weights is not System.calc_z_weights):
+            return True
+        return len(self.get_matter_subsystem()._layout(state).quaternion_bodies) > 0
+
     def calc_q_weights(self, state: State) -> np.ndarray:
         """Unit weights of q derived through N: w_qi = max_j ‖(N^-1)_ji‖ (at least 1).
 

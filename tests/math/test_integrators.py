@@ -375,3 +375,41 @@ def test_reinitialize_after_changing_a_discrete_variable():
     integ.step_to(2.0)
     # z' = k piecewise constant, integrated exactly: round-off over the steps, on z's scale
     assert abs(integ.get_state().get_z()[0] - 4.0) <= tol(4.0, 256)
+
+
+def test_unit_weights_are_refreshed_every_step_only_when_quaternions_make_them_vary():
+    from simtk import (
+        Body,
+        Force,
+        GeneralForceSubsystem,
+        Inertia,
+        MassProperties,
+        MobilizedBody,
+        MultibodySystem,
+        RungeKuttaMersonIntegrator,
+        SimbodyMatterSubsystem,
+        Transform,
+    )
+
+    def model(kind):
+        system = MultibodySystem()
+        matter = SimbodyMatterSubsystem(system)
+        Force.UniformGravity(GeneralForceSubsystem(system), matter, [0, -9.81, 0])
+        body = Body.Rigid(MassProperties.from_central_inertia(1.0, [0, -0.5, 0], Inertia(0.1)))
+        getattr(MobilizedBody, kind)(matter.ground, Transform(), body, Transform([0, 0.5, 0]))
+        state = system.realize_topology()
+        state.set_u(np.full(state.get_nu(), 0.7))
+        return system, state
+
+    for kind, varies in (("Pin", False), ("Ball", True)):
+        system, state = model(kind)
+        integ = RungeKuttaMersonIntegrator(system)
+        integ.initialize(state)
+        assert integ._weights_vary is varies, kind
+        w0 = integ._wy.copy()
+        integ.step_to(0.3)
+        if varies:  # a quaternion's weights follow its components
+            assert not np.array_equal(integ._wy, w0)
+        else:  # computed once: the same values a fresh computation gives
+            np.testing.assert_array_equal(integ._wy, np.concatenate([
+                system.calc_q_weights(integ.get_state()), system.calc_u_weights(integ.get_state())]))
