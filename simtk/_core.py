@@ -730,7 +730,13 @@ def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
     Returns ``(surf (nc, 2) int64, p_G (nc, 3), n_G (nc, 3), depth (nc,), R1 (nc,), R2 (nc,))`` in the
     kernel's order (not sorted).
     """
-    codes_a, prm, R, p, cl = _contact_surfaces(codes, params, R_GS, p_GS, clique)
+    return contact_detect_unchecked(*_contact_surfaces(codes, params, R_GS, p_GS, clique))
+
+
+def contact_detect_unchecked(codes_a, prm, R, p, cl) -> tuple:
+    """`contact_detect` for surfaces already valid and of the kernel's types: int32 codes and
+    cliques, C-contiguous float64 params (ns, 3), rotations R (ns, 3, 3) and origins p (ns, 3). For a
+    caller that builds them itself each step (a contact force from its bodies' poses)."""
     ns = codes_a.shape[0]
     if ns < 2:
         return (np.zeros((0, 2), np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0),

@@ -233,15 +233,25 @@ def _coordinate(r: _Reader, out: OsimModel, el: _Element, tag: str) -> OsimCoord
     return out.coordinates[cname]
 
 
+def _element_name(r: _Reader, el: _Element, kinds: tuple, taken: dict, what: str) -> str | None:
+    """The name of a force or constraint element to build, its properties checked; None (and noted in the
+    warning) when its kind is not one simtk builds. A name already built is refused."""
+    if el.tag not in kinds:
+        _flag_note(r.notes, el)
+        return None
+    name = r.name_of(el)
+    if name in taken:
+        raise r.error(el, f"a second {what} named {name!r}; {what} names must be unique")
+    r.check_props(el, el.tag)
+    return name
+
+
 def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
     kind = el.tag
-    if kind not in ("PointToPointSpring", "BushingForce", "CoordinateLimitForce", "SpringGeneralizedForce"):
-        _flag_note(r.notes, el)
+    name = _element_name(r, el, ("PointToPointSpring", "BushingForce", "CoordinateLimitForce",
+                                 "SpringGeneralizedForce"), out.force_elements, "force")
+    if name is None:
         return
-    name = r.name_of(el)
-    if name in out.force_elements:
-        raise r.error(el, f"a second force named {name!r}; force names must be unique")
-    r.check_props(el, kind)
     fs = out.forces
     sname = _unique(fs, _clean_name(name))
     made: list = []
@@ -298,13 +308,10 @@ def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) 
 
 def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
     kind = el.tag
-    if kind not in ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint", "CoordinateCouplerConstraint"):
-        _flag_note(r.notes, el)
+    name = _element_name(r, el, ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint",
+                                 "CoordinateCouplerConstraint"), out.constraints, "constraint")
+    if name is None:
         return
-    name = r.name_of(el)
-    if name in out.constraints:
-        raise r.error(el, f"a second constraint named {name!r}; constraint names must be unique")
-    r.check_props(el, kind)
     matter = out.matter
     cname = _unique(matter, _clean_name(name))
     with _wrap(r, el, f"{kind} {name!r}"):

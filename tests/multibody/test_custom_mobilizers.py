@@ -558,7 +558,7 @@ def test_default_fits_of_a_custom_mobilizer():
     target = Transform(Rotation.from_body_fixed_xyz([0.3, -0.4, 1.1]))
     body.set_q_to_fit_transform(state, target)
     system.realize(state, Stage.Position)
-    # least squares run to xtol = ftol = 1e-15 on a zero-residual problem: it stops at the round-off
+    # the fit's least squares runs to its tightest stopping tests on a zero-residual problem: it stops at the round-off
     # of the residual, angles of ~1 rad (and no translation)
     assert body.get_mobilizer_transform(state).is_same_transform(target, tol(1.0, 2**10), tol(1.0, 2**10))
     V = _spatial([0.2, -0.7, 1.3], [0, 0, 0])

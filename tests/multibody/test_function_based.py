@@ -261,7 +261,7 @@ def test_fit_recovers_the_coordinates_of_a_coupled_joint():
     state = system.realize_topology()
     body.set_q(state, [0.4, -0.3])  # a nearby starting guess
     body.set_q_to_fit_transform(state, X)
-    # least squares run to xtol = ftol = 1e-15 on a zero-residual problem: q to round-off of ~1
+    # the fit's least squares runs to its tightest stopping tests on a zero-residual problem: q to round-off of ~1
     assert_close(body.get_q(state), [0.5, -0.4], margin=2**10, scale=1.0, what="fitted q")
     body.set_u_to_fit_velocity(state, V)
     assert_close(body.get_u(state), [0.8, -1.2], margin=2**10, scale=1.0, what="fitted u")  # a 6x2 lstsq

@@ -87,7 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from simtk._core import CONTACT_EPA_REL_TOL, contact_detect, contact_min_separation
+from simtk._core import CONTACT_EPA_REL_TOL, contact_detect, contact_detect_unchecked, contact_min_separation
 
 __all__ = ["Contacts", "detect", "min_separation", "CONTACT_EPA_REL_TOL"]
 
@@ -172,7 +172,21 @@ def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike
     TypeError
         Codes or cliques that are not integers.
     """
-    surf, p, n, depth, r1, r2 = contact_detect(codes, params, R_GS, p_GS, clique)
+    return _sorted(contact_detect(codes, params, R_GS, p_GS, clique))
+
+
+def detect_unchecked(codes: np.ndarray, params: np.ndarray, R_GS: np.ndarray, p_GS: np.ndarray,
+                     clique: np.ndarray) -> Contacts:
+    """`detect` without validating its arguments, for a caller that keeps them valid by construction:
+    int32 ``codes`` and ``clique`` and ``params`` checked once (they come from `ContactGeometry`
+    objects), and each step's ``R_GS``, ``p_GS`` C-contiguous float64 products of rotations and
+    finite poses. Skipping the checks matters in the time loop, where they cost several times the
+    detection itself."""
+    return _sorted(contact_detect_unchecked(codes, params, R_GS, p_GS, clique))
+
+
+def _sorted(found: tuple) -> Contacts:
+    surf, p, n, depth, r1, r2 = found
     order = np.lexsort((surf[:, 1], surf[:, 0]))
     return Contacts(surf1=_ro(surf[order, 0]), surf2=_ro(surf[order, 1]), p_G=_ro(p[order]), n_G=_ro(n[order]),
                     depth=_ro(depth[order]), R1=_ro(r1[order]), R2=_ro(r2[order]))

@@ -52,6 +52,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ... import _core
 from ...common.events import EventTriggerInfo, TriggeredEventHandler
 from ...common.output import output
 from ...common.property import Property, positive
@@ -62,7 +63,7 @@ from ..forces.builtin_forces import _body, _element, _real
 from ..forces.force import Force
 from ..tree.mobilized_body import MobilizedBody
 from . import _laws
-from ._detection import detect, min_separation
+from ._detection import detect, detect_unchecked, min_separation
 
 __all__ = ["ContactReport", "ImpactEvent"]
 
@@ -321,7 +322,11 @@ class _HuntCrossley(Force):
             return forces.get_cache_entry(state, self._contacts_index)
         a = self._surface_arrays()
         R_GS, p_GS = self._surface_poses(state, "contact detection")
-        contacts: Any = detect(a.codes, a.params, R_GS, p_GS, a.clique)
+        if _core.all_finite(R_GS) and _core.all_finite(p_GS):
+            # valid by construction (geometry checked when added, poses are products of rotations)
+            contacts: Any = detect_unchecked(a.codes, a.params, R_GS, p_GS, a.clique)
+        else:  # the checked path says what is wrong
+            contacts = detect(a.codes, a.params, R_GS, p_GS, a.clique)
         s1, s2 = np.asarray(contacts.surf1, dtype=np.int64), np.asarray(contacts.surf2, dtype=np.int64)
         same = a.body[s1] == a.body[s2]
         if same.any():  # a body touching itself: equal and opposite forces at one point, and no energy
