@@ -671,6 +671,32 @@ def make_tree_batch(ws, sets: tuple):
 
 
 # ---------------------------------------------------------------------------------------------
+# The compiled time loop (core/stepper.pxi)
+# ---------------------------------------------------------------------------------------------
+__all__ += ["STEPPER_CTL", "STEPPER_CNT", "RUN_CODES", "make_tree_stepper", "rk_combine", "error_norm"]
+
+#: slot name -> index of the float64 controls and int64 counters of ``TreeStepper.run``
+STEPPER_CTL: dict = dict(_k.STEPPER_CTL)
+STEPPER_CNT: dict = dict(_k.STEPPER_CNT)
+#: why ``TreeStepper.run`` returned: "reached", "step_limit", "python"
+RUN_CODES: dict = dict(_k.RUN_CODES)
+#: ``rk_combine(out, y0, h, a, K)``: out = y0 + (sum_k a[k] K[k]) h, summed from k = 0 up (y0 may be None)
+rk_combine = _k.rk_combine
+#: ``error_norm(err, y0, y1, w, infinity)``: the integrators' weighted RMS (or max) error norm
+error_norm = _k.error_norm
+
+
+def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool = False,
+                      error_control: bool = True):
+    """A ``simtk_core.TreeStepper`` over ``batch`` (a TreeBatch) for ``method``: "rk" (with the
+    table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,) and ``fsal``), "semi_explicit" or "verlet"."""
+    code = _k.STEPPER_METHODS[method]
+    z = np.zeros(1)
+    return _k.TreeStepper(batch, code, np.zeros((1, 1)) if A is None else A, z if b is None else b,
+                          z if e is None else e, bool(fsal), bool(error_control))
+
+
+# ---------------------------------------------------------------------------------------------
 # Contact detection (core/contact.pxi)
 # ---------------------------------------------------------------------------------------------
 __all__ += ["CONTACT_SHAPES", "CONTACT_EPA_REL_TOL", "contact_detect", "contact_min_separation"]

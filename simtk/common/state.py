@@ -632,6 +632,10 @@ class State:
             return False
         return e.marked_at >= self._last_invalidation(e.earliest)
 
+    def _auto_update_variables(self) -> int:
+        """How many auto-update discrete variables this State has."""
+        return sum(1 for ss in self._subs for v in ss.discrete if v.update_entry >= 0)
+
     def auto_update_discrete_variables(self) -> None:
         """Swap each auto-update discrete variable with its update value where that value is current.
 

@@ -418,6 +418,14 @@ class System(Component):
         new.set_time(snap["t"])
         return new
 
+    def _compiled_derivatives(self, state: State) -> tuple:
+        """``(batch, None)`` when the compiled time loop can evaluate this System's derivatives at
+        ``state``'s instance (a ``simtk_core.TreeBatch``), else ``(None, reason)``.
+
+        A System computes its derivatives in Python unless it says otherwise; the multibody system
+        does when all its elements are built in."""
+        return None, f"{type(self).__name__} computes its derivatives in Python (its subsystems' realize hooks)"
+
     def _describe_y(self, state: State, i: int) -> str:
         """Name entry ``i`` of y = (q, u, z) by its subsystem (and body, where the subsystem knows it)."""
         nq, nu = state.get_nq(), state.get_nu()

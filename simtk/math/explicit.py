@@ -21,7 +21,10 @@ from fractions import Fraction as F
 
 import numpy as np
 
+from .. import _core
 from .integrator import Integrator
+
+_rk_combine = _core.rk_combine
 
 __all__ = [
     "ExplicitEulerIntegrator",
@@ -61,38 +64,40 @@ class _ExplicitRungeKutta(Integrator):
     def _allocate_method(self, ny: int) -> None:
         s = self._num_stages
         n_inner = s - 1 if self._fsal else s
-        self._stage_plan = [(float(self._c[i]), np.ascontiguousarray(self._A[i]), self._K[:i])
-                            for i in range(1, n_inner)]
+        self._stage_plan = [(float(self._c[i]), np.ascontiguousarray(self._A[i])) for i in range(1, n_inner)]
         self._b_used = np.ascontiguousarray(self._b[:n_inner])
-        self._K_b = self._K[:n_inner]
+
+    def _compiled_spec(self) -> tuple:
+        s = self._num_stages
+        A = np.zeros((s, s))
+        for i, row in enumerate(self._A):
+            A[i, :i] = row
+        n_inner = s - 1 if self._fsal else s
+        return "rk", A, np.ascontiguousarray(self._b[:n_inner]), np.ascontiguousarray(self._e), self._fsal
 
     def _attempt_step(self, t1: float) -> bool:
+        # y = y0 + h sum_k a_k K_k, summed from k = 0 up by the compiled core (as its time loop does;
+        # a BLAS would sum in an order of its own)
         t0 = self._t0
         h = t1 - t0
-        y0, K_rows = self._y0, self._K_rows
+        y0, K, K_rows = self._y0, self._K, self._K_rows
         i = 1
-        for c, a, K_head in self._stage_plan:
+        for c, a in self._stage_plan:
             y = self._set_ty(t0 + c * h)
-            np.dot(a, K_head, out=y)
-            y *= h
-            y += y0
+            _rk_combine(y, y0, h, a, K)
             yd = self._realize_derivatives()
             if yd is None:
                 return False
             K_rows[i][:] = yd
             i += 1
         y = self._set_ty(t1)
-        np.dot(self._b_used, self._K_b, out=y)
-        y *= h
-        y += y0
+        _rk_combine(y, y0, h, self._b_used, K)
         if self._fsal:
             yd = self._realize_derivatives()
             if yd is None:
                 return False
             K_rows[-1][:] = yd
-        err = self._err
-        np.dot(self._e, self._K, out=err)
-        err *= h
+        _rk_combine(self._err, None, h, self._e, K)
         return True
 
 

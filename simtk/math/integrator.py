@@ -40,6 +40,7 @@ from ..common.events import SubsystemEventTrigger, TriggeredEventHandler, Trigge
 from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
 from ..common.system import System
+from ._compiled_loop import CompiledLoopChoice
 from ._event_localization import _EventLocalization
 from .integrator_errors import (
     IntegratorError,
@@ -73,7 +74,7 @@ def _positive(value, where: str, allow_zero: bool = False, allow_inf: bool = Fal
     return v
 
 
-class Integrator(_EventLocalization):
+class Integrator(CompiledLoopChoice, _EventLocalization):
     """Base class of the integrators: settings, step-size control, events and statistics.
 
     Subclasses implement ``_attempt_step(t1)`` (one step from the saved start ``(t0, y0, f0)`` to
@@ -130,6 +131,9 @@ class Integrator(_EventLocalization):
         self._step_limit = 0  # 0: none
         self._return_every_internal_step = False
         self._adv: State | None = None
+        self._use_compiled = True
+        self._loop = None  # the compiled loop of this interval (CompiledLoopChoice)
+        self._loop_reasons: list[str] = ["not initialized"]
         self._reset_statistics()
         self._sim_over = False
         self._termination = Integrator.TerminationReason.InvalidTerminationReason
@@ -361,6 +365,7 @@ class Integrator(_EventLocalization):
         if stage <= INSTANCE or not math.isfinite(self._h_pred):
             self._h_pred = self._estimate_initial_step()
         self._start_of_interval = True
+        self._setup_loop()
 
     def _allocate(self, ny: int) -> None:
         """Preallocate every per-step buffer for ``ny`` continuous variables."""
@@ -480,20 +485,8 @@ class Integrator(_EventLocalization):
 
     def _error_norm(self) -> float:
         """The weighted (RMS or max) norm of ``self._err`` relative to ``y0`` and the current y."""
-        n = self._ny
-        if n == 0:
-            return 0.0
-        a, b, w = self._tmp1, self._tmp2, self._wy
-        np.abs(self._y0, out=a)
-        np.abs(self._adv.get_y(), out=b)
-        np.maximum(a, b, out=a)
-        a *= w
-        np.maximum(a, 1.0, out=a)
-        np.multiply(self._err, w, out=b)
-        b /= a
-        if self._use_infinity_norm:
-            return float(np.max(np.abs(b, out=b)))
-        return math.sqrt(float(np.dot(b, b)) / n)
+        # Summed in index order by the compiled core (not by a BLAS), as the compiled loop sums it.
+        return _core.error_norm(self._err, self._y0, self._adv.get_y(), self._wy, self._use_infinity_norm)
 
     def _constraint_error_norm(self, s: State) -> float:
         system = self._system
@@ -717,6 +710,17 @@ class Integrator(_EventLocalization):
         n_steps = 0
         while True:
             t_max = min(report_time, t_event, self._final_time)
+            if self._loop is not None:
+                limit = 1 if self._return_every_internal_step else (
+                    self._step_limit - n_steps if self._step_limit else 0)
+                steps, to_python = self._loop.run(self, t_max, limit)
+                if steps:
+                    n_steps += steps
+                    status = self._status_after_step(report_time, t_event, n_steps)
+                    if status is not None:
+                        return status
+                if not to_python:
+                    continue
             self._take_one_step(t_max)
             n_steps += 1
             t1 = self._adv.get_time()
@@ -735,16 +739,26 @@ class Integrator(_EventLocalization):
                 self._w0[:] = self._w1
             else:
                 self._finish_step()
-            if t1 >= t_event:
-                return S.ReachedScheduledEvent
-            if t1 >= self._final_time:
-                return self._end_simulation()
-            if t1 >= report_time:
-                return S.ReachedReportTime
-            if self._return_every_internal_step:
-                return S.TimeHasAdvanced
-            if self._step_limit and n_steps >= self._step_limit:
-                return S.ReachedStepLimit
+            status = self._status_after_step(report_time, t_event, n_steps)
+            if status is not None:
+                return status
+
+    def _status_after_step(self, report_time: float, t_event: float,
+                           n_steps: int) -> "Integrator.SuccessfulStepStatus | None":
+        """Why ``step_to`` returns after a successful step, or None to go on."""
+        S = Integrator.SuccessfulStepStatus
+        t1 = self._adv.get_time()
+        if t1 >= t_event:
+            return S.ReachedScheduledEvent
+        if t1 >= self._final_time:
+            return self._end_simulation()
+        if t1 >= report_time:
+            return S.ReachedReportTime
+        if self._return_every_internal_step:
+            return S.TimeHasAdvanced
+        if self._step_limit and n_steps >= self._step_limit:
+            return S.ReachedStepLimit
+        return None
 
     def _end_simulation(self) -> "Integrator.SuccessfulStepStatus":
         self._sim_over = True

@@ -24,6 +24,9 @@ class _SemiExplicitEulerStep(Integrator):
     def _allocate_method(self, ny: int) -> None:
         self._nq = self._adv.get_nq()
 
+    def _compiled_spec(self) -> tuple:
+        return "semi_explicit", None, None, None, False
+
     def _semi_explicit(self, t1: float) -> float:
         t0, nq = self._t0, self._nq
         h = t1 - t0

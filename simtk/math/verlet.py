@@ -40,6 +40,9 @@ class VerletIntegrator(Integrator):
         self._hp = 0.0
         self._have_history = False
 
+    def _compiled_spec(self) -> tuple:
+        return "verlet", None, None, None, False
+
     def _setup_interval(self, stage) -> None:
         super()._setup_interval(stage)
         self._have_history = False

@@ -10,6 +10,7 @@ from ..common.stage import Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
+from .matter import SimbodyMatterSubsystem
 
 __all__ = ["MultibodySystem"]
 
@@ -125,6 +126,26 @@ class MultibodySystem(System):
     def calc_energy(self, state: State) -> float:
         """Kinetic plus potential energy (Velocity)."""
         return self.calc_kinetic_energy(state) + self.calc_potential_energy(state)
+
+    # ------------------------------------------------------------------ the compiled time loop
+    def _compiled_derivatives(self, state: State) -> tuple:
+        """The matter's batch kernels when every element of the System is built in (see System)."""
+        matter = self.get_matter_subsystem()
+        if type(matter) is not SimbodyMatterSubsystem:
+            return None, f"the matter subsystem is a {type(matter).__name__}, whose realize hooks run in Python"
+        for sub in self._subsystems:
+            if sub is not matter and sub not in self._force_subsystems:
+                return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
+        layout = matter._layout(state)
+        if len(layout.quaternion_bodies):
+            bodies = ", ".join(repr(matter.get_mobilized_body(int(b)).get_name() or f"#{int(b)}")
+                               for b in layout.quaternion_bodies[:3])
+            return None, (f"bodies {bodies} have quaternion coordinates, which are normalized by a projection in "
+                          "Python after every step (matter.set_use_euler_angles(state, True) avoids them)")
+        try:
+            return matter._batch_entry(state).batch, None
+        except NotImplementedError as exc:
+            return None, str(exc).split("batched dynamics: ", 1)[-1]
 
     # ------------------------------------------------------------------ error control
     def _unit_weights_vary(self, state: State) -> bool:

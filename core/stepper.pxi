@@ -1,0 +1,451 @@
+# The compiled time loop: many integrator steps over one tree in one nogil call.
+#
+# A TreeStepper runs the steps of simtk.math's integrators (explicit
+# Runge-Kutta tables, semi-explicit Euler with and without its error estimate,
+# velocity Verlet) for a System whose derivative is y' = (N(q) u, udot(q, u))
+# with udot from the built-in force sets of a TreeBatch (no z, no constraints,
+# no quaternions: the Python layer, simtk/math/_compiled_loop.py, checks that).
+#
+# Bitwise the Python path. Every number is computed by the same operations,
+# in the same order, as simtk/math/integrator.py and its method classes:
+#   - the linear combinations of stage derivatives and the error norm are the
+#     functions below, which the Python path calls too (rk_combine,
+#     error_norm), so neither depends on a BLAS's summation order;
+#   - a derivative is _item_udot, the kernels a realization to Acceleration
+#     runs (position, articulated, velocity, the force sets, forward);
+#   - the step-size control repeats Integrator._take_one_step line by line,
+#     with Python's min/max (py_min, py_max) and libm's pow, which Python's
+#     float ** calls;
+#   - the core is compiled with -ffp-contract=off, so no multiply-add is fused
+#     here that numpy would round twice.
+# The loop returns to Python when it lands on t_max, after max_steps steps, or
+# when a step needs what only Python does (a non-finite derivative, a step
+# below the minimum): then the step's attempts are not counted and Python
+# takes that step again from its start, with the same numbers.
+
+from libc.math cimport pow, fabs, isfinite
+
+cdef double _EPS = 2.220446049250313e-16
+
+cdef enum:
+    STEPPER_RK = 0
+    STEPPER_SEMI_EXPLICIT = 1
+    STEPPER_VERLET = 2
+
+#: name -> method code of TreeStepper
+STEPPER_METHODS = {"rk": STEPPER_RK, "semi_explicit": STEPPER_SEMI_EXPLICIT, "verlet": STEPPER_VERLET}
+
+cdef enum:
+    RUN_REACHED = 0      # landed on t_max
+    RUN_STEP_LIMIT = 1   # took max_steps steps
+    RUN_PYTHON = 2       # the next step needs the Python path
+
+#: TreeStepper.run's return codes
+RUN_CODES = {"reached": RUN_REACHED, "step_limit": RUN_STEP_LIMIT, "python": RUN_PYTHON}
+
+# the slots of TreeStepper.run's ctl (float64) and cnt (int64) arrays
+cdef enum:
+    C_T0 = 0
+    C_TMAX = 1
+    C_HPRED = 2
+    C_FIXED = 3         # NaN: no fixed step
+    C_MAXSTEP = 4
+    C_MINSTEP = 5
+    C_ACC = 6
+    C_P1 = 7
+    C_HPREV = 8
+    C_HFIRST = 9
+    C_HP = 10           # Verlet: the previous step's size
+    C_HISTORY = 11      # Verlet: 1.0 when the previous step counts
+    C_NCTL = 12
+cdef enum:
+    N_MAX = 0           # steps allowed (<= 0: no limit)
+    N_TAKEN = 1
+    N_ATTEMPTED = 2
+    N_REALIZE = 3
+    N_ERRFAIL = 4
+    N_STEPS = 5         # steps taken by this call
+    N_NCNT = 6
+
+STEPPER_CTL = dict(t0=C_T0, t_max=C_TMAX, h_pred=C_HPRED, fixed=C_FIXED, max_step=C_MAXSTEP,
+                   min_step=C_MINSTEP, accuracy=C_ACC, p1=C_P1, h_prev=C_HPREV, h_first=C_HFIRST,
+                   hp=C_HP, history=C_HISTORY, size=C_NCTL)
+STEPPER_CNT = dict(max_steps=N_MAX, taken=N_TAKEN, attempted=N_ATTEMPTED, realize=N_REALIZE,
+                   err_fail=N_ERRFAIL, steps=N_STEPS, size=N_NCNT)
+
+
+cdef inline double py_min(double a, double b) noexcept nogil:
+    # Python's min(a, b): the first unless the second is smaller
+    return b if b < a else a
+
+
+cdef inline double py_max(double a, double b) noexcept nogil:
+    # Python's max(a, b): the first unless the second is larger
+    return b if b > a else a
+
+
+cdef inline double np_maximum(double a, double b) noexcept nogil:
+    # numpy.maximum: NaN if either is NaN
+    if a != a or b != b:
+        return a + b
+    return a if a >= b else b
+
+
+cdef void _lincomb(double* out, const double* y0, double h, const double* a, Py_ssize_t m,
+                   const double* K, Py_ssize_t ny) noexcept nogil:
+    # out = y0 + (sum_k a_k K_k) h, the sum from k = 0 up (y0 NULL: no y0 term).
+    # Cost: m multiply-adds per entry.
+    cdef Py_ssize_t j, k
+    cdef double acc
+    for j in range(ny):
+        acc = a[0] * K[j] if m > 0 else 0.0
+        for k in range(1, m):
+            acc = acc + a[k] * K[k * ny + j]
+        if y0 != NULL:
+            out[j] = y0[j] + acc * h
+        else:
+            out[j] = acc * h
+
+
+cdef double _error_norm(const double* err, const double* y0, const double* y1, const double* w,
+                        Py_ssize_t n, bint infinity) noexcept nogil:
+    # s_i = w_i |e_i| / max(1, w_i max(|y0_i|, |y1_i|)); RMS(s), or max |s_i|. NaN propagates.
+    cdef Py_ssize_t i
+    cdef double a, b, acc = 0.0
+    if n == 0:
+        return 0.0
+    for i in range(n):
+        a = np_maximum(np_maximum(fabs(y0[i]), fabs(y1[i])) * w[i], 1.0)
+        b = err[i] * w[i] / a
+        if infinity:
+            acc = np_maximum(acc, fabs(b))
+        else:
+            acc = acc + b * b
+    if infinity:
+        return acc
+    return sqrt(acc / n)
+
+
+def rk_combine(double[::1] out, y0, double h, const double[::1] a, const double[:, ::1] K):
+    """out = y0 + (sum_k a[k] K[k]) h over the first len(a) rows of K, summed from k = 0
+    up (y0 None: without it). The integrators' stage and error combinations."""
+    cdef const double[::1] yv
+    cdef const double* yp = NULL
+    cdef Py_ssize_t m = a.shape[0], ny = out.shape[0]
+    if K.shape[1] != ny or K.shape[0] < m or (m > 0 and K.shape[0] == 0):
+        raise ValueError("rk_combine: shapes do not match")
+    if y0 is not None:
+        yv = y0
+        if yv.shape[0] != ny:
+            raise ValueError("rk_combine: shapes do not match")
+        yp = &yv[0] if ny else NULL
+    if ny == 0:
+        return
+    with nogil:
+        _lincomb(&out[0], yp, h, &a[0] if m else NULL, m, &K[0, 0], ny)
+
+
+def error_norm(const double[::1] err, const double[::1] y0, const double[::1] y1, const double[::1] w,
+               bint infinity):
+    """The integrators' weighted error norm (see Integrator), summed in index order."""
+    cdef Py_ssize_t n = err.shape[0]
+    if y0.shape[0] != n or y1.shape[0] != n or w.shape[0] != n:
+        raise ValueError("error_norm: shapes do not match")
+    if n == 0:
+        return 0.0
+    return _error_norm(&err[0], &y0[0], &y1[0], &w[0], n, infinity)
+
+
+cdef class TreeStepper:
+    """Integrator steps over the tree and force sets of a TreeBatch (see the file's head).
+
+    Build it through :func:`simtk._core.make_tree_stepper`. ``run`` works on the integrator's own
+    arrays (K, y0, the weights, Verlet's history), so a segment of steps allocates nothing.
+    """
+
+    cdef readonly TreeBatch batch
+    cdef readonly int method
+    cdef readonly Py_ssize_t nq, nu, ny, ns
+    cdef readonly bint fsal, error_control
+    cdef object _A, _b, _e, _y, _err, _fend, _qdot
+    cdef BatchScratch scr
+    cdef double* block
+
+    def __cinit__(self):
+        self.block = NULL
+
+    def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control):
+        # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
+        # error weights (RK only; ignored otherwise).
+        cdef Py_ssize_t nb = batch.ws.nb
+        if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
+            raise ValueError(f"TreeStepper: unknown method code {method}")
+        self.batch = batch
+        self.method = method
+        self.nq = batch.ws.nq
+        self.nu = batch.ws.nu
+        self.ny = self.nq + self.nu
+        self._A = np.ascontiguousarray(A, dtype=np.float64)
+        self._b = np.ascontiguousarray(b, dtype=np.float64)
+        self._e = np.ascontiguousarray(e, dtype=np.float64)
+        self.ns = self._e.shape[0] if method == STEPPER_RK else (3 if method == STEPPER_VERLET else 2)
+        if method == STEPPER_RK and (self._A.ndim != 2 or self._A.shape[0] != self.ns or self._A.shape[1] != self.ns
+                                     or self._b.shape[0] > self.ns or self._b.shape[0] < 1):
+            raise ValueError("TreeStepper: the Runge-Kutta table's shapes do not match")
+        self.fsal = fsal
+        self.error_control = error_control
+        self._y = np.zeros(self.ny)
+        self._err = np.zeros(self.ny)
+        self._fend = np.zeros(self.ny)
+        self._qdot = np.zeros(self.nq)
+        self.block = <double*>malloc(_block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
+        if self.block == NULL:
+            raise MemoryError()
+        memset(self.block, 0, _block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
+        _bind_block(&self.scr, &batch.ws.t, self.block)
+
+    def __dealloc__(self):
+        free(self.block)
+
+    @property
+    def y(self):
+        """The last y the stepper wrote (read only)."""
+        v = self._y.view()
+        v.flags.writeable = False
+        return v
+
+    cdef bint _deriv(self, const double* y, double* out) noexcept nogil:
+        # out = (N(q) u, udot(q, u)) at y = (q, u); False if a force element failed or an entry
+        # is not finite.
+        cdef BatchScratch* s = &self.scr
+        cdef Py_ssize_t bad, i
+        bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
+        memcpy(out, s.t.qdot, self.nq * sizeof(double))
+        memcpy(out + self.nq, s.t.udot, self.nu * sizeof(double))
+        if bad >= 0:
+            return False
+        for i in range(self.ny):
+            if not isfinite(out[i]):
+                return False
+        return True
+
+    cdef int _attempt(self, double t0, double t1, double* K, const double* y0, double* y, double* err,
+                      double* ctl, Py_ssize_t* n_realize, const double* qdd0, const double* a_prev,
+                      const double* A, const double* b, const double* e, Py_ssize_t n_b) noexcept nogil:
+        # One attempt from (t0, y0, K[0]) to t1: y1 into y, the error estimate into err.
+        # Returns 1, or 0 when a derivative was not finite (as _attempt_step's False).
+        cdef Py_ssize_t nq = self.nq, ny = self.ny, i, j, s = self.ns
+        cdef double h = t1 - t0
+        cdef double c, hp, a2
+        cdef double* f0 = K
+        cdef double* Kp
+        cdef double* K1
+        cdef double* qdot
+        if self.method == STEPPER_RK:
+            # stage i: y = y0 + h sum_{k<i} A[i, k] K[k]  (Python: _ExplicitRungeKutta._attempt_step)
+            for i in range(1, n_b):
+                _lincomb(y, y0, h, A + s * i, i, K, ny)
+                n_realize[0] += 1
+                if not self._deriv(y, K + i * ny):
+                    return 0
+            _lincomb(y, y0, h, b, n_b, K, ny)
+            if self.fsal:
+                n_realize[0] += 1
+                if not self._deriv(y, K + (s - 1) * ny):
+                    return 0
+            _lincomb(err, NULL, h, e, s, K, ny)
+            return 1
+        if self.method == STEPPER_SEMI_EXPLICIT:
+            # u1 = u0 + h udot0;  q1 = q0 + h N(q0) u1   (Python: _SemiExplicitEulerStep._semi_explicit)
+            for i in range(nq, ny):
+                y[i] = f0[i] * h + y0[i]
+            qdot = self.scr.qacc  # (nq,) scratch
+            _n_mul(&self.scr.t, y0, y + nq, qdot)
+            n_realize[0] += 1
+            for i in range(nq):
+                y[i] = qdot[i] * h + y0[i]
+            if not self.error_control:
+                return 1
+            # SemiExplicitEuler2: e_u = h/2 (udot1 - udot0), e_q = q1 - q0 - h/2 (qdot0 + qdot1)
+            K1 = K + ny  # the end derivative
+            n_realize[0] += 1
+            if not self._deriv(y, K1):
+                return 0
+            for i in range(ny):
+                err[i] = (K1[i] - f0[i]) * (0.5 * h)
+            for i in range(nq):
+                err[i] = (((f0[i] + K1[i]) * (-0.5 * h)) + y[i]) - y0[i]
+            return 1
+        # Verlet (Python: VerletIntegrator._attempt_step)
+        Kp = K + ny
+        K1 = K + 2 * ny
+        for i in range(ny):
+            y[i] = f0[i] * h + y0[i]
+        c = 0.5 * h * h
+        for i in range(nq):
+            y[i] = y[i] + c * qdd0[i]
+        n_realize[0] += 1
+        if not self._deriv(y, Kp):
+            return 0
+        for i in range(nq, ny):
+            y[i] = ((f0[i] + Kp[i]) * (0.5 * h)) + y0[i]
+        n_realize[0] += 1
+        if not self._deriv(y, K1):
+            return 0
+        for i in range(nq):
+            err[i] = (((f0[i] + K1[i]) * (-0.5 * h)) + y[i]) - y0[i]
+        for i in range(nq, ny):
+            err[i] = fabs(K1[i] - Kp[i]) * (0.5 * h)
+        if ctl[C_HISTORY] != 0.0:
+            hp = ctl[C_HP]
+            c = pow(h, 3.0) / 12.0
+            for i in range(nq, ny):
+                j = i - nq
+                a2 = ((K1[i] - f0[i]) / h - (f0[i] - a_prev[j]) / hp) * (2.0 / (h + hp))
+                err[i] = err[i] + fabs(a2) * c
+        else:
+            for i in range(nq, ny):
+                err[i] = err[i] + fabs(K1[i] - f0[i]) * (0.5 * h)
+        return 1
+
+    def run(self, double[:, ::1] K, double[::1] y0, const double[::1] w, bint infinity, double[::1] ctl,
+            idx_t[::1] cnt, double[::1] qdd0, double[::1] a_prev):
+        """Take steps from (ctl[t0], y0, K[0]) until t_max or cnt[max_steps] steps.
+
+        On return y0, K[0], ctl[t0] are the last accepted step's end (and the controls, counters
+        and Verlet's history are updated as the Python path would), and the code says why it
+        returned (RUN_CODES). The attempts of a step handed back to Python are not counted.
+        """
+        cdef Py_ssize_t ny = self.ny, nq = self.nq, nu = self.nu, s = self.ns, n_b = 0
+        cdef double* Kp = &K[0, 0] if ny else NULL
+        cdef double* y0p = &y0[0] if ny else NULL
+        cdef double* yp
+        cdef double* errp
+        cdef double* fend
+        cdef double* c = &ctl[0]
+        cdef const double* A = NULL
+        cdef const double* b = NULL
+        cdef const double* e = NULL
+        cdef const double[:, ::1] Av
+        cdef const double[::1] bv, ev
+        cdef double[::1] yv = self._y, errv = self._err, fv = self._fend
+        cdef int code
+        if K.shape[0] < s or K.shape[1] != ny or y0.shape[0] != ny or w.shape[0] != ny or ctl.shape[0] < C_NCTL \
+                or cnt.shape[0] < N_NCNT or qdd0.shape[0] < (nq if self.method == STEPPER_VERLET else 0) \
+                or a_prev.shape[0] < (nu if self.method == STEPPER_VERLET else 0):
+            raise ValueError("TreeStepper.run: array shapes do not match the stepper")
+        cnt[N_STEPS] = 0
+        if ny == 0:
+            return RUN_PYTHON
+        if self.method == STEPPER_RK:
+            Av = self._A
+            bv = self._b
+            ev = self._e
+            A = &Av[0, 0]
+            b = &bv[0]
+            e = &ev[0]
+            n_b = bv.shape[0]
+        yp = &yv[0]
+        errp = &errv[0]
+        fend = &fv[0]
+        with nogil:
+            code = self._run(Kp, y0p, &w[0], infinity, c, &cnt[0], yp, errp, fend,
+                             &qdd0[0] if qdd0.shape[0] else NULL, &a_prev[0] if a_prev.shape[0] else NULL,
+                             A, b, e, n_b)
+        return code
+
+    cdef int _run(self, double* K, double* y0, const double* w, bint infinity, double* c, idx_t* cnt,
+                  double* y, double* err, double* fend, double* qdd0, double* a_prev,
+                  const double* A, const double* b, const double* e, Py_ssize_t n_b) noexcept nogil:
+        cdef Py_ssize_t ny = self.ny, nq = self.nq, i
+        cdef Py_ssize_t realize, attempted, err_fail
+        cdef double t_max = c[C_TMAX], fixed = c[C_FIXED], max_step = c[C_MAXSTEP], min_step = c[C_MINSTEP]
+        cdef double acc = c[C_ACC], p1 = c[C_P1]
+        cdef bint has_fixed = fixed == fixed
+        cdef bint controlled = (not has_fixed) and self.error_control
+        cdef bint end_needed = (self.method == STEPPER_RK and not self.fsal) or \
+            (self.method == STEPPER_SEMI_EXPLICIT and not self.error_control)
+        cdef double t0, h, remaining, h_try, t1, factor, errn, h_min, h_next, t_old
+        cdef int ok
+        cdef bint accepted
+        cdef double* f_end
+        while True:
+            if cnt[N_MAX] > 0 and cnt[N_STEPS] >= cnt[N_MAX]:
+                return RUN_STEP_LIMIT
+            t0 = c[C_T0]
+            if t0 >= t_max:
+                return RUN_REACHED
+            # --- one successful step (Integrator._take_one_step) ---
+            h = py_min(fixed, max_step) if has_fixed else py_max(py_min(c[C_HPRED], max_step), min_step)
+            realize = 0
+            attempted = 0
+            err_fail = 0
+            factor = 1.0
+            errn = 0.0
+            while True:
+                remaining = t_max - t0
+                if h * 1.05 >= remaining:
+                    h_try = remaining
+                    t1 = t_max
+                elif (not has_fixed) and 2 * h > remaining:
+                    h_try = 0.5 * remaining
+                    t1 = t0 + h_try
+                else:
+                    h_try = h
+                    t1 = t0 + h
+                attempted += 1
+                ok = self._attempt(t0, t1, K, y0, y, err, c, &realize, qdd0, a_prev, A, b, e, n_b)
+                accepted = ok and not controlled
+                if accepted:
+                    factor = 1.0
+                elif ok:
+                    errn = _error_norm(err, y0, y, w, ny, infinity)
+                    accepted = errn <= acc
+                    if accepted:
+                        factor = 5.0 if errn == 0 else py_min(5.0, py_max(0.2, 0.9 * pow(acc / errn, p1)))
+                if accepted:
+                    break
+                if not ok:
+                    return RUN_PYTHON  # a non-finite derivative: Python diagnoses or recovers
+                err_fail += 1
+                factor = py_min(0.5, py_max(0.1, 0.9 * pow(acc / errn, p1))) if isfinite(errn) else 0.1
+                h = h_try * factor
+                h_min = py_max(min_step, 16 * _EPS * py_max(1.0, fabs(t0)))
+                if h < h_min and h_try > h_min and h_try < remaining:
+                    h = h_min
+                elif h < h_min:
+                    return RUN_PYTHON  # Python raises StepSizeTooSmallError
+            # the end derivative: evaluated now by the methods that did not, else their last stage
+            if end_needed:
+                realize += 1
+                if not self._deriv(y, fend):
+                    return RUN_PYTHON
+                f_end = fend
+            else:
+                f_end = K + (self.ns - 1) * ny  # FSAL RK: the last stage; SemiExplicitEuler2: K[1]; Verlet: K[2]
+            # --- commit: statistics, the next step size, and the new start (_finish_step) ---
+            cnt[N_TAKEN] += 1
+            cnt[N_ATTEMPTED] += attempted
+            cnt[N_REALIZE] += realize
+            cnt[N_ERRFAIL] += err_fail
+            cnt[N_STEPS] += 1
+            c[C_HPREV] = h_try
+            if cnt[N_TAKEN] == 1:
+                c[C_HFIRST] = h_try
+            if not has_fixed:
+                h_next = h_try * factor
+                if t1 == t_max and h_try < h:
+                    h_next = py_max(h_next, h)
+                c[C_HPRED] = py_min(h_next, max_step)
+            if self.method == STEPPER_VERLET:
+                for i in range(nq, ny):
+                    a_prev[i - nq] = K[i]
+            t_old = t0
+            c[C_T0] = t1
+            memcpy(y0, y, ny * sizeof(double))
+            if f_end != K:
+                memcpy(K, f_end, ny * sizeof(double))
+            if self.method == STEPPER_VERLET:
+                memcpy(qdd0, self.scr.t.qdotdot, nq * sizeof(double))
+                c[C_HP] = t1 - t_old
+                c[C_HISTORY] = 1.0 if c[C_HP] > 0 else 0.0

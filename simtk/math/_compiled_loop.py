@@ -1,0 +1,182 @@
+"""The compiled time loop of the integrators: when it runs, and how it hands over to Python.
+
+An integrator whose System evaluates its derivatives with compiled kernels only (a multibody
+system of built-in mobilizers and forces, see ``System._compiled_derivatives``) takes its steps in
+``simtk_core.TreeStepper.run``: many steps per Python call, returning at the report, event or
+final time, after the step limit, or when a step needs Python. The stepper repeats the Python
+path's arithmetic exactly (``core/stepper.pxi``), so a trajectory does not depend on which path
+took its steps. After a segment of steps the advanced State is written with the last step's t
+and y and realized to Acceleration, which computes the same caches the Python path leaves.
+
+Everything Python does after or between steps keeps the loop in Python: witnesses of triggered
+events (evaluated after every step), projection onto constraints (quaternions included),
+auto-update discrete variables, unit weights that vary with the State, and a System whose
+elements realize in Python. ``Integrator.describe_fast_path()`` says which.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _core
+from ..common.stage import ACCELERATION
+
+__all__ = ["CompiledLoop", "CompiledLoopChoice"]
+
+_CTL = _core.STEPPER_CTL
+_CNT = _core.STEPPER_CNT
+_TO_PYTHON = _core.RUN_CODES["python"]
+_EMPTY = np.zeros(0)
+
+
+class CompiledLoop:
+    """One continuous interval's compiled stepper and its preallocated controls."""
+
+    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method")
+
+    def __init__(self, integrator, batch, spec: tuple):
+        method, A, b, e, fsal = spec
+        self.stepper = _core.make_tree_stepper(batch, method, A, b, e, fsal=fsal,
+                                               error_control=integrator._has_error_control)
+        self.ctl = np.zeros(_CTL["size"])
+        self.cnt = np.zeros(_CNT["size"], dtype=np.int64)
+        self._verlet = method == "verlet"
+        self._p1 = 1.0 / (integrator._error_order + 1)
+        self._nbodies = batch.nb - 1
+        self._method = integrator._method_name
+
+    def describe(self) -> str:
+        return (f"compiled time loop: {self._method} steps over {self._nbodies} bodies run in the compiled "
+                "core, many steps per call, returning to Python at report, event and final times")
+
+    def run(self, integ, t_max: float, max_steps: int) -> tuple[int, bool]:
+        """Take steps towards ``t_max`` (at most ``max_steps``, 0: no limit) from the integrator's
+        saved start; returns (steps taken, whether the next step needs the Python path). The
+        integrator's start, statistics and step-size prediction are updated, and when steps were
+        taken the advanced State is put at the new start, realized to Acceleration."""
+        c, n = self.ctl, self.cnt
+        c[0] = integ._t0  # slots: see STEPPER_CTL (t0 is 0)
+        c[1] = t_max
+        c[2] = integ._h_pred
+        c[3] = math.nan if integ._fixed_step is None else integ._fixed_step
+        c[4] = integ._max_step
+        c[5] = integ._min_step
+        c[6] = integ._accuracy
+        c[7] = self._p1
+        c[8] = integ._h_prev
+        c[9] = integ._h_first
+        n[0] = max_steps
+        n[1] = integ._n_taken
+        n[2] = integ._n_attempted
+        n[3] = integ._n_realize
+        n[4] = integ._n_err_fail
+        if self._verlet:
+            c[10] = integ._hp
+            c[11] = 1.0 if integ._have_history else 0.0
+            code = self.stepper.run(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n,
+                                    integ._qdd0, integ._a_prev)
+        else:
+            code = self.stepper.run(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n, _EMPTY, _EMPTY)
+        steps = int(n[5])
+        if steps:
+            integ._t0 = t0 = float(c[0])
+            integ._h_pred = float(c[2])
+            integ._h_prev = float(c[8])
+            integ._h_first = float(c[9])
+            integ._n_taken = int(n[1])
+            integ._n_attempted = int(n[2])
+            integ._n_realize = int(n[3])
+            integ._n_err_fail = int(n[4])
+            if self._verlet:
+                integ._hp = float(c[10])
+                integ._have_history = bool(c[11])
+            s = integ._adv
+            s.set_time(t0)
+            s.upd_y()[:] = integ._y0
+            integ._system.realize(s, ACCELERATION)  # the caches the Python path leaves
+        return steps, code == _TO_PYTHON
+
+
+def _describe_witness(w) -> str:
+    name = getattr(w, "get_name", None)
+    return repr(name()) if callable(name) and name() else type(w).__name__
+
+
+class CompiledLoopChoice:
+    """The integrators' choice of time loop (a mixin of Integrator, whose attributes it reads)."""
+
+    _adv: Any
+    _system: Any
+    _use_compiled: bool
+    _loop: CompiledLoop | None
+    _loop_reasons: list
+    _method_name: str
+    _witnesses: list
+    _has_constraints: bool
+    _project_every_step: bool
+    _weights_vary: bool
+    _need_init: Callable
+
+    def set_use_compiled_loop(self, flag: bool) -> None:
+        """Let the compiled time loop take the steps when it can (default True; see
+        ``describe_fast_path``). Both paths give the same trajectory bitwise; turning it off is for
+        comparing them, or for stepping through the Python path."""
+        self._use_compiled = bool(flag)
+        if self._adv is not None:
+            self._setup_loop()
+
+    def describe_fast_path(self) -> str:
+        """Which time loop takes the steps, and if it is the Python one, why.
+
+        The compiled loop runs many steps per call (no Python per step) when the method has a
+        compiled twin and the System's elements are all built in; otherwise the reasons are listed
+        (a Python force or mobilizer, triggered events, constraints or quaternions to project, ...),
+        so that a slow model says what makes it slow.
+        """
+        self._need_init("describe_fast_path()")
+        if self._loop is not None:
+            return self._loop.describe()
+        return "Python time loop: " + "; ".join(self._loop_reasons)
+
+    def _compiled_spec(self) -> tuple | None:
+        """Subclass hook: ``(method, A, b, e, fsal)`` of the compiled twin of this method
+        (``simtk._core.make_tree_stepper``), or None when it has none."""
+        return None
+
+    def _setup_loop(self) -> None:
+        """Choose the time loop of this continuous interval (see ``describe_fast_path``)."""
+        self._loop = None
+        s, reasons = self._adv, []
+        spec = self._compiled_spec()
+        if not self._use_compiled:
+            reasons.append("the compiled loop is turned off (set_use_compiled_loop(False))")
+        if spec is None:
+            reasons.append(f"{self._method_name} has no compiled twin")
+        if self._witnesses:
+            names = ", ".join(_describe_witness(w) for w in self._witnesses[:3])
+            reasons.append(f"{len(self._witnesses)} event witnesses are evaluated in Python after every step "
+                           f"({names}{', ...' if len(self._witnesses) > 3 else ''})")
+        if self._has_constraints or self._project_every_step:
+            reasons.append("the State is projected onto its constraints in Python after every step "
+                           f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
+        if self._weights_vary:
+            reasons.append("the unit weights of the error norm vary with the State")
+        if s.get_nz():
+            reasons.append(f"{s.get_nz()} auxiliary variables z are integrated")
+        auto = s._auto_update_variables()
+        if auto:
+            reasons.append(f"{auto} auto-update discrete variables are swapped in Python after every step")
+        batch, why = self._system._compiled_derivatives(s)
+        if why:
+            reasons.append(why)
+        self._loop_reasons = reasons
+        if not reasons:
+            self._loop = CompiledLoop(self, batch, spec)
+
+
+assert (_CTL["t0"], _CTL["t_max"], _CTL["h_pred"], _CTL["fixed"], _CTL["max_step"], _CTL["min_step"],
+        _CTL["accuracy"], _CTL["p1"], _CTL["h_prev"], _CTL["h_first"], _CTL["hp"], _CTL["history"]) == tuple(range(12))
+assert (_CNT["max_steps"], _CNT["taken"], _CNT["attempted"], _CNT["realize"], _CNT["err_fail"],
+        _CNT["steps"]) == tuple(range(6))
