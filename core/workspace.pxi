@@ -31,6 +31,34 @@ _CACHE_ARRAYS = {
 }
 
 
+cdef double* _f64_data(cnp.ndarray a, Py_ssize_t n, bint writable, str name) except? NULL:
+    # The data of a C-contiguous float64 array of n entries (any shape), checked by its flags only:
+    # the cheap check for the per-evaluation calls of a time loop.
+    if (cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or cnp.PyArray_SIZE(a) != n
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or (writable and not cnp.PyArray_ISWRITEABLE(a))):
+        raise ValueError(f"{name}: expected a C-contiguous{' writable' if writable else ''} float64 array of "
+                         f"{n} entries")
+    return <double*>cnp.PyArray_DATA(a)
+
+
+def copy_if_finite(cnp.ndarray dst, cnp.ndarray src):
+    """Copy ``src`` into ``dst`` (float64 vectors of one length, C-contiguous) when every entry is
+    finite and return -1; else copy nothing and return the first non-finite index. Raises
+    ValueError for arrays of another kind (the caller then converts them)."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(dst), i
+    cdef double* d = _f64_data(dst, n, True, "dst")
+    cdef double* s
+    if cnp.PyArray_NDIM(src) != 1:
+        raise ValueError("src: expected a vector")
+    s = _f64_data(src, n, False, "src")
+    for i in range(n):
+        if not isfinite(s[i]):
+            return i
+    if n:
+        memcpy(d, s, n * sizeof(double))
+    return -1
+
+
 cdef class TreeKernels:
     """Compiled multibody kernels over one frozen tree, with their cache arrays.
 
@@ -229,6 +257,47 @@ cdef class TreeKernels:
             self.realize_articulated()
         with nogil:
             k_forward(&self.t, tau, &body_forces[0, 0, 0])
+
+    def realize_velocity_into(self, cnp.ndarray u, cnp.ndarray qdot_out):
+        """realize_velocity(u), then qdot copied into ``qdot_out`` (nq,): one call for the
+        matter's Velocity stage (the arrays are checked by size, dtype and layout only: a time
+        loop calls this once per evaluation)."""
+        cdef double* up = _f64_data(u, self.nu, False, "u")
+        cdef double* qp = _f64_data(qdot_out, self.nq, True, "qdot_out")
+        if self.nu > 0:
+            memcpy(self.t.u, up, self.nu * sizeof(double))
+        with nogil:
+            k_velocity(&self.t)
+        if self.nq > 0:
+            memcpy(qp, self.t.qdot, self.nq * sizeof(double))
+
+    def forward_dynamics_into(self, cnp.ndarray mobility_forces, cnp.ndarray body_forces, cnp.ndarray udot_out,
+                              cnp.ndarray qdotdot_out, cnp.ndarray A_GB_out):
+        """forward_dynamics, then udot, qdotdot and A_GB copied out, in one call (the matter's
+        Acceleration stage of a tree without constraints or Custom mobilizers). Returns whether
+        every udot is finite (nothing is copied when one is not)."""
+        cdef Py_ssize_t i
+        cdef bint finite = True
+        cdef double* tau = _f64_data(mobility_forces, self.nu, False, "mobility_forces")
+        cdef double* F = _f64_data(body_forces, 6 * self.nb, False, "body_forces")
+        cdef double* ud = _f64_data(udot_out, self.nu, True, "udot_out")
+        cdef double* qdd = _f64_data(qdotdot_out, self.nq, True, "qdotdot_out")
+        cdef double* A = _f64_data(A_GB_out, 6 * self.nb, True, "A_GB_out")
+        if not self._abi_valid:
+            self.realize_articulated()
+        with nogil:
+            k_forward(&self.t, tau if self.nu > 0 else NULL, F)
+            for i in range(self.nu):
+                if not isfinite(self.t.udot[i]):
+                    finite = False
+                    break
+            if finite:
+                if self.nu > 0:
+                    memcpy(ud, self.t.udot, self.nu * sizeof(double))
+                if self.nq > 0:
+                    memcpy(qdd, self.t.qdotdot, self.nq * sizeof(double))
+                memcpy(A, self.t.A_GB, 6 * self.nb * sizeof(double))
+        return finite
 
     def inverse_dynamics(self, const double[::1] udot, const double[::1] mobility_forces,
                          const double[:, :, ::1] body_forces, double[::1] out):

@@ -34,8 +34,7 @@ import weakref
 
 import numpy as np
 
-import simtk_core as _k
-
+from ._values import _checked_vector, _copy_checked, _readonly, _same_value
 from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (
     ACCELERATION,
@@ -54,80 +53,6 @@ __all__ = ["State"]
 
 _EMPTY = np.zeros(0)
 _EMPTY.flags.writeable = False
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
-
-def _checked_vector(values, n: int, where: str) -> np.ndarray:
-    """``values`` as a contiguous float64 vector of length ``n``, all finite, or a ValueError."""
-    try:
-        raw = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: expected {n} real numbers, got {values!r}") from exc
-    if raw.dtype.kind not in "iuf":
-        raise ValueError(f"{where}: expected {n} real numbers, got values of dtype {raw.dtype}")
-    a = np.ascontiguousarray(raw, dtype=np.float64)
-    if a.ndim == 0 and n == 1:
-        a = a.reshape(1)
-    if a.shape != (n,):
-        raise ValueError(f"{where}: expected {n} values, got an array of shape {a.shape}")
-    if not _k.all_finite(a):
-        bad = _k.first_non_finite(a)
-        raise ValueError(f"{where}: entry {bad} is {a[bad]}; values must be finite")
-    return a
-
-
-def _checked_discrete_value(old, new, where: str):
-    """The value to store when replacing discrete variable value ``old`` by ``new``.
-
-    The kind of value is fixed at allocation (Simbody's ``Value<T>``): an array keeps its shape and
-    dtype, a number stays a number, any other object keeps its type. Real numbers must be finite.
-    """
-    if isinstance(old, np.ndarray):
-        try:
-            a = np.array(new, dtype=old.dtype)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{where}: expected an array like {old.shape} {old.dtype}, got {new!r}") from exc
-        if a.shape != old.shape:
-            raise ValueError(f"{where}: expected shape {old.shape}, got {a.shape}")
-        if a.dtype.kind in "fc" and not np.isfinite(a).all():
-            raise ValueError(f"{where}: values must be finite, got {new!r}")
-        return a
-    if isinstance(old, (bool, np.bool_)):
-        if not isinstance(new, (bool, np.bool_)):
-            raise TypeError(f"{where}: expected a bool, got {type(new).__name__}")
-        return bool(new)
-    if isinstance(old, numbers.Integral):
-        if isinstance(new, (bool, np.bool_)) or not isinstance(new, numbers.Integral):
-            raise TypeError(f"{where}: expected an integer, got {type(new).__name__}")
-        return int(new)
-    if isinstance(old, numbers.Real):
-        if isinstance(new, (bool, np.bool_)) or not isinstance(new, numbers.Real):
-            raise TypeError(f"{where}: expected a real number, got {type(new).__name__}")
-        v = float(new)
-        if not np.isfinite(v):
-            raise ValueError(f"{where}: value must be finite, got {v}")
-        return v
-    if old is not None and not isinstance(new, type(old)):
-        raise TypeError(f"{where}: expected a {type(old).__name__}, got {type(new).__name__}")
-    return new
-
-
-def _same_value(a, b) -> bool:
-    """Whether two discrete-variable values are equal (so copying one over the other changes nothing)."""
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
-            a.dtype == b.dtype and bool(np.array_equal(a, b))
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # values whose == is not a plain bool: treat as different
-        return False
 
 
 class _DiscreteVariable:
@@ -312,7 +237,8 @@ class State:
     def _invalidate(self, stage: int) -> None:
         """Drop every subsystem below ``stage``; forget allocations made at ``stage`` or later."""
         self._epoch += 1
-        self._inval_epoch[stage] = self._epoch
+        # _inval_epoch[s] is the epoch of the last invalidation at or below s (epochs only grow)
+        self._inval_epoch[stage:] = [self._epoch] * (11 - stage)
         if self._hi >= stage:
             lower = stage - 1
             for ss in self._subs:
@@ -336,7 +262,7 @@ class State:
 
     def _last_invalidation(self, stage: int) -> int:
         """Epoch of the last invalidation of any stage at or below ``stage``."""
-        return max(self._inval_epoch[:stage + 1])
+        return self._inval_epoch[stage]
 
     def invalidate_all(self, stage) -> None:
         """Invalidate ``stage`` and everything above it, in every subsystem.
@@ -502,18 +428,16 @@ class State:
         if self._stage < MODEL:
             raise StageTooLowError("State.set_q()", MODEL, self._stage)
         self._check_current("set_q()")
-        a = _checked_vector(values, len(self._q), "State.set_q()")
+        _copy_checked(self._q, values, "State.set_q()")
         self._invalidate(POSITION)
-        self._q[:] = a
 
     def set_u(self, values) -> None:
         """Copy ``values`` (nu,) into u after checking length and finiteness; invalidates Velocity."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_u()", MODEL, self._stage)
         self._check_current("set_u()")
-        a = _checked_vector(values, len(self._u), "State.set_u()")
+        _copy_checked(self._u, values, "State.set_u()")
         self._invalidate(VELOCITY)
-        self._u[:] = a
 
     def set_z(self, values) -> None:
         """Copy ``values`` (nz,) into z after checking length and finiteness; invalidates Dynamics."""

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._values import _checked_discrete_value, _checked_vector, _readonly
 from .component import Component, check_component_name
 from .errors import CacheEntryOutOfDateError, StageOutOfRangeError, StageTooLowError
 from .stage import (
@@ -20,15 +21,7 @@ from .stage import (
     VELOCITY,
     Stage,
 )
-from .state import (
-    State,
-    _CacheEntry,
-    _checked_discrete_value,
-    _checked_vector,
-    _DiscreteVariable,
-    _readonly,
-    _SubsystemState,
-)
+from .state import State, _CacheEntry, _DiscreteVariable, _SubsystemState
 
 if TYPE_CHECKING:
     from .system import System

@@ -195,19 +195,18 @@ class System(Component):
             return
         if stage > REPORT:
             raise StageOutOfRangeError(f"{self!r}: realize() goes up to Report, not {Stage(stage).name}")
+        while g < INSTANCE and g < stage:
+            g += 1
+            self._realize_allocating_stage(state, g)
+        # Time and up. Every subsystem is at g here (invalidation lowers them all, realization raises
+        # them all), so no subsystem's stage needs checking: the State's stage was the one check. Each
+        # subsystem is marked realized right after its hook, for the hooks after it to see.
+        plan, subs, counts = self._plan, state._subs, self._num_realizations
         while g < stage:
             g += 1
-            if g <= INSTANCE:
-                self._realize_allocating_stage(state, g)
-            else:
-                self._realize_stage(state, g)
-
-    def _realize_stage(self, state: State, g: int) -> None:
-        subs = state._subs
-        state._hi = g if state._hi < g else state._hi
-        for idx, hook in self._plan[g]:
-            ss = subs[idx]
-            if ss.stage < g:
+            if state._hi < g:
+                state._hi = g
+            for idx, hook in plan[g]:
                 if hook is not None:
                     try:
                         hook(state)
@@ -215,11 +214,11 @@ class System(Component):
                         # Subsystems realized before this one may have written into shared results (force
                         # accumulators): drop them all below g so that a retry redoes the whole stage.
                         state._invalidate(g)
-                        exc.add_note(f"while realizing {STAGE_NAMES[g]} of subsystem '{ss.name}' (#{idx})")
+                        exc.add_note(f"while realizing {STAGE_NAMES[g]} of subsystem '{subs[idx].name}' (#{idx})")
                         raise
-                ss.stage = g
-        state._stage = g
-        self._num_realizations[g] += 1
+                subs[idx].stage = g
+            state._stage = g
+            counts[g] += 1
 
     def _realize_allocating_stage(self, state: State, g: int) -> None:
         """Topology, Model and Instance: the hooks allocate, then the State lays out what they allocated.

@@ -310,5 +310,6 @@
     ready: true,
   };
   show(0);
+  draw();  // now, not at the next animation frame: the canvas has its size once the page has loaded
   if (D.autoplay) setPlaying(true);
 })();

@@ -26,9 +26,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from ... import _core
+from ...common._values import _readonly
 from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
-from ...common.state import State, _readonly
+from ...common.state import State
 from ...common.subsystem import Subsystem
 from ...spatial import Transform
 from ._batch import BatchDynamics
@@ -281,8 +282,7 @@ class MatterTree(BatchDynamics, Subsystem):
         ws = cache.ws
         for mb in cache.layout.custom:  # their rows of HDot_FM u and qdot, before the sweep
             mb._realize_custom_velocity(state, ws)
-        ws.realize_velocity(ss.u)
-        np.copyto(ss.qdot, ws.qdot)
+        ws.realize_velocity_into(ss.u, ss.qdot)
         plan = cache.plan
         if plan.m:
             self._realize_constraints_velocity(state, ss, cache)
@@ -306,6 +306,13 @@ class MatterTree(BatchDynamics, Subsystem):
         ss = state._subs[self._index]
         cache = ss.cache[self._cache_index].value
         ws = cache.ws
+        if not cache.layout.custom and not cache.plan.m:  # a plain tree: the kernel and the copies in one call
+            if not ws.forward_dynamics_into(cache.mobility_forces, cache.body_forces, ss.udot, ss.qdotdot,
+                                            cache.A_GB):
+                self._explain_non_finite_udot(state, cache)
+            for hook in cache.stage_hooks["acceleration"]:
+                hook(state)
+            return
         ws.forward_dynamics(cache.mobility_forces, cache.body_forces)
         if not _core._k.all_finite(ws.udot):
             self._explain_non_finite_udot(state, cache)
