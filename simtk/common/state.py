@@ -137,7 +137,7 @@ class State:
         "_ydot", "_qdot", "_udot", "_zdot", "_qdotdot", "_ydot_ro", "_qdot_ro", "_udot_ro", "_zdot_ro",
         "_qdotdot_ro",
         "_qerr", "_uerr", "_udoterr", "_multipliers", "_qerr_ro", "_uerr_ro", "_udoterr_ro", "_multipliers_ro",
-        "_names", "_named_discrete",
+        "_names", "_named_discrete", "_fused",
         "__weakref__",
     )
 
@@ -148,6 +148,9 @@ class State:
         self._stage = 0  # the system stage: the lowest of the subsystem stages
         self._hi = 0  # the highest subsystem stage (differs from _stage only mid-realization)
         self._epoch = 0
+        # A System's compiled realization of this State's instance: None (not looked at yet), False
+        # (none: realized by the stage hooks), or an object the System runs instead of the hooks.
+        self._fused = None
         self._inval_epoch = [0] * 11
         self._t = 0.0
         self._names = None  # absolute path -> index in y, made when Model is realized
@@ -249,6 +252,7 @@ class State:
                 self._stage = lower
             if stage <= INSTANCE:
                 self._forget_allocations(stage)
+                self._fused = None
 
     def _forget_allocations(self, stage: int) -> None:
         for ss in self._subs:
@@ -694,6 +698,12 @@ class State:
             c.cache.append(ce)
         c.triggers = {k: v.copy() for k, v in ss.triggers.items()}
         return c
+
+    def __getstate__(self):
+        # The compiled realization holds pointers into this State's arrays: not pickled, rebuilt.
+        slots = {k: getattr(self, k) for k in State.__slots__ if k != "__weakref__" and hasattr(self, k)}
+        slots["_fused"] = None
+        return (None, slots)
 
     def __setstate__(self, st) -> None:
         # Default pickling of a slotted object, then the registration a property change relies on.

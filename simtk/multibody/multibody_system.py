@@ -6,10 +6,11 @@ from typing import Sequence
 import numpy as np
 
 from ..common.output import output
-from ..common.stage import Stage
+from ..common.stage import ACCELERATION, INSTANCE, Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
+from ._fused import make_fused
 from .matter import SimbodyMatterSubsystem
 
 __all__ = ["MultibodySystem"]
@@ -60,6 +61,24 @@ class MultibodySystem(System):
         if self._matter is None:
             return self._subsystems
         return [self._matter] + [s for s in self._subsystems if s is not self._matter]
+
+    def realize(self, state: State, stage=Stage.Report) -> None:
+        """Realize ``state`` up to ``stage`` (see System.realize).
+
+        A plain State (built-in elements only; see ``simtk/multibody/_fused.py``) is realized from
+        Instance to Acceleration by one compiled call that leaves what the stage hooks would.
+        """
+        fused = state._fused
+        if fused and state._system is self and state._topology_version == self._topology_version:
+            g = state._stage
+            if g >= stage:
+                return
+            top = stage if stage < ACCELERATION else ACCELERATION
+            if INSTANCE <= g < top and fused.run(self, state, g, top) and stage == top:
+                return
+        super().realize(state, stage)
+        if state._fused is None and state._stage >= INSTANCE:
+            state._fused = make_fused(self, state)
 
     def realize_topology(self) -> State:
         if self._matter is None:

@@ -1,0 +1,96 @@
+"""Fused realization of plain multibody States: Time to Acceleration in one compiled call.
+
+A State is *plain* when its System's matter subsystem has only built-in mobilizers, no constraint
+equations (constraints, locks, prescribed motions) and no stage hooks, and the System has at most
+one more subsystem, a ``GeneralForceSubsystem`` whose enabled elements are all built-in kinds. The
+stage hooks of such a State only run kernels and copy arrays, so ``MultibodySystem.realize`` runs
+them as one ``simtk_core.FusedRealizer`` call on the same arrays (``core/realize.pxi``): the caches,
+stage marks and realization counts are those the hooks leave, bitwise, for a fraction of the
+Python work. Anything else (a ``Force.Custom``, a Custom mobilizer, a constraint, a user
+subsystem) keeps the hooks, and so does any failure: the stages are then realized again by the
+hooks, which raise their diagnosis.
+
+The plan is made once per instance (``State._fused``: dropped when Instance is invalidated, not
+copied with the State, not pickled).
+"""
+from __future__ import annotations
+
+from .. import _core
+from ..common.stage import ACCELERATION, DYNAMICS, POSITION, VELOCITY
+from ..common.state import State
+from .forces.force_subsystem import GeneralForceSubsystem
+from .matter import SimbodyMatterSubsystem
+
+__all__ = ["FusedRealization", "make_fused"]
+
+assert dict(_core._k.FUSED_STAGES) == dict(Position=POSITION, Velocity=VELOCITY, Dynamics=DYNAMICS,
+                                             Acceleration=ACCELERATION)
+
+
+class FusedRealization:
+    """The compiled realizer of one plain State, and the cache entry it keeps current."""
+
+    __slots__ = ("core", "entry")
+
+    def __init__(self, core, entry):
+        self.core = core
+        self.entry = entry  # the force subsystem's position-forces entry, or None
+
+    def run(self, system, state: State, g: int, stage: int) -> bool:
+        """Realize ``state`` from stage ``g`` (Instance or above) to ``stage`` (at most Acceleration).
+        False when a kernel failed: the stages above ``g`` are invalidated for the hooks to redo."""
+        entry = self.entry
+        at_dynamics = g < DYNAMICS <= stage
+        # the position forces are current as the force subsystem's Dynamics hook would find them
+        current = at_dynamics and entry is not None and entry.marked_at >= state._inval_epoch[entry.earliest]
+        if self.core.realize(g, stage, current):
+            state._invalidate(g + 1)
+            return False
+        if at_dynamics and entry is not None and not current:
+            entry.marked_at = state._epoch
+        for ss in state._subs:
+            ss.stage = stage
+        state._stage = stage
+        if state._hi < stage:
+            state._hi = stage
+        counts = system._num_realizations
+        for s in range(g + 1, stage + 1):
+            counts[s] += 1
+        return True
+
+
+def make_fused(system, state: State) -> FusedRealization | bool:
+    """The fused realization of ``state``'s instance (realized to Instance), or False when the
+    State is not plain."""
+    matter = system.get_matter_subsystem()
+    forces = system.get_force_subsystems()
+    if type(matter) is not SimbodyMatterSubsystem or len(forces) > 1 or len(system._subsystems) != 1 + len(forces):
+        return False
+    ssm = state._subs[matter._index]
+    cache = ssm.cache[matter._cache_index].value
+    if cache.layout.custom or cache.plan.m or any(cache.stage_hooks.values()):
+        return False
+    sets: tuple = ((), ())
+    pos_bf = pos_mf = None
+    entry = None
+    has_position = False
+    if forces:
+        fsub = forces[0]
+        if type(fsub) is not GeneralForceSubsystem:
+            return False
+        ssf = state._subs[fsub._index]
+        groups = ssf.cache[fsub._groups_index].value
+        if groups.has_customs or groups.position_python or groups.velocity_python:
+            return False
+        sets = (groups.position_sets, groups.velocity_sets)
+        has_position = groups.has_position
+        if has_position:
+            entry = ssf.cache[fsub._position_index]
+            pos_bf, pos_mf = entry.value.body_forces, entry.value.mobility_forces
+    qb = cache.layout.quaternion_bodies
+    start = cache.plan.quaternion_err_start
+    qerr = ssm.qerr[start:start + len(qb)]
+    core = _core._k.FusedRealizer(cache.ws, ssm.q, ssm.u, ssm.qdot, ssm.udot, ssm.qdotdot, qerr, qb,
+                                  cache.body_forces, cache.mobility_forces, cache.A_GB, pos_bf, pos_mf,
+                                  sets[0], sets[1], has_position)
+    return FusedRealization(core, entry)
