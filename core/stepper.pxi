@@ -57,7 +57,9 @@ cdef enum:
     C_HFIRST = 9
     C_HP = 10           # Verlet: the previous step's size
     C_HISTORY = 11      # Verlet: 1.0 when the previous step counts
-    C_NCTL = 12
+    C_CONSTOL = 12      # the constraint tolerance in use (quaternion errors)
+    C_PROJECT_EVERY = 13  # 1.0: project after every step
+    C_NCTL = 14
 cdef enum:
     N_MAX = 0           # steps allowed (<= 0: no limit)
     N_TAKEN = 1
@@ -65,13 +67,15 @@ cdef enum:
     N_REALIZE = 3
     N_ERRFAIL = 4
     N_STEPS = 5         # steps taken by this call
-    N_NCNT = 6
+    N_PROJECT = 6
+    N_NCNT = 7
 
 STEPPER_CTL = dict(t0=C_T0, t_max=C_TMAX, h_pred=C_HPRED, fixed=C_FIXED, max_step=C_MAXSTEP,
                    min_step=C_MINSTEP, accuracy=C_ACC, p1=C_P1, h_prev=C_HPREV, h_first=C_HFIRST,
-                   hp=C_HP, history=C_HISTORY, size=C_NCTL)
+                   hp=C_HP, history=C_HISTORY, constraint_tolerance=C_CONSTOL, project_every=C_PROJECT_EVERY,
+                   size=C_NCTL)
 STEPPER_CNT = dict(max_steps=N_MAX, taken=N_TAKEN, attempted=N_ATTEMPTED, realize=N_REALIZE,
-                   err_fail=N_ERRFAIL, steps=N_STEPS, size=N_NCNT)
+                   err_fail=N_ERRFAIL, steps=N_STEPS, projections=N_PROJECT, size=N_NCNT)
 
 
 cdef inline double py_min(double a, double b) noexcept nogil:
@@ -126,6 +130,65 @@ cdef double _error_norm(const double* err, const double* y0, const double* y1, c
     return sqrt(acc / n)
 
 
+cdef double _rms_or_max(const double* v, Py_ssize_t n, bint infinity) noexcept nogil:
+    # max |v_i| or sqrt(sum v_i^2 / n), summed in index order; NaN propagates. n > 0.
+    cdef Py_ssize_t i
+    cdef double acc = 0.0
+    for i in range(n):
+        if infinity:
+            acc = np_maximum(acc, fabs(v[i])) if i else fabs(v[i])
+        else:
+            acc = acc + v[i] * v[i]
+    return acc if infinity else sqrt(acc / n)
+
+
+cdef void _normalize_quats(double* q, const idx_t* qoff, Py_ssize_t n) noexcept nogil:
+    # q[o:o+4] /= |q[o:o+4]| for each quaternion offset o (the projection of quaternion coordinates)
+    cdef Py_ssize_t i
+    cdef double r
+    cdef double* x
+    for i in range(n):
+        x = q + qoff[i]
+        r = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3])
+        x[0] = x[0] / r
+        x[1] = x[1] / r
+        x[2] = x[2] / r
+        x[3] = x[3] / r
+
+
+cdef void _quaternion_weights(const double* q, const idx_t* qoff, Py_ssize_t n, double* w) noexcept nogil:
+    # The unit weights of quaternion coordinates (MultibodySystem.calc_q_weights): with a = |q|,
+    # w0 = 2 max(a1, a2, a3), w_k = 2 max(a0, the two other vector parts), each at least 1.
+    cdef Py_ssize_t i
+    cdef double a0, a1, a2, a3
+    cdef double* wq
+    for i in range(n):
+        a0 = fabs(q[qoff[i]]); a1 = fabs(q[qoff[i] + 1]); a2 = fabs(q[qoff[i] + 2]); a3 = fabs(q[qoff[i] + 3])
+        wq = w + qoff[i]
+        wq[0] = np_maximum(2.0 * np_maximum(np_maximum(a1, a2), a3), 1.0)
+        wq[1] = np_maximum(2.0 * np_maximum(a0, np_maximum(a2, a3)), 1.0)
+        wq[2] = np_maximum(2.0 * np_maximum(a0, np_maximum(a1, a3)), 1.0)
+        wq[3] = np_maximum(2.0 * np_maximum(a0, np_maximum(a1, a2)), 1.0)
+
+
+def constraint_norm(const double[::1] v, bint infinity):
+    """max |v_i|, or sqrt(sum v_i^2 / n) summed in index order: the integrators' norm of weighted
+    constraint errors (0 for an empty v)."""
+    if v.shape[0] == 0:
+        return 0.0
+    return _rms_or_max(&v[0], v.shape[0], infinity)
+
+
+def normalize_quaternions(double[::1] q, const idx_t[::1] qoff):
+    """q[o:o+4] /= |q[o:o+4]| for each offset o in qoff (the projection of quaternion coordinates)."""
+    cdef Py_ssize_t i
+    for i in range(qoff.shape[0]):
+        if not 0 <= qoff[i] <= q.shape[0] - 4:
+            raise IndexError(f"normalize_quaternions: offset {qoff[i]} out of range")
+    if qoff.shape[0]:
+        _normalize_quats(&q[0], &qoff[0], qoff.shape[0])
+
+
 def rk_combine(double[::1] out, y0, double h, const double[::1] a, const double[:, ::1] K):
     """out = y0 + (sum_k a[k] K[k]) h over the first len(a) rows of K, summed from k = 0
     up (y0 None: without it). The integrators' stage and error combinations."""
@@ -167,16 +230,19 @@ cdef class TreeStepper:
     cdef readonly int method
     cdef readonly Py_ssize_t nq, nu, ny, ns
     cdef readonly bint fsal, error_control
-    cdef object _A, _b, _e, _y, _err, _fend, _qdot
+    cdef object _A, _b, _e, _y, _err, _fend, _qdot, _quat_q, _quat_b, _qerr, _w1
+    cdef readonly Py_ssize_t nquat
     cdef BatchScratch scr
     cdef double* block
 
     def __cinit__(self):
         self.block = NULL
 
-    def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control):
+    def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control, quaternion_q,
+                 quaternion_bodies):
         # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
-        # error weights (RK only; ignored otherwise).
+        # error weights (RK only; ignored otherwise). quaternion_q: the offsets in y of the
+        # quaternion coordinates; quaternion_bodies: their bodies (whose qerr is |q| - 1).
         cdef Py_ssize_t nb = batch.ws.nb
         if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
             raise ValueError(f"TreeStepper: unknown method code {method}")
@@ -198,6 +264,14 @@ cdef class TreeStepper:
         self._err = np.zeros(self.ny)
         self._fend = np.zeros(self.ny)
         self._qdot = np.zeros(self.nq)
+        self._quat_q = np.ascontiguousarray(quaternion_q, dtype=np.int64)
+        self._quat_b = np.ascontiguousarray(quaternion_bodies, dtype=np.int64)
+        self.nquat = self._quat_q.shape[0]
+        if self._quat_b.shape[0] != self.nquat or any(not 0 <= o <= self.nq - 4 for o in self._quat_q) \
+                or any(not 0 < b_ < nb for b_ in self._quat_b):
+            raise ValueError("TreeStepper: quaternion offsets or bodies out of range")
+        self._qerr = np.zeros(self.nquat)
+        self._w1 = np.zeros(self.ny)
         self.block = <double*>malloc(_block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
         if self.block == NULL:
             raise MemoryError()
@@ -308,7 +382,7 @@ cdef class TreeStepper:
                 err[i] = err[i] + fabs(K1[i] - f0[i]) * (0.5 * h)
         return 1
 
-    def run(self, double[:, ::1] K, double[::1] y0, const double[::1] w, bint infinity, double[::1] ctl,
+    def run(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
             idx_t[::1] cnt, double[::1] qdd0, double[::1] a_prev):
         """Take steps from (ctl[t0], y0, K[0]) until t_max or cnt[max_steps] steps.
 
@@ -328,7 +402,8 @@ cdef class TreeStepper:
         cdef const double* e = NULL
         cdef const double[:, ::1] Av
         cdef const double[::1] bv, ev
-        cdef double[::1] yv = self._y, errv = self._err, fv = self._fend
+        cdef double[::1] yv = self._y, errv = self._err, fv = self._fend, qev = self._qerr, w1v = self._w1
+        cdef const idx_t[::1] qqv = self._quat_q, qbv = self._quat_b
         cdef int code
         if K.shape[0] < s or K.shape[1] != ny or y0.shape[0] != ny or w.shape[0] != ny or ctl.shape[0] < C_NCTL \
                 or cnt.shape[0] < N_NCNT or qdd0.shape[0] < (nq if self.method == STEPPER_VERLET else 0) \
@@ -351,14 +426,17 @@ cdef class TreeStepper:
         with nogil:
             code = self._run(Kp, y0p, &w[0], infinity, c, &cnt[0], yp, errp, fend,
                              &qdd0[0] if qdd0.shape[0] else NULL, &a_prev[0] if a_prev.shape[0] else NULL,
-                             A, b, e, n_b)
+                             A, b, e, n_b, &qqv[0] if self.nquat else NULL, &qbv[0] if self.nquat else NULL,
+                             &qev[0] if self.nquat else NULL, &w1v[0])
         return code
 
-    cdef int _run(self, double* K, double* y0, const double* w, bint infinity, double* c, idx_t* cnt,
+    cdef int _run(self, double* K, double* y0, double* w, bint infinity, double* c, idx_t* cnt,
                   double* y, double* err, double* fend, double* qdd0, double* a_prev,
-                  const double* A, const double* b, const double* e, Py_ssize_t n_b) noexcept nogil:
-        cdef Py_ssize_t ny = self.ny, nq = self.nq, i
-        cdef Py_ssize_t realize, attempted, err_fail
+                  const double* A, const double* b, const double* e, Py_ssize_t n_b, const idx_t* quat_q,
+                  const idx_t* quat_b, double* qerr, double* w1) noexcept nogil:
+        cdef Py_ssize_t ny = self.ny, nq = self.nq, i, k
+        cdef Py_ssize_t realize, attempted, err_fail, projected
+        cdef bint project
         cdef double t_max = c[C_TMAX], fixed = c[C_FIXED], max_step = c[C_MAXSTEP], min_step = c[C_MINSTEP]
         cdef double acc = c[C_ACC], p1 = c[C_P1]
         cdef bint has_fixed = fixed == fixed
@@ -423,12 +501,37 @@ cdef class TreeStepper:
                 f_end = fend
             else:
                 f_end = K + (self.ns - 1) * ny  # FSAL RK: the last stage; SemiExplicitEuler2: K[1]; Verlet: K[2]
+            # --- Integrator._finish_step: the projection of the quaternions, and their weights ---
+            projected = 0
+            project = c[C_PROJECT_EVERY] != 0.0
+            if self.nquat and not project:
+                for k in range(self.nquat):  # the weights of the quaternion errors are ones
+                    qerr[k] = self.scr.t.qerr[quat_b[k]]
+                project = not (py_max(0.0, _rms_or_max(qerr, self.nquat, infinity)) <= c[C_CONSTOL])
+            if project:
+                projected = 1
+                if self.nquat:
+                    _normalize_quats(y, quat_q, self.nquat)
+                    realize += 1
+                    if not self._deriv(y, fend):
+                        return RUN_PYTHON  # Python evaluates it again and reports it
+                    f_end = fend
+            if self.nquat:
+                _quaternion_weights(y, quat_q, self.nquat, w1)
+                for k in range(self.nquat):
+                    for i in range(4):
+                        if not isfinite(w1[quat_q[k] + i]):
+                            return RUN_PYTHON  # Python refuses such weights with its message
             # --- commit: statistics, the next step size, and the new start (_finish_step) ---
             cnt[N_TAKEN] += 1
             cnt[N_ATTEMPTED] += attempted
             cnt[N_REALIZE] += realize
             cnt[N_ERRFAIL] += err_fail
             cnt[N_STEPS] += 1
+            cnt[N_PROJECT] += projected
+            for k in range(self.nquat):
+                for i in range(4):
+                    w[quat_q[k] + i] = w1[quat_q[k] + i]
             c[C_HPREV] = h_try
             if cnt[N_TAKEN] == 1:
                 c[C_HFIRST] = h_try

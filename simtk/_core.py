@@ -673,7 +673,8 @@ def make_tree_batch(ws, sets: tuple):
 # ---------------------------------------------------------------------------------------------
 # The compiled time loop (core/stepper.pxi)
 # ---------------------------------------------------------------------------------------------
-__all__ += ["STEPPER_CTL", "STEPPER_CNT", "RUN_CODES", "make_tree_stepper", "rk_combine", "error_norm"]
+__all__ += ["STEPPER_CTL", "STEPPER_CNT", "RUN_CODES", "make_tree_stepper", "rk_combine", "error_norm",
+            "constraint_norm", "normalize_quaternions"]
 
 #: slot name -> index of the float64 controls and int64 counters of ``TreeStepper.run``
 STEPPER_CTL: dict = dict(_k.STEPPER_CTL)
@@ -682,18 +683,27 @@ STEPPER_CNT: dict = dict(_k.STEPPER_CNT)
 RUN_CODES: dict = dict(_k.RUN_CODES)
 #: ``rk_combine(out, y0, h, a, K)``: out = y0 + (sum_k a[k] K[k]) h, summed from k = 0 up (y0 may be None)
 rk_combine = _k.rk_combine
-#: ``error_norm(err, y0, y1, w, infinity)``: the integrators' weighted RMS (or max) error norm
-error_norm = _k.error_norm
+#: ``error_norm(err, y0, y1, w, infinity)``: the integrators' weighted RMS (or max) error norm;
+#: ``constraint_norm(v, infinity)``: max |v| or the RMS of v, summed in index order
+error_norm, constraint_norm = _k.error_norm, _k.constraint_norm
+
+
+def normalize_quaternions(q, qoff) -> None:
+    """``q[o:o+4] /= |q[o:o+4]|`` in place for each offset ``o`` of ``qoff`` (the projection of
+    quaternion coordinates; the compiled time loop does the same)."""
+    _k.normalize_quaternions(q, np.ascontiguousarray(qoff, dtype=np.int64))
 
 
 def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool = False,
-                      error_control: bool = True):
+                      error_control: bool = True, quaternion_q=(), quaternion_bodies=()):
     """A ``simtk_core.TreeStepper`` over ``batch`` (a TreeBatch) for ``method``: "rk" (with the
-    table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,) and ``fsal``), "semi_explicit" or "verlet"."""
-    code = _k.STEPPER_METHODS[method]
+    table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,) and ``fsal``), "semi_explicit" or "verlet".
+    ``quaternion_q`` are the offsets in y of the quaternion coordinates, ``quaternion_bodies``
+    their bodies: they are projected (normalized) and weighted as the integrators do."""
     z = np.zeros(1)
-    return _k.TreeStepper(batch, code, np.zeros((1, 1)) if A is None else A, z if b is None else b,
-                          z if e is None else e, bool(fsal), bool(error_control))
+    return _k.TreeStepper(batch, _k.STEPPER_METHODS[method], np.zeros((1, 1)) if A is None else A,
+                          z if b is None else b, z if e is None else e, bool(fsal), bool(error_control),
+                          np.asarray(quaternion_q, dtype=np.int64), np.asarray(quaternion_bodies, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------------

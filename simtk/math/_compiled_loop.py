@@ -36,10 +36,12 @@ class CompiledLoop:
 
     __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method")
 
-    def __init__(self, integrator, batch, spec: tuple):
+    def __init__(self, integrator, derivatives: tuple, spec: tuple):
         method, A, b, e, fsal = spec
+        batch, quaternion_q, quaternion_bodies = derivatives
         self.stepper = _core.make_tree_stepper(batch, method, A, b, e, fsal=fsal,
-                                               error_control=integrator._has_error_control)
+                                               error_control=integrator._has_error_control,
+                                               quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies)
         self.ctl = np.zeros(_CTL["size"])
         self.cnt = np.zeros(_CNT["size"], dtype=np.int64)
         self._verlet = method == "verlet"
@@ -67,11 +69,14 @@ class CompiledLoop:
         c[7] = self._p1
         c[8] = integ._h_prev
         c[9] = integ._h_first
+        c[12] = integ.get_constraint_tolerance_in_use()
+        c[13] = 1.0 if integ._project_every_step else 0.0
         n[0] = max_steps
         n[1] = integ._n_taken
         n[2] = integ._n_attempted
         n[3] = integ._n_realize
         n[4] = integ._n_err_fail
+        n[6] = integ._n_project
         if self._verlet:
             c[10] = integ._hp
             c[11] = 1.0 if integ._have_history else 0.0
@@ -89,6 +94,7 @@ class CompiledLoop:
             integ._n_attempted = int(n[2])
             integ._n_realize = int(n[3])
             integ._n_err_fail = int(n[4])
+            integ._n_project = int(n[6])
             if self._verlet:
                 integ._hp = float(c[10])
                 integ._have_history = bool(c[11])
@@ -158,25 +164,28 @@ class CompiledLoopChoice:
             names = ", ".join(_describe_witness(w) for w in self._witnesses[:3])
             reasons.append(f"{len(self._witnesses)} event witnesses are evaluated in Python after every step "
                            f"({names}{', ...' if len(self._witnesses) > 3 else ''})")
-        if self._has_constraints or self._project_every_step:
+        derivatives, why = self._system._compiled_derivatives(s)
+        # the compiled loop projects (normalizes) quaternions and refreshes their weights itself
+        n_quaternions = len(derivatives[2]) if derivatives is not None else 0
+        if self._has_constraints and not (s.get_nu_err() == 0 and s.get_nq_err() == n_quaternions):
             reasons.append("the State is projected onto its constraints in Python after every step "
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
-        if self._weights_vary:
+        if self._weights_vary and derivatives is None:
             reasons.append("the unit weights of the error norm vary with the State")
         if s.get_nz():
             reasons.append(f"{s.get_nz()} auxiliary variables z are integrated")
         auto = s._auto_update_variables()
         if auto:
             reasons.append(f"{auto} auto-update discrete variables are swapped in Python after every step")
-        batch, why = self._system._compiled_derivatives(s)
         if why:
             reasons.append(why)
         self._loop_reasons = reasons
         if not reasons:
-            self._loop = CompiledLoop(self, batch, spec)
+            self._loop = CompiledLoop(self, derivatives, spec)
 
 
 assert (_CTL["t0"], _CTL["t_max"], _CTL["h_pred"], _CTL["fixed"], _CTL["max_step"], _CTL["min_step"],
-        _CTL["accuracy"], _CTL["p1"], _CTL["h_prev"], _CTL["h_first"], _CTL["hp"], _CTL["history"]) == tuple(range(12))
+        _CTL["accuracy"], _CTL["p1"], _CTL["h_prev"], _CTL["h_first"], _CTL["hp"], _CTL["history"],
+        _CTL["constraint_tolerance"], _CTL["project_every"]) == tuple(range(14))
 assert (_CNT["max_steps"], _CNT["taken"], _CNT["attempted"], _CNT["realize"], _CNT["err_fail"],
-        _CNT["steps"]) == tuple(range(6))
+        _CNT["steps"], _CNT["projections"]) == tuple(range(7))

@@ -491,16 +491,13 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
     def _constraint_error_norm(self, s: State) -> float:
         system = self._system
         worst = 0.0
+        # summed in index order by the compiled core, as the compiled time loop sums the quaternion errors
         qe = s.get_q_err()
         if len(qe):
-            v = qe / system.calc_q_err_weights(s)
-            worst = max(worst, float(np.max(np.abs(v))) if self._use_infinity_norm else
-                        math.sqrt(float(np.dot(v, v)) / len(v)))
+            worst = max(worst, _core.constraint_norm(qe / system.calc_q_err_weights(s), self._use_infinity_norm))
         ue = s.get_u_err()
         if len(ue):
-            v = ue / system.calc_u_err_weights(s)
-            worst = max(worst, float(np.max(np.abs(v))) if self._use_infinity_norm else
-                        math.sqrt(float(np.dot(v, v)) / len(v)))
+            worst = max(worst, _core.constraint_norm(ue / system.calc_u_err_weights(s), self._use_infinity_norm))
         return worst
 
     def _project(self, s: State) -> bool:

@@ -155,16 +155,18 @@ class MultibodySystem(System):
         for sub in self._subsystems:
             if sub is not matter and sub not in self._force_subsystems:
                 return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
-        layout = matter._layout(state)
-        if len(layout.quaternion_bodies):
-            bodies = ", ".join(repr(matter.get_mobilized_body(int(b)).get_name() or f"#{int(b)}")
-                               for b in layout.quaternion_bodies[:3])
-            return None, (f"bodies {bodies} have quaternion coordinates, which are normalized by a projection in "
-                          "Python after every step (matter.set_use_euler_angles(state, True) avoids them)")
+        t = type(self)
+        if (t.calc_q_weights is not MultibodySystem.calc_q_weights or t.calc_u_weights is not System.calc_u_weights
+                or t.calc_z_weights is not System.calc_z_weights or t.calc_q_err_weights is not System.calc_q_err_weights
+                or t.calc_u_err_weights is not System.calc_u_err_weights):
+            return None, f"{t.__name__} overrides the unit weights of error control, which are computed in Python"
         try:
-            return matter._batch_entry(state).batch, None
+            batch = matter._batch_entry(state).batch
         except NotImplementedError as exc:
             return None, str(exc).split("batched dynamics: ", 1)[-1]
+        layout = matter._layout(state)
+        qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
+        return (batch, matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb], qb), None
 
     # ------------------------------------------------------------------ error control
     def _unit_weights_vary(self, state: State) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _core
 from ...common.errors import ConstraintViolationError
 from ...common.stage import POSITION, VELOCITY
 from ...common.state import State
@@ -23,10 +24,8 @@ def _max_abs(x) -> float:
 
 
 def normalize_quaternions(q: np.ndarray, layout) -> None:
-    for i in layout.quaternion_bodies:
-        q0 = layout.qoff[i]
-        quat = q[q0:q0 + 4]
-        quat /= np.linalg.norm(quat)
+    # compiled, and summed in a fixed order, as the compiled time loop normalizes
+    _core.normalize_quaternions(q, layout.qoff[layout.quaternion_bodies])
 
 
 def project_q(matter, state: State, accuracy: float) -> bool:
