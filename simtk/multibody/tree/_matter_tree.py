@@ -419,6 +419,8 @@ class MatterTree(BatchDynamics, Subsystem):
         ss = self._ss(state)
         if ss.stage < stage:
             raise StageTooLowError(f"{self._where()}: {what}", stage, ss.stage)
+        if stage >= INSTANCE:  # the entry's latest stage is Instance: at or above it, it is current
+            return ss.cache[self._cache_index].value
         return self.get_cache_entry(state, self._cache_index)
 
     def _layout(self, state: State) -> _Layout:
@@ -546,6 +548,9 @@ class MatterTree(BatchDynamics, Subsystem):
         return self._at(state, stage, what).ws
 
     def _check_nu(self, x, ws, what: str) -> np.ndarray:
+        if type(x) is np.ndarray and x.dtype.char == "d" and x.shape == (ws.nu,) and x.flags.c_contiguous \
+                and _core._k.all_finite(x):
+            return x  # the common case, without a conversion
         a = np.ascontiguousarray(x, dtype=np.float64)
         if a.shape != (ws.nu,) or not _core._k.all_finite(a):
             raise ValueError(f"{self._where()}: {what}: expected {ws.nu} finite values, got shape {a.shape}")
