@@ -278,6 +278,26 @@ cdef Py_ssize_t _item_step(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, 
 # The batch object
 # ---------------------------------------------------------------------------
 
+cdef Py_ssize_t _first_bad(const idx_t[::1] bad) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(bad.shape[0]):
+        if bad[k] >= 0:
+            return k
+    return -1
+
+
+def first_zero_quaternion(const double[:, ::1] q, const idx_t[::1] qoff):
+    """(row, offset) of the first all-zero quaternion q[row, offset:offset+4], or None."""
+    cdef Py_ssize_t k, i
+    cdef idx_t o
+    for k in range(q.shape[0]):
+        for i in range(qoff.shape[0]):
+            o = qoff[i]
+            if q[k, o] == 0.0 and q[k, o + 1] == 0.0 and q[k, o + 2] == 0.0 and q[k, o + 3] == 0.0:
+                return (k, o)
+    return None
+
+
 cdef class TreeBatch:
     """K-at-a-time dynamics over the tree of one TreeKernels workspace.
 
@@ -382,7 +402,7 @@ cdef class TreeBatch:
                 idx_t[::1] bad, int nthreads):
         """out[k] = udot(q[k], u[k]) under the System's built-in forces plus tau[k]
         (tau (K, nu) or None). bad[k] = the first force set that left an element
-        out for item k, or -1."""
+        out for item k, or -1. Returns the first such k, or -1."""
         cdef Py_ssize_t K = q.shape[0], k, nu = self.ws.nu
         cdef int nt = self._threads(K, nthreads), tid
         cdef const double[:, ::1] tv
@@ -391,7 +411,7 @@ cdef class TreeBatch:
         cdef const FSet* fs = self.fsets
         cdef Py_ssize_t ns = self.nsets
         if K == 0 or nu == 0:
-            return
+            return -1
         if tau is not None:
             tv = tau
             tp = &tv[0, 0]
@@ -407,18 +427,20 @@ cdef class TreeBatch:
                 bad[k] = _item_udot(&scr[tid], fs, ns, &q[k, 0], &u[k, 0],
                                     tp + k * nu if tp != NULL else NULL)
                 memcpy(&out[k, 0], scr[tid].t.udot, nu * sizeof(double))
+        return _first_bad(bad)
 
     def inverse(self, const double[:, ::1] q, const double[:, ::1] u, const double[:, ::1] udot,
                 double[:, ::1] out, idx_t[::1] bad, int nthreads):
         """out[k] = the mobility forces tau that, added to the System's built-in
-        forces, give udot[k]: M udot + bias - f_sys - J^T F_sys (RNEA)."""
+        forces, give udot[k]: M udot + bias - f_sys - J^T F_sys (RNEA). Returns the
+        first row whose forces failed (bad[k] >= 0), or -1."""
         cdef Py_ssize_t K = q.shape[0], k, nu = self.ws.nu, nq = self.ws.nq
         cdef int nt = self._threads(K, nthreads), tid
         cdef BatchScratch* scr = self.scr
         cdef const FSet* fs = self.fsets
         cdef Py_ssize_t ns = self.nsets
         if K == 0 or nu == 0:
-            return
+            return -1
         if nt == 1:
             with nogil:
                 for k in range(K):
@@ -427,6 +449,7 @@ cdef class TreeBatch:
             for k in prange(K, nogil=True, num_threads=nt, schedule="dynamic", chunksize=8):
                 tid = threadid()
                 bad[k] = _item_inverse(&scr[tid], fs, ns, &q[k, 0], &u[k, 0], &udot[k, 0], &out[k, 0])
+        return _first_bad(bad)
 
     def mass_matrix(self, const double[:, ::1] q, double[:, :, ::1] out, int nthreads):
         """out[k] = M(q[k]) (nu, nu) by the composite-body method."""
@@ -447,7 +470,8 @@ cdef class TreeBatch:
     def step(self, double[:, ::1] q, double[:, ::1] u, tau, double h, Py_ssize_t nsteps, int scheme,
              idx_t[::1] bad, int nthreads):
         """Advance every (q[k], u[k]) in place by nsteps fixed steps of size h
-        (scheme: a code of BATCH_SCHEMES), tau[k] (or None) held constant."""
+        (scheme: a code of BATCH_SCHEMES), tau[k] (or None) held constant. Returns the
+        first row whose forces failed (bad[k] >= 0), or -1."""
         cdef Py_ssize_t K = q.shape[0], k, nu = self.ws.nu
         cdef int nt = self._threads(K, nthreads, nsteps * (4 if scheme == BATCH_RK4 else 1)), tid
         cdef const double[:, ::1] tv
@@ -458,7 +482,7 @@ cdef class TreeBatch:
         if scheme != BATCH_SEMI_EXPLICIT_EULER and scheme != BATCH_RK4:
             raise ValueError(f"unknown scheme code {scheme}")
         if K == 0 or nu == 0 or nsteps <= 0:
-            return
+            return -1
         if tau is not None:
             tv = tau
             tp = &tv[0, 0]
@@ -472,6 +496,7 @@ cdef class TreeBatch:
                 tid = threadid()
                 bad[k] = _item_step(&scr[tid], fs, ns, &q[k, 0], &u[k, 0],
                                     tp + k * nu if tp != NULL else NULL, h, nsteps, scheme)
+        return _first_bad(bad)
 
 
 cdef Py_ssize_t _item_inverse(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, const double* q,

@@ -71,7 +71,8 @@ class _Entry:
 
 
 def _rows(name: str, x, K: int | None, n: int) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
+    a = x if type(x) is np.ndarray and x.dtype.char == "d" and x.flags.c_contiguous else \
+        np.ascontiguousarray(x, dtype=np.float64)
     if a.ndim == 1 and K is None:
         a = a.reshape(1, -1)
     if a.ndim != 2 or a.shape[1] != n or (K is not None and a.shape[0] != K):
@@ -89,7 +90,7 @@ class BatchDynamics:
     # ------------------------------------------------------------------ the instance and its batch
     def _batch_state(self, state: State | None) -> State:
         if state is not None:
-            if state.get_system_stage() < INSTANCE:
+            if not isinstance(state, State) or state._stage < INSTANCE:
                 raise StageTooLowError(f"{self._where()}: batched dynamics", Stage.Instance,
                                        state.get_system_stage())
             return state
@@ -118,13 +119,13 @@ class BatchDynamics:
         return tuple(packed)
 
     def _batch_entry(self, state: State) -> _Entry:
-        cache = self._cache(state)
-        packed = self._batch_packed(state)
-        with _batches_lock:
-            entry = _batches.get(cache)
-        if entry is not None and len(entry.packed) == len(packed) and all(
-                a is b for a, b in zip(entry.packed, packed)):
+        # One entry per Instance cache: the force sets belong to the same instance (a change of any
+        # subsystem's Instance makes a new matter cache), so a found entry is current.
+        cache = self._at(state, INSTANCE, "batched dynamics")
+        entry = _batches.get(cache)
+        if entry is not None:
             return entry
+        packed = self._batch_packed(state)
         layout = cache.layout
         if layout.custom:
             raise NotImplementedError(
@@ -135,7 +136,7 @@ class BatchDynamics:
                 f"{self._where()}: batched dynamics: {cache.plan.m} constraint equations are enabled "
                 "(constraints, locks or prescribed Motions); the batch kernels have no constraint solver. "
                 "Disable them in the State passed as state=, or use the State API")
-        quat_q = np.asarray(layout.qoff[layout.quaternion_bodies], dtype=np.intp)
+        quat_q = np.ascontiguousarray(layout.qoff[layout.quaternion_bodies], dtype=np.int64)
         entry = _Entry(_core.make_tree_batch(cache.ws, tuple(p.fs for p in packed)), packed, quat_q)
         with _batches_lock:
             _batches[cache] = entry
@@ -152,10 +153,11 @@ class BatchDynamics:
             out.append(_rows("u", u, K, b.nu))
         for name, x in extra:
             out.append(None if x is None else _rows(name, x, K, b.nu))
-        for o in entry.quat_q:
-            zero = np.flatnonzero(~qa[:, o:o + 4].any(axis=1))
-            if zero.size:
-                raise ValueError(f"{self._where()}: q[{zero[0]}] has a zero quaternion (q[{zero[0]}, {o}:{o + 4}]), "
+        if len(entry.quat_q):
+            zero = _core._k.first_zero_quaternion(qa, entry.quat_q)
+            if zero is not None:
+                k, o = zero
+                raise ValueError(f"{self._where()}: q[{k}] has a zero quaternion (q[{k}, {o}:{o + 4}]), "
                                  "which is no rotation")
         return entry, K, out
 
@@ -177,11 +179,11 @@ class BatchDynamics:
                 entry.lock.release()
         return getattr(_core.make_tree_batch(batch.ws, batch.sets), method)(*args)
 
-    def _batch_check(self, entry: _Entry, bad: np.ndarray | None, out: np.ndarray, what: str) -> None:
+    def _batch_check(self, entry: _Entry, bad: np.ndarray | None, out: np.ndarray, what: str,
+                     first_bad: int = -1) -> None:
         if bad is not None:
-            failed = np.flatnonzero(bad >= 0)
-            if failed.size:
-                k = int(failed[0])
+            if first_bad >= 0:
+                k = first_bad
                 s, e = divmod(int(bad[k]), _SHIFT)
                 element = entry.packed[s].elements[e]
                 raise NonFiniteForceError(f"{what}: row {k}: {element!r}: its forces are not finite in this "
@@ -223,9 +225,9 @@ class BatchDynamics:
         """
         entry, K, (qa, ua, ta) = self._batch_inputs(state, q, u, (("tau", tau),))
         out = np.empty((K, entry.batch.nu))
-        bad = np.full(K, -1, dtype=np.int64)
-        self._batch_run(entry, "forward", qa, ua, ta, out, bad, self._threads(threads))
-        self._batch_check(entry, bad, out, "calc_udot_batch()")
+        bad = np.empty(K, dtype=np.int64)  # every row is written
+        first = self._batch_run(entry, "forward", qa, ua, ta, out, bad, self._threads(threads))
+        self._batch_check(entry, bad, out, "calc_udot_batch()", first)
         return out
 
     def calc_m_batch(self, q, *, state: State | None = None, threads: int | None = None) -> np.ndarray:
@@ -250,9 +252,9 @@ class BatchDynamics:
         ``calc_residual_force_ignoring_constraints(state, f_sys, F_sys, udot)``."""
         entry, K, (qa, ua, da) = self._batch_inputs(state, q, u, (("udot", udot),))
         out = np.empty((K, entry.batch.nu))
-        bad = np.full(K, -1, dtype=np.int64)
-        self._batch_run(entry, "inverse", qa, ua, da, out, bad, self._threads(threads))
-        self._batch_check(entry, bad, out, "calc_inverse_dynamics_batch()")
+        bad = np.empty(K, dtype=np.int64)  # every row is written
+        first = self._batch_run(entry, "inverse", qa, ua, da, out, bad, self._threads(threads))
+        self._batch_check(entry, bad, out, "calc_inverse_dynamics_batch()", first)
         return out
 
     def step_batch(self, q, u, tau=None, *, h: float, n_steps: int = 1, scheme: str = "semi_explicit_euler",
@@ -288,8 +290,8 @@ class BatchDynamics:
             raise ValueError(f"step_batch(): n_steps must be an integer >= 0, got {n_steps!r}")
         entry, K, (qa, ua, ta) = self._batch_inputs(state, q, u, (("tau", tau),))
         q1, u1 = qa.copy(), ua.copy()
-        bad = np.full(K, -1, dtype=np.int64)
-        self._batch_run(entry, "step", q1, u1, ta, h, int(n_steps), _core.BATCH_SCHEMES[scheme], bad,
-                        self._threads(threads))
-        self._batch_check(entry, bad, np.concatenate([q1, u1], axis=1), "step_batch()")
+        bad = np.full(K, -1, dtype=np.int64)  # rows are not written when there is no step to take
+        first = self._batch_run(entry, "step", q1, u1, ta, h, int(n_steps), _core.BATCH_SCHEMES[scheme], bad,
+                                self._threads(threads))
+        self._batch_check(entry, bad, np.concatenate([q1, u1], axis=1), "step_batch()", first)
         return q1, u1
