@@ -90,7 +90,9 @@ class BatchDynamics:
     # ------------------------------------------------------------------ the instance and its batch
     def _batch_state(self, state: State | None) -> State:
         if state is not None:
-            if not isinstance(state, State) or state._stage < INSTANCE:
+            if not isinstance(state, State):
+                raise TypeError(f"{self._where()}: batched dynamics: state= expects a State, got {type(state).__name__}")
+            if state._stage < INSTANCE:
                 raise StageTooLowError(f"{self._where()}: batched dynamics", Stage.Instance,
                                        state.get_system_stage())
             return state
