@@ -2,7 +2,8 @@
 
 A State is *plain* when its System's matter subsystem has only built-in mobilizers, no constraint
 equations (constraints, locks, prescribed motions) and no stage hooks, and the System has at most
-one more subsystem, a ``GeneralForceSubsystem`` whose enabled elements are all built-in kinds. The
+one force subsystem, a ``GeneralForceSubsystem`` whose enabled elements are all built-in kinds;
+other subsystems may hold variables but have no hook from Time to Acceleration. The
 stage hooks of such a State only run kernels and copy arrays, so ``MultibodySystem.realize`` runs
 them as one ``simtk_core.FusedRealizer`` call on the same arrays (``core/realize.pxi``): the caches,
 stage marks and realization counts are those the hooks leave, bitwise, for a fraction of the
@@ -64,7 +65,8 @@ def make_fused(system, state: State) -> FusedRealization | bool:
     State is not plain."""
     matter = system.get_matter_subsystem()
     forces = system.get_force_subsystems()
-    if type(matter) is not SimbodyMatterSubsystem or len(forces) > 1 or len(system._subsystems) != 1 + len(forces):
+    if type(matter) is not SimbodyMatterSubsystem or len(forces) > 1 or not all(
+            sub is matter or sub in forces or system._passive(sub) for sub in system._subsystems):
         return False
     ssm = state._subs[matter._index]
     cache = ssm.cache[matter._cache_index].value

@@ -153,7 +153,7 @@ class MultibodySystem(System):
         if type(matter) is not SimbodyMatterSubsystem:
             return None, f"the matter subsystem is a {type(matter).__name__}, whose realize hooks run in Python"
         for sub in self._subsystems:
-            if sub is not matter and sub not in self._force_subsystems:
+            if sub is not matter and sub not in self._force_subsystems and not self._passive(sub):
                 return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
         t = type(self)
         if (t.calc_q_weights is not MultibodySystem.calc_q_weights or t.calc_u_weights is not System.calc_u_weights
@@ -167,6 +167,12 @@ class MultibodySystem(System):
         layout = matter._layout(state)
         qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
         return (batch, matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb], qb), None
+
+    def _passive(self, sub: Subsystem) -> bool:
+        """True when ``sub`` has no realize hook from Time to Acceleration (a holder of variables, such
+        as the simulation driver's agents): realizing the derivatives never calls into it."""
+        return all(hook is None for g in range(Stage.Time, Stage.Acceleration + 1)
+                   for idx, hook in self._plan[g] if idx == sub._index)
 
     # ------------------------------------------------------------------ error control
     def _unit_weights_vary(self, state: State) -> bool:
