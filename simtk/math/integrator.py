@@ -59,7 +59,7 @@ __all__ = [
     "SimulationOverError",
 ]
 
-_EPS = np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)  # a Python float: step sizes stay Python floats on either path
 _INF = math.inf
 
 
