@@ -557,6 +557,9 @@ class MatterTree(BatchDynamics, Subsystem):
         return a
 
     def _check_body_forces(self, F, ws, what: str) -> np.ndarray:
+        if type(F) is np.ndarray and F.dtype.char == "d" and F.shape == (ws.nb, 2, 3) and F.flags.c_contiguous \
+                and _core._k.all_finite(F.reshape(-1)):
+            return F  # the common case, without a conversion
         a = np.ascontiguousarray(F, dtype=np.float64)
         if a.shape != (ws.nb, 2, 3) or not _core._k.all_finite(a.reshape(-1)):
             raise ValueError(f"{self._where()}: {what}: expected finite body forces of shape ({ws.nb}, 2, 3), "
