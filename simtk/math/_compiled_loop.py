@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from ..common.stage import ACCELERATION
+from ..common.stage import ACCELERATION, INSTANCE
 
 __all__ = ["CompiledLoop", "CompiledLoopChoice"]
 
@@ -34,7 +34,7 @@ _EMPTY = np.zeros(0)
 class CompiledLoop:
     """One continuous interval's compiled stepper and its preallocated controls."""
 
-    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method")
+    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch")
 
     def __init__(self, integrator, derivatives: tuple, spec: tuple):
         method, A, b, e, fsal = spec
@@ -48,6 +48,9 @@ class CompiledLoop:
         self._p1 = 1.0 / (integrator._error_order + 1)
         self._nbodies = batch.nb - 1
         self._method = integrator._method_name
+        # The instance the stepper's kernels and force sets were taken from: a later change of it (a
+        # Property, a disabled force) must reach the steps, as the Python path's next realization sees it.
+        self.instance_epoch = integrator._adv._inval_epoch[INSTANCE]
 
     def describe(self) -> str:
         return (f"compiled time loop: {self._method} steps over {self._nbodies} bodies run in the compiled "
@@ -58,6 +61,8 @@ class CompiledLoop:
         saved start; returns (steps taken, whether the next step needs the Python path). The
         integrator's start, statistics and step-size prediction are updated, and when steps were
         taken the advanced State is put at the new start, realized to Acceleration."""
+        if integ._adv._inval_epoch[INSTANCE] != self.instance_epoch:
+            return self._renew(integ, t_max, max_steps)
         c, n = self.ctl, self.cnt
         c[0] = integ._t0  # slots: see STEPPER_CTL (t0 is 0)
         c[1] = t_max
@@ -103,6 +108,18 @@ class CompiledLoop:
             s.upd_y()[:] = integ._y0
             integ._system.realize(s, ACCELERATION)  # the caches the Python path leaves
         return steps, code == _TO_PYTHON
+
+    def _renew(self, integ, t_max: float, max_steps: int) -> tuple[int, bool]:
+        """The advanced State's instance changed since this loop was built (without a reinitialize):
+        realize it and choose the loop again, keeping the saved start (as the Python path keeps it)."""
+        s = integ._adv
+        integ._system.realize(s, INSTANCE)
+        if s.get_ny() != integ._ny:
+            return 0, True  # the variables were laid out anew: the Python path reports it
+        integ._setup_loop()
+        if integ._loop is None:
+            return 0, True
+        return integ._loop.run(integ, t_max, max_steps)
 
 
 def _describe_witness(w) -> str:
