@@ -205,7 +205,27 @@ def best_us_interleaved(fns: dict, repeat: int = 7, budget: float = 0.05) -> dic
     return best
 
 
-class Case:
+class PinocchioOps:
+    """Pinocchio's functions on a case's model, data and configuration (q_pin, v_pin, a_pin, tau_pin)."""
+
+    model: object
+    data: object
+    q_pin: np.ndarray
+    v_pin: np.ndarray
+    a_pin: np.ndarray
+    tau_pin: np.ndarray
+
+    def pin_aba(self):
+        return pin.aba(self.model, self.data, self.q_pin, self.v_pin, self.tau_pin)
+
+    def pin_crba(self):
+        return pin.crba(self.model, self.data, self.q_pin)
+
+    def pin_rnea(self):
+        return pin.rnea(self.model, self.data, self.q_pin, self.v_pin, self.a_pin)
+
+
+class Case(PinocchioOps):
     """One model in both libraries with a random state, and the operations to time."""
 
     def __init__(self, name: str, bodies, rng):
@@ -270,16 +290,6 @@ class Case:
         self.state.set_q(self.q)
         self.system.realize(self.state, Stage.Velocity)
         return self.matter.calc_residual_force_ignoring_constraints(self.state, self.f, self.F, self.udot)
-
-    # peer operations
-    def pin_aba(self):
-        return pin.aba(self.model, self.data, self.q_pin, self.v_pin, self.tau_pin)
-
-    def pin_crba(self):
-        return pin.crba(self.model, self.data, self.q_pin)
-
-    def pin_rnea(self):
-        return pin.rnea(self.model, self.data, self.q_pin, self.v_pin, self.a_pin)
 
     def time_all(self) -> dict:
         self.fd()  # leaves the state realized to Acceleration for calc_m / the residual
@@ -396,7 +406,7 @@ def _rel(actual, expected) -> float:
     return float(np.abs(np.asarray(actual) - expected).max() / max(np.abs(expected).max(), 1e-300))
 
 
-class RobotCase:
+class RobotCase(PinocchioOps):
     """One URDF in both libraries at a random (q, u), only gravity acting, and the operations to time."""
 
     def __init__(self, label: str, urdf: Path, floating: bool, helpers, rng):
@@ -468,16 +478,6 @@ class RobotCase:
 
     def id_batch(self):
         return self.matter.calc_inverse_dynamics_batch(self.Q, self.U, self.UDOT, state=self.state)
-
-    # peer operations
-    def pin_aba(self):
-        return pin.aba(self.model, self.data, self.q_pin, self.v_pin, self.tau_pin)
-
-    def pin_crba(self):
-        return pin.crba(self.model, self.data, self.q_pin)
-
-    def pin_rnea(self):
-        return pin.rnea(self.model, self.data, self.q_pin, self.v_pin, self.a_pin)
 
     def time_all(self) -> dict:
         ops = {"FD(q)": self.fd_q, "M(q)": self.crba_q, "ID(q)": self.rnea_q, "FD batch": self.fd_batch,
