@@ -27,4 +27,3 @@ def first_non_finite(const double[::1] x):
         if not isfinite(x[i]):
             return i
     return -1
-

@@ -376,8 +376,6 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         self._y0 = np.zeros(ny)
         self._err = np.zeros(ny)
         self._wy = np.ones(ny)
-        self._tmp1 = np.zeros(ny)
-        self._tmp2 = np.zeros(ny)
         self._t0 = 0.0
         self._allocate_method(ny)
 
@@ -716,8 +714,9 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
                     status = self._status_after_step(report_time, t_event, n_steps)
                     if status is not None:
                         return status
-                if not to_python:
-                    continue
+                    if not to_python:
+                        continue
+                # no step taken, or the next one needs Python: the Python path takes it
             self._take_one_step(t_max)
             n_steps += 1
             t1 = self._adv.get_time()
