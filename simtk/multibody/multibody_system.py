@@ -163,7 +163,9 @@ class MultibodySystem(System):
         try:
             batch = matter._batch_entry(state).batch
         except NotImplementedError as exc:
-            return None, str(exc).split("batched dynamics: ", 1)[-1]
+            # the batch's reason without its advice to batch users
+            why = str(exc).split("batched dynamics: ", 1)[-1].split(";", 1)[0]
+            return None, why.replace(", which the batch kernels cannot run", "")
         layout = matter._layout(state)
         qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
         return (batch, matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb], qb), None

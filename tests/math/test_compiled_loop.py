@@ -661,13 +661,15 @@ def test_step_to_does_not_allocate_per_step(name, use_compiled, n):
     state.upd_u()[:] = 0.5
     integ.initialize(state)
     assert integ.describe_fast_path().startswith("compiled" if use_compiled else "Python"), integ.describe_fast_path()
-    integ.step_to(0.1)  # warm-up: every lazily built cache exists
-    steps1, growth1, peak1 = traced_step_to(integ, n, 1e-3)
-    steps2, growth2, peak2 = traced_step_to(integ, 2 * n, 1e-3)
+    with counting_compiled_steps() as compiled_steps:
+        integ.step_to(0.1)  # warm-up: every lazily built cache exists
+        steps1, growth1, peak1 = traced_step_to(integ, n, 1e-3)
+        steps2, growth2, peak2 = traced_step_to(integ, 2 * n, 1e-3)
     assert abs(steps1 - n) <= 1 and abs(steps2 - 2 * n) <= 1, (steps1, steps2)
     assert max(growth1, growth2, peak1, peak2) < ALLOCATION_BOUND, (growth1, growth2, peak1, peak2)
     assert abs(growth2 - growth1) < ALLOCATION_SLACK and abs(peak2 - peak1) < ALLOCATION_SLACK, (
         f"{n} steps: growth {growth1} B, peak {peak1} B; {2 * n} steps: growth {growth2} B, peak {peak2} B")
+    assert compiled_steps[0] == (integ.get_num_steps_taken() if use_compiled else 0)
 
 
 # ---------------------------------------------------------------------------------------------- 6. changes between calls
