@@ -710,9 +710,28 @@ class State:
         slots = st[1] if isinstance(st, tuple) else st
         for k, v in (slots or {}).items():
             object.__setattr__(self, k, v)
+        self._repoint_views()
         system = self._system
         if system is not None:
             system.__dict__.setdefault("_live_states", weakref.WeakSet()).add(self)
+
+    def _repoint_views(self) -> None:
+        """Make q, u, z (and their derivatives, errors, and each subsystem's slices) views of y again:
+        pickling copies every array apart, and a write through one must be seen through the others."""
+        if getattr(self, "_y", None) is not None and self._stage >= MODEL:
+            y, ydot = self._y, self._ydot
+            nq, nu = len(self._q), len(self._u)
+            self._q, self._u, self._z = y[:nq], y[nq:nq + nu], y[nq + nu:]
+            self._qdot, self._udot, self._zdot = ydot[:nq], ydot[nq:nq + nu], ydot[nq + nu:]
+            for name in ("_y", "_q", "_u", "_z", "_ydot", "_qdot", "_udot", "_zdot", "_qdotdot"):
+                setattr(self, name + "_ro", _readonly(getattr(self, name)))
+            for ss in self._subs:
+                self._point_model_views(ss)
+        if getattr(self, "_qerr", None) is not None and self._stage >= INSTANCE:
+            for name in ("_qerr", "_uerr", "_udoterr", "_multipliers"):
+                setattr(self, name + "_ro", _readonly(getattr(self, name)))
+            for ss in self._subs:
+                self._point_instance_views(ss)
 
     def __copy__(self):
         return self.copy()

@@ -144,6 +144,7 @@ class CompiledLoopChoice:
     _project_every_step: bool
     _weights_vary: bool
     _need_init: Callable
+    _loop_stale: bool
 
     def set_use_compiled_loop(self, flag: bool) -> None:
         """Let the compiled time loop take the steps when it can (default True; see
@@ -162,9 +163,23 @@ class CompiledLoopChoice:
         so that a slow model says what makes it slow.
         """
         self._need_init("describe_fast_path()")
+        self._renew_after_unpickling()
         if self._loop is not None:
             return self._loop.describe()
         return "Python time loop: " + "; ".join(self._loop_reasons)
+
+    def __getstate__(self) -> dict:
+        # A compiled stepper holds raw pointers: it is not pickled but built again at the next step_to.
+        state = self.__dict__.copy()
+        state["_loop_stale"] = state.get("_loop") is not None or state.get("_loop_stale", False)
+        state["_loop"] = None
+        return state
+
+    def _renew_after_unpickling(self) -> None:
+        if self.__dict__.get("_loop_stale"):
+            self._loop_stale = False
+            self._system.realize(self._adv, INSTANCE)
+            self._setup_loop()
 
     def _compiled_spec(self) -> tuple | None:
         """Subclass hook: ``(method, A, b, e, fsal)`` of the compiled twin of this method

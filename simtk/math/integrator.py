@@ -382,6 +382,14 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
     def _allocate_method(self, ny: int) -> None:
         """Subclass hook: preallocate method-specific buffers."""
 
+    def __setstate__(self, state: dict) -> None:
+        # Pickling copies the stage rows and the start derivative apart from K: make them views of it again.
+        self.__dict__.update(state)
+        K = state.get("_K")
+        if K is not None:
+            self._K_rows = [K[i] for i in range(K.shape[0])]
+            self._f0 = self._K_rows[0]
+
     def _collect_triggered(self) -> None:
         """The witnesses: triggered handlers and reporters, and every subsystem trigger slot (Instance)."""
         system = self._system
@@ -683,6 +691,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         """
         S = Integrator.SuccessfulStepStatus
         s = self._check_stepping("step_to()")
+        self._renew_after_unpickling()
         report_time = float(report_time)
         scheduled_event_time = float(scheduled_event_time)
         t = s.get_time()

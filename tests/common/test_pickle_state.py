@@ -72,3 +72,27 @@ def test_deepcopy_and_copy_agree_with_pickling():
     system.realize(state, Stage.Acceleration)
     for twin in (copy.deepcopy(state), state.copy()):
         np.testing.assert_array_equal(trajectory(system, twin, False, 10), trajectory(system, state.copy(), False, 10))
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_an_unpickled_state_used_directly_sees_its_own_writes(model):
+    """Law: q, u and y of an unpickled State are one storage again (pickling copies every array
+    apart): set_q/set_u on it, or writing through upd_y, reach what its realization reads, so it
+    realizes to what the original realizes after the same writes."""
+    system, state = MODELS[model]()
+    system.realize(state, Stage.Acceleration)
+    sys2, s2 = pickle.loads(pickle.dumps((system, state)))
+    rng = np.random.default_rng(3)
+    q = state.get_q() + rng.uniform(-0.05, 0.05, state.get_nq())
+    u = rng.uniform(-1, 1, state.get_nu())
+    for s, sy in ((state, system), (s2, sys2)):
+        s.set_q(q)
+        s.set_u(u)
+        sy.realize(s, Stage.Acceleration)
+    np.testing.assert_array_equal(s2.get_udot(), state.get_udot())
+    np.testing.assert_array_equal(s2.get_y()[:state.get_nq()], s2.get_q())
+    for s, sy in ((state, system), (s2, sys2)):
+        s.upd_y()[state.get_nq():state.get_nq() + state.get_nu()] = -u
+        sy.realize(s, Stage.Acceleration)
+    np.testing.assert_array_equal(s2.get_u(), -u)
+    np.testing.assert_array_equal(s2.get_udot(), state.get_udot())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import math
+import pickle
 import tracemalloc
 from contextlib import contextmanager
 
@@ -542,6 +543,27 @@ def test_quaternions_are_projected_alike(name, first):
         seen, ended = drive(a, b, [0.25, 0.5])
     assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken()
     assert a.get_num_projections() > 0  # (equal to the Python path's: drive compared every statistic)
+
+
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "Verlet"])
+def test_a_pickled_integrator_continues_bitwise_in_the_compiled_loop(name):
+    """Law: an integrator pickled mid-run (its compiled stepper is not pickled but built again) continues
+    bitwise as the original does, in the compiled loop."""
+    system, *_ = pin_chain(3, "Ball")
+    state = system.realize_topology()
+    system.realize(state, Stage.Model)
+    state.upd_u()[:] = 0.7
+    a = COMPILED_TWINS[name](system)
+    a.initialize(state)
+    a.step_to(0.2)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.describe_fast_path().startswith("compiled time loop:"), b.describe_fast_path()
+    a.step_to(0.5)
+    with counting_compiled_steps() as compiled_steps:
+        b.step_to(0.5)
+    assert compiled_steps[0] > 0
+    np.testing.assert_array_equal(b.get_state().get_y(), a.get_state().get_y())
+    assert statistics(b) == statistics(a)
 
 
 def test_the_same_chain_without_the_obstacle_runs_compiled():
