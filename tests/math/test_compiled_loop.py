@@ -686,14 +686,18 @@ def test_step_to_does_not_allocate_per_step(name, use_compiled, n):
     with counting_compiled_steps() as compiled_steps:
         integ.step_to(0.1)  # warm-up: every lazily built cache exists
         traced_step_to(integ, 50, 1e-3)  # and whatever tracing itself first allocates
-        steps1, growth1, peak1 = traced_step_to(integ, n, 1e-3)
-        steps2, growth2, peak2 = traced_step_to(integ, 2 * n, 1e-3)
+        # A transient of the interpreter (a free list growing, a first use deep in numpy) can make one
+        # measured call larger once; allocation per step makes every pair differ. So a pair is measured
+        # again, at most twice, when it differs.
+        for _ in range(3):
+            steps1, growth1, peak1 = traced_step_to(integ, n, 1e-3)
+            steps2, growth2, peak2 = traced_step_to(integ, 2 * n, 1e-3)
+            same = abs(growth2 - growth1) < ALLOCATION_SLACK and abs(peak2 - peak1) < ALLOCATION_SLACK
+            if same:
+                break
     assert abs(steps1 - n) <= 1 and abs(steps2 - 2 * n) <= 1, (steps1, steps2)
     assert max(growth1, growth2, peak1, peak2) < ALLOCATION_BOUND, (growth1, growth2, peak1, peak2)
-    # Twice the steps may not need more memory: a transient of the interpreter (a free list growing, a
-    # collection) can make either call's figures larger once, but per-step allocation grows the second.
-    assert growth2 - growth1 < ALLOCATION_SLACK and peak2 - peak1 < ALLOCATION_SLACK, (
-        f"{n} steps: growth {growth1} B, peak {peak1} B; {2 * n} steps: growth {growth2} B, peak {peak2} B")
+    assert same, f"{n} steps: growth {growth1} B, peak {peak1} B; {2 * n} steps: growth {growth2} B, peak {peak2} B"
     assert compiled_steps[0] == (integ.get_num_steps_taken() if use_compiled else 0)
 
 
