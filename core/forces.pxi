@@ -459,17 +459,6 @@ cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept 
 # Python entry points
 # ---------------------------------------------------------------------------
 
-cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
-    # memory safety only: the caller (simtk/_core.py or a trusted hook) has
-    # already made the arrays; this keeps a mistake from writing out of bounds
-    cdef cnp.ndarray x
-    if not isinstance(a, cnp.ndarray):
-        return False
-    x = <cnp.ndarray>a
-    return (cnp.PyArray_TYPE(x) == cnp.NPY_DOUBLE and cnp.PyArray_IS_C_CONTIGUOUS(x)
-            and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
-
-
 cdef class ForceSet:
     """The packed parameters of all enabled built-in force elements of one kind.
 

@@ -31,11 +31,21 @@ _CACHE_ARRAYS = {
 }
 
 
+cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
+    # memory safety only: the caller (simtk/_core.py or a trusted hook) has
+    # already made the arrays; this keeps a mistake from writing out of bounds
+    cdef cnp.ndarray x
+    if not isinstance(a, cnp.ndarray):
+        return False
+    x = <cnp.ndarray>a
+    return (cnp.PyArray_TYPE(x) == cnp.NPY_DOUBLE and cnp.PyArray_IS_C_CONTIGUOUS(x)
+            and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
+
+
 cdef double* _f64_data(cnp.ndarray a, Py_ssize_t n, bint writable, str name) except? NULL:
     # The data of a C-contiguous float64 array of n entries (any shape), checked by its flags only:
     # the cheap check for the per-evaluation calls of a time loop.
-    if (cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or cnp.PyArray_SIZE(a) != n
-            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or (writable and not cnp.PyArray_ISWRITEABLE(a))):
+    if not _is_f64_vector(a, n, writable):
         raise ValueError(f"{name}: expected a C-contiguous{' writable' if writable else ''} float64 array of "
                          f"{n} entries")
     return <double*>cnp.PyArray_DATA(a)

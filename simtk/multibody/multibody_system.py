@@ -156,8 +156,7 @@ class MultibodySystem(System):
             if sub is not matter and sub not in self._force_subsystems and not self._passive(sub):
                 return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
         t = type(self)
-        if (t.calc_q_weights is not MultibodySystem.calc_q_weights or t.calc_u_weights is not System.calc_u_weights
-                or t.calc_z_weights is not System.calc_z_weights or t.calc_q_err_weights is not System.calc_q_err_weights
+        if (not self._own_weight_rules() or t.calc_q_err_weights is not System.calc_q_err_weights
                 or t.calc_u_err_weights is not System.calc_u_err_weights):
             return None, f"{t.__name__} overrides the unit weights of error control, which are computed in Python"
         try:
@@ -180,11 +179,15 @@ class MultibodySystem(System):
     def _unit_weights_vary(self, state: State) -> bool:
         # The q weights depend on q only through quaternions; without them (or with a subclass's own
         # weights) they are the System's rule.
-        t = type(self)
-        if (t.calc_q_weights is not MultibodySystem.calc_q_weights or t.calc_u_weights is not System.calc_u_weights
-                or t.calc_z_weights is not System.calc_z_weights):
+        if not self._own_weight_rules():
             return True
         return len(self.get_matter_subsystem()._layout(state).quaternion_bodies) > 0
+
+    def _own_weight_rules(self) -> bool:
+        """True when the unit weights of q, u and z are this class's rules, not a subclass's."""
+        t = type(self)
+        return (t.calc_q_weights is MultibodySystem.calc_q_weights and t.calc_u_weights is System.calc_u_weights
+                and t.calc_z_weights is System.calc_z_weights)
 
     def calc_q_weights(self, state: State) -> np.ndarray:
         """Unit weights of q derived through N: w_qi = max_j ‖(N^-1)_ji‖ (at least 1).
