@@ -47,13 +47,17 @@ ID(q)     ``set_q``; ``set_u``; ``realize(state, Stage.Velocity)``; the residual
 FD batch  ``matter.calc_udot_batch(q[None], u[None], state=state)``                   ``pin.aba``
 M batch   ``matter.calc_m_batch(q[None], state=state)``                               ``pin.crba``
 ID batch  ``matter.calc_inverse_dynamics_batch(q[None], u[None], udot[None], ...)``   ``pin.rnea``
+FD fn     ``dyn.calc_udot(q, u)``, ``dyn = matter.functional_dynamics(state)``        ``pin.aba``
+M fn      ``dyn.calc_m(q)``                                                           ``pin.crba``
+ID fn     ``dyn.calc_inverse_dynamics(q, u, udot)``                                   ``pin.rnea``
 ========  ==========================================================================  ============
 
-The batched calls (one row) are stateless like Pinocchio's functions: the like-for-like of its
-API. As in the chains' ID, the residual is given the gravity body forces computed once for this
+The functional calls (``fn``) are stateless like Pinocchio's functions, one compiled call each: the
+like-for-like of its API. The batched calls (one row) compute the same, through the batch's Python
+layer. As in the chains' ID, the residual is given the gravity body forces computed once for this
 q; the batched ID computes them in each call. The issue's targets are checked on the ratios
 simtk / Pinocchio: at most 2 at every size and at most 1 from 30 mobilities up, for FD, M and ID
-from q (the State forms and the batched ones).
+from q (the State forms, the batched ones and the functional ones).
 
 Run: ``python benchmarks/dynamics_vs_peers.py [--profile] [--quick] [--robots-only]``.
 ``--profile`` adds a cProfile of the 7-body chain's FD, M and ID loops and of UR5's FD(q) (where
@@ -428,9 +432,10 @@ class RobotCase(PinocchioOps):
         self.Q, self.U, self.UDOT = self.q[None], self.u[None], self.udot[None]
         self.model, self.data = tw.pm, tw.data
         self.tau_pin = np.zeros(self.nu)
+        self.dyn = self.matter.functional_dynamics(s)
 
     def check_agreement(self) -> dict:
-        """Largest relative difference per quantity, the batched forms included; whether Pinocchio's
+        """Largest relative difference per quantity, the batched and functional forms included; whether Pinocchio's
         crba filled its lower triangle is reported under ``crba_full``."""
         s, T = self.state, self.T
         self.system.realize(s, Stage.Acceleration)
@@ -447,6 +452,9 @@ class RobotCase(PinocchioOps):
             "udot batch": _rel(self.fd_batch()[0], udot_pin),
             "M batch": _rel(T.T @ self.m_batch()[0] @ T, M_pin),
             "tau batch": _rel(T.T @ self.id_batch()[0], tau_pin),
+            "udot fn": _rel(self.fd_fn(), udot_pin),
+            "M fn": _rel(T.T @ self.m_fn() @ T, M_pin),
+            "tau fn": _rel(T.T @ self.id_fn(), tau_pin),
             "crba_full": crba_full,
         }
 
@@ -479,16 +487,26 @@ class RobotCase(PinocchioOps):
     def id_batch(self):
         return self.matter.calc_inverse_dynamics_batch(self.Q, self.U, self.UDOT, state=self.state)
 
+    def fd_fn(self):
+        return self.dyn.calc_udot(self.q, self.u)
+
+    def m_fn(self):
+        return self.dyn.calc_m(self.q)
+
+    def id_fn(self):
+        return self.dyn.calc_inverse_dynamics(self.q, self.u, self.udot)
+
     def time_all(self) -> dict:
         ops = {"FD(q)": self.fd_q, "M(q)": self.crba_q, "ID(q)": self.rnea_q, "FD batch": self.fd_batch,
-               "M batch": self.m_batch, "ID batch": self.id_batch, "aba": self.pin_aba, "crba": self.pin_crba,
-               "rnea": self.pin_rnea}
+               "M batch": self.m_batch, "ID batch": self.id_batch, "FD fn": self.fd_fn, "M fn": self.m_fn,
+               "ID fn": self.id_fn, "aba": self.pin_aba, "crba": self.pin_crba, "rnea": self.pin_rnea}
         return best_us_interleaved(ops, repeat=ROBOT_REPEATS, budget=0.02)
 
 
 #: (simtk column, Pinocchio column) of each ratio, in the table's order
 ROBOT_PAIRS = (("FD(q)", "aba"), ("M(q)", "crba"), ("ID(q)", "rnea"),
-               ("FD batch", "aba"), ("M batch", "crba"), ("ID batch", "rnea"))
+               ("FD batch", "aba"), ("M batch", "crba"), ("ID batch", "rnea"),
+               ("FD fn", "aba"), ("M fn", "crba"), ("ID fn", "rnea"))
 
 
 def target_ratio(nu: int) -> float:
@@ -543,9 +561,10 @@ def run_robots(profile_ur5: bool) -> None:
     else:
         print("pin.crba filled only the upper triangle of M here (timed as is; the check symmetrizes it)")
     print(f"microseconds per call, best of {ROBOT_REPEATS} timeit repeats of ~20 ms (taken in turns over the "
-          "nine operations); ratio = simtk / pinocchio")
+          "twelve operations); ratio = simtk / pinocchio")
     header = (f"{'robot':>8} {'nu':>3} | {'FD(q)':>6} {'aba':>6} {'ratio':>5} | {'M(q)':>6} {'crba':>6} {'ratio':>5}"
               f" | {'ID(q)':>6} {'rnea':>6} {'ratio':>5} | batched: {'FD':>6} {'ratio':>5} {'M':>6} {'ratio':>5}"
+              f" {'ID':>6} {'ratio':>5} | functional: {'FD':>6} {'ratio':>5} {'M':>6} {'ratio':>5}"
               f" {'ID':>6} {'ratio':>5}")
     print(header)
     print("-" * len(header))
@@ -553,7 +572,8 @@ def run_robots(profile_ur5: bool) -> None:
         line = f"{case.name:>8} {case.nu:3d}"
         for ours, peer in ROBOT_PAIRS[:3]:
             line += f" | {t[ours]:6.1f} {t[peer]:6.1f} {t[ours] / t[peer]:5.2f}"
-        line += f" | {'':8}" + "".join(f" {t[ours]:6.1f} {t[ours] / t[peer]:5.2f}" for ours, peer in ROBOT_PAIRS[3:])
+        line += f" | {'':8}" + "".join(f" {t[ours]:6.1f} {t[ours] / t[peer]:5.2f}" for ours, peer in ROBOT_PAIRS[3:6])
+        line += f" | {'':11}" + "".join(f" {t[ours]:6.1f} {t[ours] / t[peer]:5.2f}" for ours, peer in ROBOT_PAIRS[6:])
         print(line)
     print("\ntargets (the issue): simtk / pinocchio <= 2 at every size, <= 1 from 30 mobilities up")
     names = [ours for ours, _ in ROBOT_PAIRS]

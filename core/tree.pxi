@@ -38,6 +38,14 @@ cdef struct Tree:
     const double* mass
     const double* p_BC
     const double* I_B
+    # Weld bodies merged into their nearest non-Weld ancestor (their "root"):
+    # rpar[i] = root of parent[i] (0 = Ground); cmass, cp_BC, cI_B = each
+    # non-Weld body's mass properties with its welded descendants folded in
+    # (exact copies of its own where it has none). See rigid_composites.
+    const idx_t* rpar
+    const double* cmass
+    const double* cp_BC
+    const double* cI_B
     # state copies
     double* q
     double* u
@@ -80,6 +88,82 @@ cdef struct Tree:
 
 
 # ---------------------------------------------------------------------------
+# Weld bodies folded into their roots (once per workspace)
+# ---------------------------------------------------------------------------
+
+cdef void rigid_composites(Py_ssize_t nb, const idx_t* parent, const idx_t* jtype, const double* R_PF,
+                           const double* p_PF, const double* R_BM, const double* p_BM, const double* mass,
+                           const double* p_BC, const double* I_B, idx_t* rpar, double* cmass,
+                           double* cp_BC, double* cI_B, double* h) noexcept nogil:
+    # A Weld body moves with its parent, so the dynamics sweeps need only its
+    # root (the nearest non-Weld ancestor) with the Weld's mass folded in: a URDF
+    # robot's fixed-joint links (sensors, flanges, feet) then cost kinematics
+    # only. Weld bodies keep zero spatial inertia; the forces on them are moved
+    # to their root (exact in origin form: a spatial force about the Ground
+    # origin is the same vector on any rigidly attached body).
+    #
+    # Tip to base, fold each Weld body W (with what is already folded into it)
+    # into its parent P, in P's frame: X_PW = X_PF ~X_BM (X_FM = 1 for a Weld);
+    #   m_P += m_W;  h_P += m_W p_PW + R_PW h_W   (first moments about origins)
+    #   J_P += R_PW J_W R_PW^T + m_W (|p|^2 1 - p p^T) + 2 (p.g) 1 - p g^T - g p^T
+    # with p = p_PW, g = R_PW h_W (the inertia J about the body origin, shifted
+    # by p without dividing by a mass that may be zero). Bodies with nothing
+    # folded in keep their own properties bit for bit. h: scratch (nb, 3).
+    cdef Py_ssize_t i, pa, k, a, bb
+    cdef double R[9]
+    cdef double tmp9[9]
+    cdef double J[9]
+    cdef double pw[3]
+    cdef double g[3]
+    cdef double m, pg, pp
+    cdef bint folded
+    for i in range(nb):
+        cmass[i] = mass[i]
+        for k in range(3):
+            cp_BC[3 * i + k] = p_BC[3 * i + k]
+            h[3 * i + k] = mass[i] * p_BC[3 * i + k]
+        for k in range(9):
+            cI_B[9 * i + k] = I_B[9 * i + k]
+    rpar[0] = 0
+    for i in range(1, nb):
+        pa = parent[i]
+        rpar[i] = rpar[pa] if (pa > 0 and jtype[pa] == J_WELD) else pa
+    for i in range(nb - 1, 0, -1):
+        if jtype[i] != J_WELD or parent[i] == 0:
+            continue
+        pa = parent[i]
+        mat33_mul_T(R_PF + 9 * i, R_BM + 9 * i, R)
+        mat33_vec(R, p_BM + 3 * i, pw)
+        for k in range(3):
+            pw[k] = p_PF[3 * i + k] - pw[k]
+        mat33_vec(R, h + 3 * i, g)
+        m = cmass[i]
+        mat33_mul(R, cI_B + 9 * i, tmp9)
+        mat33_mul_T(tmp9, R, J)
+        pp = dot3(pw, pw)
+        pg = dot3(pw, g)
+        for a in range(3):
+            for bb in range(3):
+                J[3 * a + bb] -= m * pw[a] * pw[bb] + pw[a] * g[bb] + g[a] * pw[bb]
+            J[4 * a] += m * pp + 2.0 * pg
+        cmass[pa] += m
+        for k in range(3):
+            h[3 * pa + k] += m * pw[k] + g[k]
+        for k in range(9):
+            cI_B[9 * pa + k] += J[k]
+    for i in range(1, nb):
+        if jtype[i] == J_WELD:
+            continue
+        folded = False
+        for k in range(3):
+            folded = folded or h[3 * i + k] != mass[i] * p_BC[3 * i + k]
+        folded = folded or cmass[i] != mass[i]
+        if folded and cmass[i] > 0.0:
+            for k in range(3):
+                cp_BC[3 * i + k] = h[3 * i + k] / cmass[i]
+
+
+# ---------------------------------------------------------------------------
 # Position stage
 # ---------------------------------------------------------------------------
 
@@ -94,9 +178,8 @@ cdef void k_position(Tree* t) noexcept nogil:
     cdef double p_GF[3]
     cdef double d[3]
     cdef double tmp3[3]
+    cdef double cc[3]
     cdef double m, e
-    cdef double D[36]
-    cdef double work[36]
     cdef double* Ri
     cdef double* pi
     cdef double* s
@@ -121,11 +204,15 @@ cdef void k_position(Tree* t) noexcept nogil:
         mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, p_GF)
         for k in range(3):
             p_GF[k] += t.p_GB[3 * pa + k]
-        mat33_mul(t.R_GF + 9 * i, t.R_FM + 9 * i, R_GM)
         pi = t.p_GM + 3 * i
-        mat33_vec(t.R_GF + 9 * i, t.p_FM + 3 * i, pi)
-        for k in range(3):
-            pi[k] += p_GF[k]
+        if jt == J_WELD:  # X_FM = 1: M = F (what the products below give for R_FM = 1, p_FM = 0)
+            memcpy(R_GM, t.R_GF + 9 * i, 9 * sizeof(double))
+            memcpy(pi, p_GF, 3 * sizeof(double))
+        else:
+            mat33_mul(t.R_GF + 9 * i, t.R_FM + 9 * i, R_GM)
+            mat33_vec(t.R_GF + 9 * i, t.p_FM + 3 * i, pi)
+            for k in range(3):
+                pi[k] += p_GF[k]
         Ri = t.R_GB + 9 * i
         mat33_mul_T(R_GM, t.R_BM + 9 * i, Ri)
         mat33_vec(Ri, t.p_BM + 3 * i, tmp3)
@@ -138,14 +225,22 @@ cdef void k_position(Tree* t) noexcept nogil:
             mat33_vec(t.R_GF + 9 * i, h + 3, s + 3)
             cross3_add(pi, s, s + 3)
             motion_origin_to_point(s, t.p_GB + 3 * i, t.H + 6 * (u0 + k))
-        # mass properties: d = R_GB p_BC, c = p_GB + d,
-        # I_O = R_GB I_B R_GB^T + m((|c|^2 - |d|^2) 1 - (c c^T - d d^T))
-        m = t.mass[i]
+        # mass center p_GC = p_GB + R_GB p_BC (every body's own)
         mat33_vec(Ri, t.p_BC + 3 * i, d)
         c = t.p_GC + 3 * i
         for k in range(3):
             c[k] = t.p_GB[3 * i + k] + d[k]
-        mat33_mul(Ri, t.I_B + 9 * i, tmp9)
+        if jt == J_WELD:
+            continue  # its mass is in its root's composite; its I_O stays 0
+        # spatial inertia of the body with its welded descendants (composite m,
+        # p_BC, I_B): d = R_GB p_BC, c = p_GB + d,
+        # I_O = R_GB I_B R_GB^T + m((|c|^2 - |d|^2) 1 - (c c^T - d d^T))
+        m = t.cmass[i]
+        mat33_vec(Ri, t.cp_BC + 3 * i, d)
+        c = cc
+        for k in range(3):
+            c[k] = t.p_GB[3 * i + k] + d[k]
+        mat33_mul(Ri, t.cI_B + 9 * i, tmp9)
         mat33_mul_T(tmp9, Ri, I_G)
         e = m * (dot3(c, c) - dot3(d, d))
         for a in range(3):
@@ -169,9 +264,11 @@ cdef void k_articulated(Tree* t) noexcept nogil:
     cdef double* Di
     memcpy(t.P, t.I_O, 36 * t.nb * sizeof(double))
     # tip to base: U_i = P_i S_i;  D_i = S_i^T U_i;  Pa_i = P_i - U_i D_i^-1 U_i^T;
-    #              P_parent += Pa_i
+    #              P_root(parent) += Pa_i   (Weld bodies hold no inertia: skipped)
     for i in range(t.nb - 1, 0, -1):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         Pi = t.P + 36 * i
@@ -236,9 +333,22 @@ cdef void k_velocity(Tree* t) noexcept nogil:
     #   c = V_O(parent) x_m (S u) + X_GF * d/dt|_F (V_FM moved to F's origin)
     #     (the udot-free part of the spatial acceleration across the joint)
     #   b = V_O x_f (I_O V_O)   (gyroscopic force);  A_bias_O = A_bias_O(parent) + c
+    # A Weld body: V_O, A_bias_O its parent's, c = 0, b = 0 (its root's b has its inertia).
     for i in range(1, t.nb):
         pa = t.parent[i]
         jt = <int>t.jtype[i]
+        if jt == J_WELD:
+            VO = t.V_O + 6 * i
+            AbO = t.Abias_O + 6 * i
+            for k in range(6):
+                VO[k] = t.V_O[6 * pa + k]
+                AbO[k] = t.Abias_O[6 * pa + k]
+                t.c[6 * i + k] = 0.0
+                t.b[6 * i + k] = 0.0
+            VB = t.V_GB + 6 * i
+            motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
+            _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
+            continue
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         Vfm = t.V_FM + 6 * i
@@ -310,16 +420,26 @@ cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
     cdef double* Ui
     cdef double* Di
     cdef double* Ai
-    # any order: f_i = b_i - F_i (moved to the origin)
+    # base to tip: f_i = b_i - F_i (moved to the origin); a Weld body's -F_i
+    # goes to its root (computed before it, as the root's index is lower)
     for i in range(1, t.nb):
         fi = t.f + 6 * i
         force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, fi)
+        if t.jtype[i] == J_WELD:
+            pa = t.rpar[i]
+            if pa > 0:
+                fp = t.f + 6 * pa
+                for k in range(6):
+                    fp[k] -= fi[k]
+            continue
         for k in range(6):
             fi[k] = t.b[6 * i + k] - fi[k]
     # tip to base: r_i = tau_i - S_i^T f_i;
-    #              f_parent += f_i + Pa_i c_i + U_i D_i^-1 r_i
+    #              f_root(parent) += f_i + Pa_i c_i + U_i D_i^-1 r_i
     for i in range(t.nb - 1, 0, -1):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         fi = t.f + 6 * i
@@ -342,9 +462,14 @@ cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
     for i in range(1, t.nb):
         pa = t.parent[i]
         jt = <int>t.jtype[i]
+        Ai = t.A_O + 6 * i
+        if jt == J_WELD:
+            for k in range(6):
+                Ai[k] = t.A_O[6 * pa + k]
+            _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
+            continue
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        Ai = t.A_O + 6 * i
         for k in range(6):
             Ai[k] = t.A_O[6 * pa + k] + t.c[6 * i + k]
         Ui = t.U + 6 * u0
@@ -377,11 +502,22 @@ cdef void k_inverse(Tree* t, const double* udot, const double* tau, const double
     cdef double* fi
     cdef double e
     # base to tip: a_i = a_parent + c_i + S_i udot_i;  f_i = I_O a_i + b_i - F_i
+    # (a Weld body: a_parent, and its -F_i goes to its root)
     for i in range(1, t.nb):
         pa = t.parent[i]
+        ai = t.g + 6 * i
+        if t.jtype[i] == J_WELD:
+            for l in range(6):
+                ai[l] = t.g[6 * pa + l]
+            pa = t.rpar[i]
+            if pa > 0:
+                force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, Fo)
+                fi = t.f + 6 * pa
+                for l in range(6):
+                    fi[l] -= Fo[l]
+            continue
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        ai = t.g + 6 * i
         for l in range(6):
             ai[l] = t.g[6 * pa + l] + t.c[6 * i + l]
         for k in range(nd):
@@ -393,9 +529,11 @@ cdef void k_inverse(Tree* t, const double* udot, const double* tau, const double
         force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, Fo)
         for l in range(6):
             fi[l] += t.b[6 * i + l] - Fo[l]
-    # tip to base: out_i = S_i^T f_i - tau_i;  f_parent += f_i
+    # tip to base: out_i = S_i^T f_i - tau_i;  f_root(parent) += f_i
     for i in range(t.nb - 1, 0, -1):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         fi = t.f + 6 * i
@@ -420,9 +558,11 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
     memcpy(t.Ic, t.I_O, 36 * t.nb * sizeof(double))
     # tip to base: Ic_i complete (children added);  F = Ic_i S_i;
     #   M[i,i] = S_i^T F;  for each ancestor j: M[j,i] = S_j^T F = M[i,j]^T;
-    #   Ic_parent += Ic_i
+    #   Ic_root(parent) += Ic_i
     for i in range(t.nb - 1, 0, -1):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue  # no inertia of its own (folded into its root)
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         Ici = t.Ic + 36 * i
@@ -440,7 +580,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
                     e = dot6(t.S + 6 * (uj + k), Fc + 6 * l)
                     M[nu * (uj + k) + u0 + l] = e
                     M[nu * (u0 + l) + uj + k] = e
-            j = t.parent[j]
+            j = t.rpar[j]
         if pa > 0:
             add36(t.Ic + 36 * pa, Ici)
 
@@ -458,13 +598,17 @@ cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
         ai = t.g + 6 * i
         for l in range(6):
             ai[l] = t.g[6 * pa + l]
+        if t.jtype[i] == J_WELD:
+            continue
         for k in range(nd):
             e = x[u0 + k]
             for l in range(6):
                 ai[l] += t.S[6 * (u0 + k) + l] * e
         mat66_vec(t.I_O + 36 * i, ai, t.f + 6 * i)
     for i in range(t.nb - 1, 0, -1):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         for k in range(nd):
@@ -485,9 +629,11 @@ cdef void k_multiply_by_m_inv(Tree* t, const double* v, double* out) noexcept no
     cdef double* Ui
     cdef double* Di
     memset(t.f, 0, 6 * t.nb * sizeof(double))
-    # tip to base: r_i = v_i - S_i^T f_i;  f_parent += f_i + U_i D_i^-1 r_i
+    # tip to base: r_i = v_i - S_i^T f_i;  f_root(parent) += f_i + U_i D_i^-1 r_i
     for i in range(t.nb - 1, 0, -1):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         fi = t.f + 6 * i

@@ -84,6 +84,7 @@ cdef class TreeKernels:
     cdef readonly object I_O, P, Pa, U, Dinv
     cdef readonly object V_FM, HDotu_FM, qdot, V_O, V_GB, c, b, A_bias_O, A_bias
     cdef readonly object udot, qdotdot, A_O, A_GB
+    cdef readonly object rpar, cmass, cp_BC, cI_B
     cdef object _f, _g, _Ic, _F
     cdef bint _abi_valid
 
@@ -104,6 +105,7 @@ cdef class TreeKernels:
         self.mass = np.array(mass, dtype=np.float64, order="C").reshape(self.nb)
         self.p_BC = np.array(p_BC, dtype=np.float64, order="C").reshape(self.nb, 3)
         self.I_B = np.array(I_B, dtype=np.float64, order="C").reshape(self.nb, 3, 3)
+        self._fold_welds()
         dims = {"n": self.nb, "u": self.nu, "q": self.nq}
         for name, code in _CACHE_ARRAYS.items():
             shape = tuple(dims[ch] if ch in dims else int(ch) for ch in code)
@@ -113,6 +115,21 @@ cdef class TreeKernels:
         self.R_GF[0] = np.eye(3)
         self.R_FM[0] = np.eye(3)
         self._bind()
+
+    cdef _fold_welds(self):
+        # rpar and the composite mass properties of the sweeps (see rigid_composites); the tree's
+        # mass properties are frozen from here on, so the composites cannot go stale.
+        cdef cnp.ndarray h = np.zeros((self.nb, 3))
+        self.rpar = np.zeros(self.nb, dtype=np.int64)
+        self.cmass = np.zeros(self.nb)
+        self.cp_BC = np.zeros((self.nb, 3))
+        self.cI_B = np.zeros((self.nb, 3, 3))
+        rigid_composites(self.nb, _ip(self.parent), _ip(self.jtype), _dp(self.R_PF), _dp(self.p_PF),
+                         _dp(self.R_BM), _dp(self.p_BM), _dp(self.mass), _dp(self.p_BC), _dp(self.I_B),
+                         _ip(self.rpar), _dp(self.cmass), _dp(self.cp_BC), _dp(self.cI_B), _dp(h))
+        for a in (self.parent, self.jtype, self.qoff, self.uoff, self.jparam, self.R_PF, self.p_PF, self.R_BM,
+                  self.p_BM, self.mass, self.p_BC, self.I_B, self.rpar, self.cmass, self.cp_BC, self.cI_B):
+            a.flags.writeable = False
 
     cdef _set(self, str name, object a):
         # Cython cdef attributes cannot be set by name with setattr
@@ -168,6 +185,7 @@ cdef class TreeKernels:
         t.R_PF = _dp(self.R_PF); t.p_PF = _dp(self.p_PF)
         t.R_BM = _dp(self.R_BM); t.p_BM = _dp(self.p_BM)
         t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
+        t.rpar = _ip(self.rpar); t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
         t.q = _dp(self.q); t.u = _dp(self.u)
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
         t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
@@ -187,12 +205,14 @@ cdef class TreeKernels:
         """An independent workspace with the same tree and a copy of every cache array."""
         cdef TreeKernels other = TreeKernels.__new__(TreeKernels)
         other.nb = self.nb; other.nu = self.nu; other.nq = self.nq
-        other.parent = self.parent.copy(); other.jtype = self.jtype.copy()
-        other.qoff = self.qoff.copy(); other.uoff = self.uoff.copy()
-        other.jparam = self.jparam.copy()
-        other.R_PF = self.R_PF.copy(); other.p_PF = self.p_PF.copy()
-        other.R_BM = self.R_BM.copy(); other.p_BM = self.p_BM.copy()
-        other.mass = self.mass.copy(); other.p_BC = self.p_BC.copy(); other.I_B = self.I_B.copy()
+        # the tree's inputs and composites are read-only: shared
+        other.parent = self.parent; other.jtype = self.jtype
+        other.qoff = self.qoff; other.uoff = self.uoff
+        other.jparam = self.jparam
+        other.R_PF = self.R_PF; other.p_PF = self.p_PF
+        other.R_BM = self.R_BM; other.p_BM = self.p_BM
+        other.mass = self.mass; other.p_BC = self.p_BC; other.I_B = self.I_B
+        other.rpar = self.rpar; other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
         for name in _CACHE_ARRAYS:
             other._set(name, self._get(name).copy())
         other._bind()
@@ -220,7 +240,8 @@ cdef class TreeKernels:
         Fills R_FM, p_FM, H_FM (built-in joints), qerr, R_GF, p_GM, R_GB, p_GB,
         p_GC, H, S, I_O. The articulated inertias (P, Pa, U, Dinv) are marked
         stale and rebuilt on first use (or by :meth:`realize_articulated`).
-        Call again after changing mass properties in place.
+        A Weld body's I_O (and P) stay zero: its mass is folded into its root's
+        (``cmass``, ``cp_BC``, ``cI_B``; ``rpar`` the root of each parent).
         """
         if q is not None and self.nq > 0:
             memcpy(self.t.q, &q[0], self.nq * sizeof(double))
@@ -481,7 +502,8 @@ def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_vali
     ws.p_BM = np.ascontiguousarray(inputs["p_BM"], dtype=np.float64)
     ws.mass = np.ascontiguousarray(inputs["mass"], dtype=np.float64)
     ws.p_BC = np.ascontiguousarray(inputs["p_BC"], dtype=np.float64)
-    ws.I_B = np.ascontiguousarray(inputs["I_B"], dtype=np.float64)
+    ws.I_B = np.array(inputs["I_B"], dtype=np.float64, order="C")
+    ws._fold_welds()
     for name, a in cache.items():
         ws._set(name, np.array(a, dtype=np.float64, order="C"))
     ws._bind()

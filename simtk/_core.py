@@ -32,7 +32,8 @@ realize_position(q) (q only):
   p_GC (nb,3) mass centers in G; H (nu,2,3) = columns of the system Jacobian,
   i.e. the change of V_GB (at the body origin) per unit u; S (nu,2,3) the same
   columns taken at the Ground origin; I_O (nb,6,6) spatial inertias about the
-  Ground origin; P, Pa (nb,6,6) articulated inertias before/after projecting
+  Ground origin (a Weld body's zero: its mass is folded into its root's, the
+  nearest non-Weld ancestor, so the sweeps skip it); P, Pa (nb,6,6) articulated inertias before/after projecting
   out the joint, U (nu,2,3) = P S, Dinv (nb,6,6) (top-left nu_i x nu_i block,
   row stride nu_i) = (S^T P S)^-1.
 realize_velocity(u) (q and u):

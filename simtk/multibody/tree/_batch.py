@@ -44,6 +44,7 @@ from ... import _core
 from ...common.errors import NonFiniteForceError, StageTooLowError
 from ...common.stage import INSTANCE, Stage
 from ...common.state import State
+from ._functional import FunctionalDynamics
 
 __all__ = ["BatchDynamics"]
 
@@ -258,6 +259,17 @@ class BatchDynamics:
         first = self._batch_run(entry, "inverse", qa, ua, da, out, bad, self._threads(threads))
         self._batch_check(entry, bad, out, "calc_inverse_dynamics_batch()", first)
         return out
+
+    def functional_dynamics(self, state: State | None = None) -> FunctionalDynamics:
+        """A `FunctionalDynamics` over the instance of ``state`` (default: the System's default State):
+        ``calc_udot(q, u, tau)``, ``calc_m(q)`` and ``calc_inverse_dynamics(q, u, udot)`` of one
+        configuration per call, each one compiled call (Pinocchio's ``aba``, ``crba``, ``rnea``).
+
+        It refuses what the batched calls refuse (NotImplementedError). Its results are bitwise
+        those of the batched calls and of the State API. Use one per thread.
+        """
+        state = self._batch_state(state)
+        return FunctionalDynamics(self, self._batch_entry(state))
 
     def step_batch(self, q, u, tau=None, *, h: float, n_steps: int = 1, scheme: str = "semi_explicit_euler",
                    state: State | None = None, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
