@@ -349,9 +349,9 @@ def test_bad_inputs_are_refused():
         matter.calc_udot_batch(q, u, state=below)
 
 
-def test_a_force_element_that_overflows_is_reported_with_the_row():
-    """A bushing of stiffness near the largest double overflows to an infinite force at a large
-    enough displacement: the kernel leaves it out and the call names the element and the row."""
+def _overflowing_bushing():
+    """(matter, state at Instance) of a body on a Translation held by a bushing of stiffness near the
+    largest double, which overflows to an infinite force at a displacement of 8 along x."""
     system = MultibodySystem()
     matter = SimbodyMatterSubsystem(system)
     forces = simtk.GeneralForceSubsystem(system)
@@ -361,6 +361,13 @@ def test_a_force_element_that_overflows_is_reported_with_the_row():
     Force.LinearBushing(forces, matter.ground, Transform(), slide, Transform(), [1, 1, 1, big, big, big], np.zeros(6))
     state = system.realize_topology()
     system.realize(state, Stage.Instance)
+    return matter, state
+
+
+def test_a_force_element_that_overflows_is_reported_with_the_row():
+    """A bushing of stiffness near the largest double overflows to an infinite force at a large
+    enough displacement: the kernel leaves it out and the call names the element and the row."""
+    matter, state = _overflowing_bushing()
     q = np.zeros((3, 3))
     q[1, 0] = 8.0
     with pytest.raises(NonFiniteForceError, match="row 1: .*[Bb]ushing"):
@@ -380,6 +387,26 @@ def test_thread_settings():
 
 
 # ---------------------------------------------------------------------- thread safety
+
+
+def _in_two_threads(work) -> None:
+    """Run ``work(0)`` and ``work(1)`` on two threads released together; fail with what either raised."""
+    errors: list = []
+    barrier = threading.Barrier(2)
+
+    def run(part: int):
+        try:
+            barrier.wait()
+            work(part)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
 
 
 def test_independent_states_realized_from_two_threads_equal_the_serial_results():
@@ -404,28 +431,17 @@ def test_independent_states_realized_from_two_threads_equal_the_serial_results()
     serial_batch = model.matter.calc_udot_batch(q, u, tau, state=base, threads=1)
     results: dict = {}
     batches: list = []
-    errors: list = []
-    barrier = threading.Barrier(2)
 
     def work(part: int):
-        try:
-            barrier.wait()
-            for rep in range(3):
-                for k in range(part, n_states, 2):
-                    s = states[k].copy()
-                    model.system.realize(s, Stage.Acceleration)
-                    results[(rep, k)] = s.get_udot().copy()
-                # both threads use the same instance (base) at once: each must get its own scratch
-                batches.append(model.matter.calc_udot_batch(q, u, tau, state=base, threads=2))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        for rep in range(3):
+            for k in range(part, n_states, 2):
+                s = states[k].copy()
+                model.system.realize(s, Stage.Acceleration)
+                results[(rep, k)] = s.get_udot().copy()
+            # both threads use the same instance (base) at once: each must get its own scratch
+            batches.append(model.matter.calc_udot_batch(q, u, tau, state=base, threads=2))
 
-    threads = [threading.Thread(target=work, args=(p,)) for p in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    _in_two_threads(work)
     assert len(results) == 3 * n_states and len(batches) == 6
     for (rep, k), udot in results.items():
         np.testing.assert_array_equal(udot, serial[k])

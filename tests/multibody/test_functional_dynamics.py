@@ -6,17 +6,14 @@ always the public State API on a copy of the same instance.
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from builders import ALL_JOINTS, QUATERNION_JOINTS, new_state
-from test_batch import _model, _one_at_a_time, _q_starts, _random_rows
+from test_batch import _in_two_threads, _model, _one_at_a_time, _overflowing_bushing, _q_starts, _random_rows
 
 import simtk
-from simtk import Constraint, Force, MobilizedBody, MultibodySystem, SimbodyMatterSubsystem, Stage
+from simtk import Constraint, Force, Stage
 from simtk.common.errors import NonFiniteForceError
-from simtk.spatial import Body, MassProperties, Transform
 
 
 @pytest.mark.parametrize("joint, euler", [(j, False) for j in ALL_JOINTS] + [(j, True) for j in sorted(QUATERNION_JOINTS)])
@@ -129,15 +126,7 @@ def test_the_instance_is_the_one_it_was_made_with():
 
 
 def test_a_force_element_that_overflows_is_named():
-    system = MultibodySystem()
-    matter = SimbodyMatterSubsystem(system)
-    forces = simtk.GeneralForceSubsystem(system)
-    body = Body.Rigid(MassProperties(1.0, [0, 0, 0], simtk.Inertia(0.1, 0.1, 0.1)))
-    slide = MobilizedBody.Translation(matter.ground, body)
-    big = np.finfo(float).max / 4
-    Force.LinearBushing(forces, matter.ground, Transform(), slide, Transform(), [1, 1, 1, big, big, big], np.zeros(6))
-    state = system.realize_topology()
-    system.realize(state, Stage.Instance)
+    matter, state = _overflowing_bushing()
     dyn = matter.functional_dynamics(state)
     with pytest.raises(NonFiniteForceError, match=r"calc_udot\(\): .*[Bb]ushing.*not finite"):
         dyn.calc_udot([8.0, 0, 0], np.zeros(3))
@@ -153,25 +142,14 @@ def test_one_object_per_thread_gives_the_serial_results():
     q, u, tau = _random_rows(model, state, rng, 40)
     serial = model.matter.calc_udot_batch(q, u, tau, state=state, threads=1)
     results: dict = {}
-    errors: list = []
-    barrier = threading.Barrier(2)
 
     def work(part: int):
-        try:
-            dyn = model.matter.functional_dynamics(state)
-            barrier.wait()
-            for rep in range(20):
-                for k in range(part, len(q), 2):
-                    results[(rep, k)] = dyn.calc_udot(q[k], u[k], tau[k])
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        dyn = model.matter.functional_dynamics(state)
+        for rep in range(20):
+            for k in range(part, len(q), 2):
+                results[(rep, k)] = dyn.calc_udot(q[k], u[k], tau[k])
 
-    threads = [threading.Thread(target=work, args=(p,)) for p in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    _in_two_threads(work)
     assert len(results) == 20 * len(q)
     for (rep, k), udot in results.items():
         np.testing.assert_array_equal(udot, serial[k])
