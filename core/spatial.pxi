@@ -135,6 +135,18 @@ cdef inline void mat66_vec(const double* P, const double* x, double* out) noexce
                   + P[6 * r + 3] * x[3] + P[6 * r + 4] * x[4] + P[6 * r + 5] * x[5])
 
 
+cdef inline void inertia_vec(const double* M, const double* x, double* out) noexcept nogil:
+    # out = M x for a spatial inertia [[I, m [c x]], [m [c x]^T, m 1]] (as
+    # spatial_inertia_at_origin lays it out): mat66_vec without the products
+    # with its structural zeros, the others summed in the same order (24 mul).
+    out[0] = M[0] * x[0] + M[1] * x[1] + M[2] * x[2] + M[4] * x[4] + M[5] * x[5]
+    out[1] = M[6] * x[0] + M[7] * x[1] + M[8] * x[2] + M[9] * x[3] + M[11] * x[5]
+    out[2] = M[12] * x[0] + M[13] * x[1] + M[14] * x[2] + M[15] * x[3] + M[16] * x[4]
+    out[3] = M[19] * x[1] + M[20] * x[2] + M[21] * x[3]
+    out[4] = M[24] * x[0] + M[26] * x[2] + M[28] * x[4]
+    out[5] = M[30] * x[0] + M[31] * x[1] + M[35] * x[5]
+
+
 cdef inline void mat66_vec_add(const double* P, const double* x, double* out) noexcept nogil:
     # out += P x
     cdef int r

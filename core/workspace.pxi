@@ -84,7 +84,7 @@ cdef class TreeKernels:
     cdef readonly object I_O, P, Pa, U, Dinv
     cdef readonly object V_FM, HDotu_FM, qdot, V_O, V_GB, c, b, A_bias_O, A_bias
     cdef readonly object udot, qdotdot, A_O, A_GB
-    cdef readonly object rpar, cmass, cp_BC, cI_B
+    cdef readonly object rpar, fflag, cmass, cp_BC, cI_B
     cdef object _f, _g, _Ic, _F
     cdef bint _abi_valid
 
@@ -117,8 +117,8 @@ cdef class TreeKernels:
         self._bind()
 
     cdef _fold_welds(self):
-        # rpar and the composite mass properties of the sweeps (see rigid_composites); the tree's
-        # mass properties are frozen from here on, so the composites cannot go stale.
+        # rpar and the composite mass properties of the sweeps (see rigid_composites), and the
+        # frame flags of k_position; the tree's inputs are frozen from here on, so neither can go stale.
         cdef cnp.ndarray h = np.zeros((self.nb, 3))
         self.rpar = np.zeros(self.nb, dtype=np.int64)
         self.cmass = np.zeros(self.nb)
@@ -127,8 +127,14 @@ cdef class TreeKernels:
         rigid_composites(self.nb, _ip(self.parent), _ip(self.jtype), _dp(self.R_PF), _dp(self.p_PF),
                          _dp(self.R_BM), _dp(self.p_BM), _dp(self.mass), _dp(self.p_BC), _dp(self.I_B),
                          _ip(self.rpar), _dp(self.cmass), _dp(self.cp_BC), _dp(self.cI_B), _dp(h))
+        one = np.eye(3)
+        self.fflag = np.array([(FF_R_PF_ONE if np.array_equal(self.R_PF[i], one) else 0)
+                               | (FF_R_BM_ONE if np.array_equal(self.R_BM[i], one) else 0)
+                               | (FF_P_BM_ZERO if not self.p_BM[i].any() else 0) for i in range(self.nb)],
+                              dtype=np.int64)
         for a in (self.parent, self.jtype, self.qoff, self.uoff, self.jparam, self.R_PF, self.p_PF, self.R_BM,
-                  self.p_BM, self.mass, self.p_BC, self.I_B, self.rpar, self.cmass, self.cp_BC, self.cI_B):
+                  self.p_BM, self.mass, self.p_BC, self.I_B, self.rpar, self.fflag, self.cmass, self.cp_BC,
+                  self.cI_B):
             a.flags.writeable = False
 
     cdef _set(self, str name, object a):
@@ -185,7 +191,7 @@ cdef class TreeKernels:
         t.R_PF = _dp(self.R_PF); t.p_PF = _dp(self.p_PF)
         t.R_BM = _dp(self.R_BM); t.p_BM = _dp(self.p_BM)
         t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
-        t.rpar = _ip(self.rpar); t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
+        t.rpar = _ip(self.rpar); t.fflag = _ip(self.fflag); t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
         t.q = _dp(self.q); t.u = _dp(self.u)
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
         t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
@@ -212,7 +218,7 @@ cdef class TreeKernels:
         other.R_PF = self.R_PF; other.p_PF = self.p_PF
         other.R_BM = self.R_BM; other.p_BM = self.p_BM
         other.mass = self.mass; other.p_BC = self.p_BC; other.I_B = self.I_B
-        other.rpar = self.rpar; other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
+        other.rpar = self.rpar; other.fflag = self.fflag; other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
         for name in _CACHE_ARRAYS:
             other._set(name, self._get(name).copy())
         other._bind()
