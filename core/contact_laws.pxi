@@ -179,6 +179,60 @@ SMOOTH_PARAMS = ("stiffness", "dissipation", "static_friction", "dynamic_frictio
 SMOOTH_REPORT_COLUMNS = ("indentation", "px", "py", "pz", "normal_force", "fx", "fy", "fz", "energy")
 
 
+cdef double smooth_element(const double* prm, idx_t s, const double* p_BS, idx_t h, const double* R_HF,
+                           const double* p_HF, const double* R_GB, const double* p_GB, const double* V_GB,
+                           double* F, double* pt, double* report) noexcept nogil:
+    # One smooth sphere/half-space element (prm: its SMOOTH_PARAMS; R_HF (9), p_HF (3) the
+    # half-space frame in body h; p_BS the sphere centre in body s). Writes the force F (3) on the
+    # half-space's body at the Ground point pt (the sphere's body gets -F) and the report row (9);
+    # returns the element's (approximate) energy. Applies nothing: the callers do, after checking.
+    cdef Py_ssize_t j
+    cdef double r = prm[9], ind, kk, fh, fhs, fhc, vn, vs, ff
+    cdef double c_B[3]
+    cdef double c[3]
+    cdef double x[3]
+    cdef double o[3]
+    cdef double v1[3]
+    cdef double v2[3]
+    cdef double v[3]
+    cdef double vtan[3]
+    mat33_vec(R_GB + 9 * s, p_BS, c)  # sphere centre, from the body origin, in G
+    for j in range(3):
+        c[j] += p_GB[3 * s + j]
+        c_B[j] = R_HF[3 * j]  # the half-space frame's x axis, in H
+    mat33_vec(R_GB + 9 * h, c_B, x)
+    mat33_vec(R_GB + 9 * h, p_HF, o)
+    for j in range(3):
+        o[j] += p_GB[3 * h + j]
+    # depth of the sphere's deepest point below the plane (the material is on +x)
+    ind = (c[0] - o[0]) * x[0] + (c[1] - o[1]) * x[1] + (c[2] - o[2]) * x[2] + r
+    # contact point: the sphere's deepest point moved back by half the indentation
+    for j in range(3):
+        pt[j] = c[j] + r * x[j] - 0.5 * ind * x[j]
+    _station_velocity(p_GB, V_GB, s, pt, v1)
+    _station_velocity(p_GB, V_GB, h, pt, v2)
+    for j in range(3):
+        v[j] = v1[j] - v2[j]
+    vn = v[0] * x[0] + v[1] * x[1] + v[2] * x[2]
+    for j in range(3):
+        vtan[j] = v[j] - vn * x[j]
+    kk = 0.5 * pow(prm[0], 2.0 / 3.0)  # two equal materials: s1 = 1/2
+    fh = (4.0 / 3.0) * kk * sqrt(r * kk) * pow(sqrt(ind * ind + prm[6]), 1.5)
+    fhs = fh * (0.5 + 0.5 * tanh(prm[7] * ind))
+    # c = 0 gives 2/(3c) = +inf and the switch is 1 (cdivision: IEEE division)
+    fhc = fhs * (1.0 + 1.5 * prm[1] * vn) * (0.5 + 0.5 * tanh(prm[8] * (vn + 2.0 / (3.0 * prm[1]))))
+    vs = sqrt(vtan[0] * vtan[0] + vtan[1] * vtan[1] + vtan[2] * vtan[2] + prm[6])
+    ff = _stribeck(fhc, vs, prm[5], prm[2], prm[3], prm[4]) / vs
+    for j in range(3):
+        report[5 + j] = ff * vtan[j]
+        F[j] = fhc * x[j] + ff * vtan[j]
+        report[1 + j] = pt[j]
+    report[0] = ind
+    report[4] = fhc
+    report[8] = 0.4 * fhs * ind
+    return report[8]
+
+
 def smooth_sphere_half_space_law(const idx_t[::1] sphere_body, const double[:, ::1] p_BS,
                                  const idx_t[::1] half_space_body, const double[:, :, ::1] R_HF,
                                  const double[:, ::1] p_HF, const double[:, ::1] params,
@@ -190,66 +244,18 @@ def smooth_sphere_half_space_law(const idx_t[::1] sphere_body, const double[:, :
     Element i: a sphere of radius params[i, 9] centred at p_BS[i] on body sphere_body[i], and the
     half-space x > 0 of frame (R_HF[i], p_HF[i]) on body half_space_body[i] (Simbody's and
     OpenSim's convention: the material is on the frame's +x side). ``params`` columns are
-    SMOOTH_PARAMS; ``report`` (n, 9) rows SMOOTH_REPORT_COLUMNS.
+    SMOOTH_PARAMS; ``report`` (n, 9) rows SMOOTH_REPORT_COLUMNS. The compiled force kind
+    "SmoothSphereHalfSpace" (core/forces.pxi) runs the same element function.
     """
-    cdef Py_ssize_t i, j, n = params.shape[0]
-    cdef idx_t s, h
-    cdef double r, ind, kk, fh, fhs, fhc, vn, vs, ff, pe_total = 0.0
-    cdef double c_B[3]
-    cdef double c[3]
-    cdef double x[3]
-    cdef double o[3]
-    cdef double pt[3]
-    cdef double v1[3]
-    cdef double v2[3]
-    cdef double v[3]
-    cdef double vtan[3]
+    cdef Py_ssize_t i, n = params.shape[0]
+    cdef double pe_total = 0.0
     cdef double F[3]
+    cdef double pt[3]
     with nogil:
         for i in range(n):
-            s = sphere_body[i]
-            h = half_space_body[i]
-            r = params[i, 9]
-            for j in range(3):
-                c_B[j] = p_BS[i, j]
-            mat33_vec(&R_GB[s, 0, 0], c_B, c)  # sphere centre, from the body origin, in G
-            for j in range(3):
-                c[j] += p_GB[s, j]
-                c_B[j] = R_HF[i, j, 0]  # the half-space frame's x axis, in H
-            mat33_vec(&R_GB[h, 0, 0], c_B, x)
-            for j in range(3):
-                c_B[j] = p_HF[i, j]
-            mat33_vec(&R_GB[h, 0, 0], c_B, o)
-            for j in range(3):
-                o[j] += p_GB[h, j]
-            # depth of the sphere's deepest point below the plane (the material is on +x)
-            ind = (c[0] - o[0]) * x[0] + (c[1] - o[1]) * x[1] + (c[2] - o[2]) * x[2] + r
-            # contact point: the sphere's deepest point moved back by half the indentation
-            for j in range(3):
-                pt[j] = c[j] + r * x[j] - 0.5 * ind * x[j]
-            _station_velocity(&p_GB[0, 0], &V_GB[0, 0, 0], s, pt, v1)
-            _station_velocity(&p_GB[0, 0], &V_GB[0, 0, 0], h, pt, v2)
-            for j in range(3):
-                v[j] = v1[j] - v2[j]
-            vn = v[0] * x[0] + v[1] * x[1] + v[2] * x[2]
-            for j in range(3):
-                vtan[j] = v[j] - vn * x[j]
-            kk = 0.5 * pow(params[i, 0], 2.0 / 3.0)  # two equal materials: s1 = 1/2
-            fh = (4.0 / 3.0) * kk * sqrt(r * kk) * pow(sqrt(ind * ind + params[i, 6]), 1.5)
-            fhs = fh * (0.5 + 0.5 * tanh(params[i, 7] * ind))
-            # c = 0 gives 2/(3c) = +inf and the switch is 1 (cdivision: IEEE division)
-            fhc = fhs * (1.0 + 1.5 * params[i, 1] * vn) * (
-                0.5 + 0.5 * tanh(params[i, 8] * (vn + 2.0 / (3.0 * params[i, 1]))))
-            vs = sqrt(vtan[0] * vtan[0] + vtan[1] * vtan[1] + vtan[2] * vtan[2] + params[i, 6])
-            ff = _stribeck(fhc, vs, params[i, 5], params[i, 2], params[i, 3], params[i, 4]) / vs
-            for j in range(3):
-                report[i, 5 + j] = ff * vtan[j]
-                F[j] = fhc * x[j] + ff * vtan[j]
-                report[i, 1 + j] = pt[j]
-            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], s, pt, F, -1.0)
-            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], h, pt, F, 1.0)
-            report[i, 0] = ind
-            report[i, 4] = fhc
-            report[i, 8] = 0.4 * fhs * ind
-            pe_total += report[i, 8]
+            pe_total += smooth_element(&params[i, 0], sphere_body[i], &p_BS[i, 0], half_space_body[i],
+                                       &R_HF[i, 0, 0], &p_HF[i, 0], &R_GB[0, 0, 0], &p_GB[0, 0], &V_GB[0, 0, 0],
+                                       F, pt, &report[i, 0])
+            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], sphere_body[i], pt, F, -1.0)
+            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], half_space_body[i], pt, F, 1.0)
     return pe_total

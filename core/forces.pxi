@@ -34,7 +34,8 @@ cdef enum:
     FK_CONSTANT_FORCE = 9
     FK_CONSTANT_TORQUE = 10
     FK_BUSHING = 11
-    FK_NUM_KINDS = 12
+    FK_SMOOTH_SPHERE = 12
+    FK_NUM_KINDS = 13
 
 # name -> (code, bodies per element, parameter names, uses (q, u) indices)
 FORCE_KINDS = {
@@ -52,6 +53,12 @@ FORCE_KINDS = {
     "LinearBushing": (FK_BUSHING, 2, tuple(f"R_B1F{i}" for i in range(9)) +
                       tuple(f"R_B2M{i}" for i in range(9)) +
                       tuple(f"k{i}" for i in range(6)) + tuple(f"c{i}" for i in range(6)), False),
+    # bodies (sphere's, half-space's), stations (sphere centre p_BS, half-space origin p_HF); the
+    # half-space frame's R_HF, then SMOOTH_PARAMS of core/contact_laws.pxi (its element function)
+    "SmoothSphereHalfSpace": (FK_SMOOTH_SPHERE, 2, tuple(f"R_HF{i}" for i in range(9)) + (
+        "stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction",
+        "transition_velocity", "constant_contact_force", "hertz_smoothing", "hunt_crossley_smoothing",
+        "radius"), False),
 }
 
 
@@ -420,6 +427,48 @@ cdef double k_bushing_energy(const FSet* s, const Tree* t) noexcept nogil:
     return total
 
 
+cdef Py_ssize_t k_smooth_sphere_forces(const FSet* s, const Tree* t, double* bf) noexcept nogil:
+    # Each element's force by smooth_element (core/contact_laws.pxi), applied at its contact point
+    # to the half-space's body and its opposite to the sphere's. Returns the first element whose
+    # force is not finite (left out), or -1.
+    cdef Py_ssize_t j, bad = -1
+    cdef idx_t sb, hb
+    cdef const double* prm
+    cdef double F[3]
+    cdef double pt[3]
+    cdef double report[9]
+    for j in range(s.n):
+        sb = s.bodies[2 * j]
+        hb = s.bodies[2 * j + 1]
+        prm = s.params + s.npk * j
+        smooth_element(prm + 9, sb, s.stations + 6 * j, hb, prm, s.stations + 6 * j + 3, t.R_GB, t.p_GB,
+                       t.V_GB, F, pt, report)
+        if not (isfinite(F[0]) and isfinite(F[1]) and isfinite(F[2])
+                and isfinite(pt[0]) and isfinite(pt[1]) and isfinite(pt[2])):
+            if bad < 0:
+                bad = j
+            continue
+        _apply_at_point(t.p_GB, bf, sb, pt, F, -1.0)
+        _apply_at_point(t.p_GB, bf, hb, pt, F, 1.0)
+    return bad
+
+
+cdef double k_smooth_sphere_energy(const FSet* s, const Tree* t) noexcept nogil:
+    # OpenSim's approximation 2/5 fH d per element (positions only: the velocity part of the
+    # element function is computed and dropped).
+    cdef Py_ssize_t j
+    cdef const double* prm
+    cdef double F[3]
+    cdef double pt[3]
+    cdef double report[9]
+    cdef double total = 0.0
+    for j in range(s.n):
+        prm = s.params + s.npk * j
+        total += smooth_element(prm + 9, s.bodies[2 * j], s.stations + 6 * j, s.bodies[2 * j + 1], prm,
+                                s.stations + 6 * j + 3, t.R_GB, t.p_GB, t.V_GB, F, pt, report)
+    return total
+
+
 cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const double* u,
                          double* bf, double* mf) noexcept nogil:
     # Adds the forces of every element of s; returns the first element whose
@@ -436,8 +485,10 @@ cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const do
         k_global_damper(s, t, u, mf)
     elif s.kind <= FK_CONSTANT_TORQUE:
         k_body_constants(s, t, bf)
-    else:
+    elif s.kind == FK_BUSHING:
         return k_bushing_forces(s, t, bf)
+    else:
+        return k_smooth_sphere_forces(s, t, bf)
     return -1
 
 
@@ -452,6 +503,8 @@ cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept 
         return k_mobility_energy(s, q)
     elif s.kind == FK_BUSHING:
         return k_bushing_energy(s, t)
+    elif s.kind == FK_SMOOTH_SPHERE:
+        return k_smooth_sphere_energy(s, t)
     return 0.0
 
 

@@ -51,7 +51,7 @@ from simtk.multibody import (
     MultibodySystem,
     SimbodyMatterSubsystem,
 )
-from simtk.spatial import Body, Inertia, MassProperties, Transform
+from simtk.spatial import Body, Inertia, MassProperties, Rotation, Transform
 from simtk.testing import multibody_systems, states
 
 S = Integrator.SuccessfulStepStatus
@@ -189,7 +189,8 @@ def assert_paths_named(compiled, python) -> None:
 
 # ---------------------------------------------------------------------------------------------- random models
 FORCE_KINDS = ("MobilityLinearSpring", "MobilityLinearDamper", "MobilityConstantForce", "MobilityLinearStop",
-               "TwoPointLinearSpring", "TwoPointLinearDamper", "ConstantTorque", "ConstantForce", "GlobalDamper")
+               "TwoPointLinearSpring", "TwoPointLinearDamper", "ConstantTorque", "ConstantForce", "GlobalDamper",
+               "SmoothSphereHalfSpace")
 
 _small = st.floats(-0.5, 0.5, allow_nan=False, allow_infinity=False)
 _vec = st.lists(_small, min_size=3, max_size=3)
@@ -224,6 +225,10 @@ def add_force(model, spec) -> None:
         Force.ConstantTorque(f, mb, v1)
     elif kind == "ConstantForce":
         Force.ConstantForce(f, mb, v1, v2)
+    elif kind == "SmoothSphereHalfSpace":  # a sphere on the body against a half-space on its parent
+        Force.SmoothSphereHalfSpace(f, mb, v2, 0.1 + abs(x), other, Transform(Rotation(4 * x, v1 if any(v1) else [0, 0, 1]), v1),
+                                    stiffness=1e3 * (1 + k), dissipation=0.5, static_friction=0.8,
+                                    dynamic_friction=0.5, viscous_friction=0.1)
     else:
         Force.GlobalDamper(f, matter, 0.01 * k)
 
@@ -564,6 +569,36 @@ def test_a_pickled_integrator_continues_bitwise_in_the_compiled_loop(name):
     assert compiled_steps[0] > 0
     np.testing.assert_array_equal(b.get_state().get_y(), a.get_state().get_y())
     assert statistics(b) == statistics(a)
+
+
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler"])
+def test_a_chain_with_smooth_foot_contact_runs_compiled_bitwise(name):
+    """Force.SmoothSphereHalfSpace is a compiled force kind: a double pendulum whose foot hits a tilted
+    floor (it bounces, slides and comes to rest in contact) runs in the compiled loop, and its
+    trajectory equals the Python loop's bitwise at every report."""
+    system, matter, forces, bodies = pin_chain(2)
+    floor = Transform(Rotation(-math.pi / 2 + 0.2, [0, 0, 1]), [0, -0.9, 0])
+    foot = Force.SmoothSphereHalfSpace(forces, bodies[1], [0, -0.5, 0], 0.05, matter.ground, floor,
+                                       stiffness=1e5, dissipation=2.0, static_friction=0.8, dynamic_friction=0.6,
+                                       viscous_friction=0.2)
+    state = system.realize_topology()
+    bodies[0].set_one_q(state, 0, 1.2)
+    compiled, python = twins(system, COMPILED_TWINS[name], lambda i: i.set_accuracy(1e-4))
+    for integ in (compiled, python):
+        integ.initialize(state)
+    assert compiled.describe_fast_path().startswith("compiled time loop:"), compiled.describe_fast_path()
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(compiled, python, list(np.linspace(0.1, 1.5, 15)), max_steps=20000)
+    assert ended == "reached" and compiled_steps[0] == compiled.get_num_steps_taken() > 0
+    # the control: the foot did press on the floor (a normal force above a newton at some report)
+    probe = COMPILED_TWINS[name](system)
+    probe.set_accuracy(1e-4)
+    probe.initialize(state)
+    pressed = []
+    for t in np.linspace(0.05, 1.5, 30):
+        probe.step_to(t)
+        pressed.append(foot.get_output("normal_force").get_value(probe.get_state()))
+    assert max(pressed) > 1.0, pressed
 
 
 def test_the_same_chain_without_the_obstacle_runs_compiled():

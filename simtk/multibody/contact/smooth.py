@@ -17,7 +17,9 @@ frame's origin), its rate vn and the tangential slip velocity v_t:
   closed-form potential), so energy is not exactly conserved with this element.
 
 cf (``constant_contact_force``), bd (``hertz_smoothing``) and bv (``hunt_crossley_smoothing``) have
-OpenSim's defaults 1e-5, 300 and 50. All elements are evaluated by one compiled call.
+OpenSim's defaults 1e-5, 300 and 50. It is a compiled force kind: all elements are evaluated by one
+compiled call, so a model with it keeps the fused realization, the compiled time loop and the
+batched calls.
 """
 from __future__ import annotations
 
@@ -25,13 +27,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ... import _core
 from ...common.output import output
 from ...common.property import Property, nonnegative, positive, vector3
 from ...common.stage import Stage
 from ...common.state import State
 from ...spatial import Transform
 from ..forces.builtin_forces import _body, _element, _vec3
-from ..forces.force import Force
+from ..forces.force import Force, _Packed
 from ..tree.mobilized_body import MobilizedBody
 from . import _laws
 
@@ -124,6 +127,17 @@ class _SmoothSphereHalfSpace(Force):
 
     @classmethod
     def _pack(cls, elements, matter, state):
+        """The compiled force kind "SmoothSphereHalfSpace": one kernel call for all elements, in the
+        fused realization, the compiled time loop and the batched calls too."""
+        a = cls._arrays(elements)
+        n = len(elements)
+        return _Packed(_core.make_force_set(
+            "SmoothSphereHalfSpace", params=np.concatenate([a.R_HF.reshape(n, 9), a.params], axis=1),
+            bodies=np.stack([a.sphere_body, a.half_space_body], axis=1), stations=np.stack([a.p_BS, a.p_HF], axis=1)),
+            elements)
+
+    @classmethod
+    def _arrays(cls, elements) -> SimpleNamespace:
         n = len(elements)
         return SimpleNamespace(
             elements=list(elements),
@@ -134,36 +148,25 @@ class _SmoothSphereHalfSpace(Force):
             p_HF=np.array([e._X_HF.p for e in elements], dtype=np.float64).reshape(n, 3),
             params=np.array([e._params() for e in elements], dtype=np.float64).reshape(n, len(_laws.SMOOTH_PARAMS)))
 
-    @classmethod
-    def _run(cls, packed, matter, state, body_forces, stage) -> tuple[float, np.ndarray]:
-        ws = matter._at(state, stage, f"Force.{cls.__name__}").ws
-        return _laws.smooth_sphere_half_space_law(packed.sphere_body, packed.p_BS, packed.half_space_body,
-                                                  packed.R_HF, packed.p_HF, packed.params, ws, body_forces)
+    # The energy (2/5 fH d) reads only positions, although the element function reads velocities
+    # too: at Position stage the workspace's V_GB may be stale, which changes the forces computed
+    # alongside (and dropped) but not the energy.
 
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        cls._run(packed, matter, state, body_forces, Stage.Velocity)
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state) -> float:
-        # The energy reads only positions, but the kernel reads velocities too: at Position stage
-        # the workspace's V_GB may be stale, which changes the forces computed alongside but not
-        # the energy (2/5 fH d depends on the indentation only).
-        nb = matter.get_num_bodies()
-        return cls._run(packed, matter, state, np.zeros((nb, 2, 3)), Stage.Position)[0]
+    def _run(self, state: State, stage) -> np.ndarray:
+        """This element's report row (SMOOTH_REPORT_COLUMNS) in ``state`` (realized to ``stage``)."""
+        matter = self._forces._matter()
+        ws = matter._at(state, stage, f"{self!r}").ws
+        a = type(self)._arrays([self])
+        return _laws.smooth_sphere_half_space_law(a.sphere_body, a.p_BS, a.half_space_body, a.R_HF, a.p_HF,
+                                                  a.params, ws, np.zeros((matter.get_num_bodies(), 2, 3)))[1][0]
 
     def _report(self, state: State) -> np.ndarray:
-        matter = self._forces._matter()
-        packed = type(self)._pack([self], matter, state)
-        return type(self)._run(packed, matter, state, np.zeros((matter.get_num_bodies(), 2, 3)), Stage.Velocity)[1][0]
+        return self._run(state, Stage.Velocity)
 
     @output(Stage.Position, float, name="indentation")
     def _output_indentation(self, state: State) -> float:
         """The sphere's indentation into the half-space (negative when apart)."""
-        matter = self._forces._matter()
-        packed = type(self)._pack([self], matter, state)
-        return float(type(self)._run(packed, matter, state, np.zeros((matter.get_num_bodies(), 2, 3)),
-                                     Stage.Position)[1][0, 0])
+        return float(self._run(state, Stage.Position)[0])
 
     @output(Stage.Velocity, float, name="normal_force")
     def _output_normal_force(self, state: State) -> float:
