@@ -1347,9 +1347,10 @@ cdef inline int visit(const CShape* S, int a, int b, const int* body, double* mi
 cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
                               double* r1, double* r2, double margin=0.0, const int* body=NULL,
-                              double* min_sep=NULL) noexcept nogil:
+                              double* min_sep=NULL, SortKey* keys_buf=NULL, Py_ssize_t keys_cap=0) noexcept nogil:
     # Returns the number of contacts (only the first `cap` are written), or -1
-    # if out of memory. Separation mode (min_sep given): every box is grown by
+    # if out of memory. keys_buf (keys_cap entries), when given and large
+    # enough, holds the sweep's keys (else they are allocated and freed). Separation mode (min_sep given): every box is grown by
     # margin / 2, so that the pairs within margin of each other are met, and
     # min_sep[0] becomes the least signed separation among them (no contacts).
     #
@@ -1369,6 +1370,7 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
     cdef double ext[3]
     cdef double lo2 = INFINITY, hi2 = -INFINITY, w, x
     cdef SortKey* keys
+    cdef bint own_keys
     for k in range(3):
         mean[k] = 0.0; var[k] = 0.0; ext[k] = 0.0
     for i in range(ns):
@@ -1419,7 +1421,8 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
             s0 = <int>((box[6 * i + ax2] - lo2) / w)
             s1 = <int>((box[6 * i + 3 + ax2] - lo2) / w)
             m += (s1 if s1 < nstrip else nstrip - 1) - (s0 if s0 < nstrip else nstrip - 1) + 1
-    keys = <SortKey*>malloc((m if m > 0 else 1) * sizeof(SortKey))
+    own_keys = not (keys_buf != NULL and m <= keys_cap)
+    keys = <SortKey*>malloc((m if m > 0 else 1) * sizeof(SortKey)) if own_keys else keys_buf
     if keys == NULL:
         return -1
     m = 0
@@ -1463,7 +1466,8 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                     continue
                 nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
         e0 = e1
-    free(keys)
+    if own_keys:
+        free(keys)
     for a in range(ns):
         if S[a].code != CS_HALFSPACE:
             continue

@@ -69,6 +69,88 @@ cdef inline double _stribeck(double fn, double vs, double vt, double us, double 
     return fn * (m * (ud + 2.0 * (us - ud) / (1.0 + vr * vr)) + uv * vs)
 
 
+cdef double hc_spring(const double* la, const double* lb, double d, double R1, double R2, double* s1,
+                      double* c, double* fH, double* cH) noexcept nogil:
+    # The Hertz (or, flat on flat, linear) spring of one contact of depth d between surfaces with
+    # laws la, lb (k^(2/3), c, us, ud, uv): the stiffness share s1 of surface 1, the combined
+    # dissipation c, the spring force fH and the damping factor cH. Returns the contact's energy.
+    cdef double k1 = la[0], k2 = lb[0], k, R
+    cdef bint flat = isinf(R1) and isinf(R2)
+    if flat:
+        # Simbody's BrickHalfSpacePenalty combines the stiffnesses themselves
+        k1 = pow(k1, 1.5)
+        k2 = pow(k2, 1.5)
+    s1[0] = k2 / (k1 + k2)
+    k = k1 * s1[0]
+    c[0] = la[1] * s1[0] + lb[1] * (1.0 - s1[0])
+    if flat:
+        fH[0] = k * d      # the linear spring at a vertex
+        cH[0] = 1.0        # and its damping k d c vn (no 3/2: that comes from Hertz's d^(3/2))
+        return 0.5 * k * d * d
+    if isinf(R1):
+        R = R2
+    elif isinf(R2):
+        R = R1
+    else:
+        R = R1 * R2 / (R1 + R2)
+    fH[0] = (4.0 / 3.0) * k * d * sqrt(R * k * d)
+    cH[0] = 1.5
+    return 0.4 * fH[0] * d
+
+
+cdef double hc_contact(const double* la, const double* lb, idx_t ba, idx_t bb, const double* p, const double* n,
+                       double d, double R1, double R2, double vt, const double* p_GB, const double* V_GB,
+                       double* F, double* loc, double* report) noexcept nogil:
+    # One contact (point p, normal n from surface 1 on body ba into surface 2 on body bb, depth d,
+    # radii R1, R2): the force F (3) on bb at the Ground point loc (ba gets -F) and the report row
+    # (9, HC_REPORT_COLUMNS). Returns the contact's energy. Applies nothing: the callers do.
+    cdef double s1, c, fH, cH, pe, vn, f, fn, vs, ff
+    cdef double v1[3]
+    cdef double v2[3]
+    cdef double v[3]
+    cdef double vtan[3]
+    pe = hc_spring(la, lb, d, R1, R2, &s1, &c, &fH, &cH)
+    loc[0] = p[0] + d * (0.5 - s1) * n[0]
+    loc[1] = p[1] + d * (0.5 - s1) * n[1]
+    loc[2] = p[2] + d * (0.5 - s1) * n[2]
+    _station_velocity(p_GB, V_GB, ba, loc, v1)
+    _station_velocity(p_GB, V_GB, bb, loc, v2)
+    v[0] = v1[0] - v2[0]
+    v[1] = v1[1] - v2[1]
+    v[2] = v1[2] - v2[2]
+    vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2]  # rate of penetration
+    vtan[0] = v[0] - vn * n[0]
+    vtan[1] = v[1] - vn * n[1]
+    vtan[2] = v[2] - vn * n[2]
+    f = fH * (1.0 + cH * c * vn)
+    fn = f if f > 0.0 else 0.0
+    F[0] = fn * n[0]
+    F[1] = fn * n[1]
+    F[2] = fn * n[2]
+    vs = sqrt(vtan[0] * vtan[0] + vtan[1] * vtan[1] + vtan[2] * vtan[2])
+    ff = 0.0
+    if vs != 0.0:
+        # Friction scales with the applied (clamped) normal force: a contact that pushes nothing
+        # rubs nothing (the unclamped f would reverse friction while the bodies separate faster
+        # than 2/(3c)).
+        ff = _stribeck(fn, vs, vt, _harmonic(la[2], lb[2]), _harmonic(la[3], lb[3]), _harmonic(la[4], lb[4])) / vs
+    report[4] = ff * vtan[0]
+    report[5] = ff * vtan[1]
+    report[6] = ff * vtan[2]
+    F[0] += report[4]
+    F[1] += report[5]
+    F[2] += report[6]
+    report[0] = loc[0]
+    report[1] = loc[1]
+    report[2] = loc[2]
+    report[3] = fn
+    report[7] = pe
+    # power the contact takes out of the system beyond the Hertz spring's exchange:
+    # d(KE)/dt = -F . v and d(PE)/dt = fH vn
+    report[8] = F[0] * v[0] + F[1] * v[1] + F[2] * v[2] - fH * vn
+    return pe
+
+
 def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law, double vt,
                       const idx_t[::1] surf1, const idx_t[::1] surf2, const double[:, ::1] p_G,
                       const double[:, ::1] n_G, const double[::1] depth, const double[::1] R1,
@@ -80,93 +162,22 @@ def hunt_crossley_law(const idx_t[::1] surf_body, const double[:, ::1] surf_law,
     index of each surface. The contact arrays are those of ``detect`` (normal from surface 1 into
     surface 2); ``report`` rows are HC_REPORT_COLUMNS: the contact point used, the normal force
     (>= 0), the friction force on surface 2's body, the contact's energy and its dissipated power.
+    The compiled force kind "HuntCrossley" runs the same contact function (core/contact_force.pxi).
     """
     cdef Py_ssize_t i, nc = depth.shape[0]
-    cdef idx_t a, b, ba, bb
-    cdef double k1, k2, s1, k, c, d, R, fH, cH, pe, vn, f, fn, vs, ff, pe_total = 0.0
-    cdef bint flat
-    cdef double loc[3]
-    cdef double v1[3]
-    cdef double v2[3]
-    cdef double v[3]
-    cdef double vtan[3]
+    cdef idx_t a, b
+    cdef double pe_total = 0.0
     cdef double F[3]
-    cdef const double* n
+    cdef double loc[3]
     with nogil:
         for i in range(nc):
             a = surf1[i]
             b = surf2[i]
-            ba = surf_body[a]
-            bb = surf_body[b]
-            n = &n_G[i, 0]
-            d = depth[i]
-            flat = isinf(R1[i]) and isinf(R2[i])
-            k1 = surf_law[a, 0]
-            k2 = surf_law[b, 0]
-            if flat:
-                # Simbody's BrickHalfSpacePenalty combines the stiffnesses themselves
-                k1 = pow(k1, 1.5)
-                k2 = pow(k2, 1.5)
-            s1 = k2 / (k1 + k2)
-            k = k1 * s1
-            c = surf_law[a, 1] * s1 + surf_law[b, 1] * (1.0 - s1)
-            if flat:
-                fH = k * d      # the linear spring at a vertex
-                cH = 1.0        # and its damping k d c vn (no 3/2: that comes from Hertz's d^(3/2))
-                pe = 0.5 * k * d * d
-            else:
-                if isinf(R1[i]):
-                    R = R2[i]
-                elif isinf(R2[i]):
-                    R = R1[i]
-                else:
-                    R = R1[i] * R2[i] / (R1[i] + R2[i])
-                fH = (4.0 / 3.0) * k * d * sqrt(R * k * d)
-                cH = 1.5
-                pe = 0.4 * fH * d
-            loc[0] = p_G[i, 0] + d * (0.5 - s1) * n[0]
-            loc[1] = p_G[i, 1] + d * (0.5 - s1) * n[1]
-            loc[2] = p_G[i, 2] + d * (0.5 - s1) * n[2]
-            _station_velocity(&p_GB[0, 0], &V_GB[0, 0, 0], ba, loc, v1)
-            _station_velocity(&p_GB[0, 0], &V_GB[0, 0, 0], bb, loc, v2)
-            v[0] = v1[0] - v2[0]
-            v[1] = v1[1] - v2[1]
-            v[2] = v1[2] - v2[2]
-            vn = v[0] * n[0] + v[1] * n[1] + v[2] * n[2]  # rate of penetration
-            vtan[0] = v[0] - vn * n[0]
-            vtan[1] = v[1] - vn * n[1]
-            vtan[2] = v[2] - vn * n[2]
-            f = fH * (1.0 + cH * c * vn)
-            fn = f if f > 0.0 else 0.0
-            F[0] = fn * n[0]
-            F[1] = fn * n[1]
-            F[2] = fn * n[2]
-            vs = sqrt(vtan[0] * vtan[0] + vtan[1] * vtan[1] + vtan[2] * vtan[2])
-            ff = 0.0
-            if vs != 0.0:
-                # Friction scales with the applied (clamped) normal force: a contact that pushes
-                # nothing rubs nothing (the unclamped f would reverse friction while the bodies
-                # separate faster than 2/(3c)).
-                ff = _stribeck(fn, vs, vt, _harmonic(surf_law[a, 2], surf_law[b, 2]),
-                               _harmonic(surf_law[a, 3], surf_law[b, 3]),
-                               _harmonic(surf_law[a, 4], surf_law[b, 4])) / vs
-            report[i, 4] = ff * vtan[0]
-            report[i, 5] = ff * vtan[1]
-            report[i, 6] = ff * vtan[2]
-            F[0] += report[i, 4]
-            F[1] += report[i, 5]
-            F[2] += report[i, 6]
-            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], ba, loc, F, -1.0)
-            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], bb, loc, F, 1.0)
-            report[i, 0] = loc[0]
-            report[i, 1] = loc[1]
-            report[i, 2] = loc[2]
-            report[i, 3] = fn
-            report[i, 7] = pe
-            # power the contact takes out of the system beyond the Hertz spring's exchange:
-            # d(KE)/dt = -F . v and d(PE)/dt = fH vn
-            report[i, 8] = F[0] * v[0] + F[1] * v[1] + F[2] * v[2] - fH * vn
-            pe_total += report[i, 7]
+            pe_total += hc_contact(&surf_law[a, 0], &surf_law[b, 0], surf_body[a], surf_body[b], &p_G[i, 0],
+                                   &n_G[i, 0], depth[i], R1[i], R2[i], vt, &p_GB[0, 0], &V_GB[0, 0, 0], F, loc,
+                                   &report[i, 0])
+            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], surf_body[a], loc, F, -1.0)
+            _apply_at_point(&p_GB[0, 0], &body_forces[0, 0, 0], surf_body[b], loc, F, 1.0)
     return pe_total
 
 

@@ -35,7 +35,8 @@ cdef enum:
     FK_CONSTANT_TORQUE = 10
     FK_BUSHING = 11
     FK_SMOOTH_SPHERE = 12
-    FK_NUM_KINDS = 13
+    FK_HUNT_CROSSLEY = 13
+    FK_NUM_KINDS = 14
 
 # name -> (code, bodies per element, parameter names, uses (q, u) indices)
 FORCE_KINDS = {
@@ -59,6 +60,11 @@ FORCE_KINDS = {
         "stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction",
         "transition_velocity", "constant_contact_force", "hertz_smoothing", "hunt_crossley_smoothing",
         "radius"), False),
+    # one row per contact surface, an element's consecutive; see core/contact_force.pxi
+    "HuntCrossley": (FK_HUNT_CROSSLEY, 1, ("element", "clique_plus_1", "shape_code", "shape0", "shape1", "shape2")
+                     + tuple(f"R_BS{i}" for i in range(9)) + ("stiffness_2_3", "dissipation", "static_friction",
+                                                               "dynamic_friction", "viscous_friction",
+                                                               "transition_velocity"), False),
 }
 
 
@@ -473,6 +479,7 @@ cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const do
                          double* bf, double* mf) noexcept nogil:
     # Adds the forces of every element of s; returns the first element whose
     # forces could not be evaluated (left out), or -1.
+    cdef double energy = 0.0  # (the contact kind's energy, unused here)
     if s.n == 0:
         return -1
     if s.kind == FK_GRAVITY:
@@ -487,12 +494,15 @@ cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const do
         k_body_constants(s, t, bf)
     elif s.kind == FK_BUSHING:
         return k_bushing_forces(s, t, bf)
-    else:
+    elif s.kind == FK_SMOOTH_SPHERE:
         return k_smooth_sphere_forces(s, t, bf)
+    else:
+        return k_hunt_crossley(s, t, bf, &energy)
     return -1
 
 
 cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    cdef double energy
     if s.n == 0:
         return 0.0
     if s.kind == FK_GRAVITY:
@@ -505,6 +515,10 @@ cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept 
         return k_bushing_energy(s, t)
     elif s.kind == FK_SMOOTH_SPHERE:
         return k_smooth_sphere_energy(s, t)
+    elif s.kind == FK_HUNT_CROSSLEY:
+        energy = 0.0
+        k_hunt_crossley(s, t, NULL, &energy)
+        return energy
     return 0.0
 
 

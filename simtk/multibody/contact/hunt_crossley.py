@@ -35,8 +35,10 @@ CompliantContactSubsystem applies at each penetrating vertex of a brick on a hal
 
 A lying capsule rests on its end caps: their sphere contacts, with the Hertz law and R = r.
 
-The contact set is found at Position stage (one ``detect`` call over all surfaces) and cached; the
-forces are evaluated at Dynamics by one compiled kernel over all contacts (core/contact_laws.pxi).
+It is a compiled force kind: at each Dynamics realization one kernel call detects the contacts of
+every element and applies the law to them (core/contact_force.pxi), so a model with it keeps the
+fused realization, the compiled time loop and the batched calls. ``get_contacts`` and the reports
+find the same contacts through ``detect`` (cached per change of positions) with the same arithmetic.
 
 Impact events (``impact_events=True`` or ``enable_impact_events``): an ``ImpactEvent`` handler whose
 witness is the least signed separation over the surface pairs on different bodies (positive apart,
@@ -60,7 +62,7 @@ from ...common.stage import Stage
 from ...common.state import State
 from ...spatial import Transform
 from ..forces.builtin_forces import _body, _element, _real
-from ..forces.force import Force
+from ..forces.force import Force, _Packed
 from ..tree.mobilized_body import MobilizedBody
 from . import _laws
 from ._detection import detect, detect_unchecked, min_separation
@@ -302,12 +304,12 @@ class _HuntCrossley(Force):
         return self._arrays
 
     def _surface_poses(self, state: State, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """R_GS, p_GS of every surface in ``state`` (Position)."""
+        """R_GS, p_GS of every surface in ``state`` (Position), by the products the compiled kind uses."""
         ws = self._forces._matter()._at(state, Stage.Position, f"{self!r}: {what}").ws
         a = self._surface_arrays()
-        R_GB, p_GB = ws.R_GB[a.body], ws.p_GB[a.body]
-        R_GS = np.ascontiguousarray(R_GB @ a.R_BS)
-        p_GS = np.ascontiguousarray(p_GB + np.einsum("nij,nj->ni", R_GB, a.p_BS))
+        n = a.body.shape[0]
+        R_GS, p_GS = np.empty((n, 3, 3)), np.empty((n, 3))
+        _core._k.surface_poses(ws, a.body, a.R_BS, a.p_BS, R_GS, p_GS)
         return R_GS, p_GS
 
     # ------------------------------------------------------------------ contact set (Position)
@@ -349,19 +351,22 @@ class _HuntCrossley(Force):
 
     @classmethod
     def _pack(cls, elements, matter, state):
-        return SimpleNamespace(elements=list(elements))
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        for e in packed.elements:
-            e._evaluate(state, body_forces)
-
-    @classmethod
-    def _energy_bulk(cls, packed, matter, state) -> float:
-        energy = 0.0
-        for e in packed.elements:
-            energy += float(np.sum(_laws.hertz_energy(e._surface_arrays().law, e._contacts(state))))
-        return energy
+        """The compiled force kind "HuntCrossley" (core/contact_force.pxi): one row per surface, each
+        element's consecutive. It detects and applies the contacts of every element in one kernel call,
+        with the arithmetic of ``_contacts`` and ``_evaluate`` (so their reports describe its forces),
+        in the fused realization, the compiled time loop and the batched calls too."""
+        rows, bodies, stations = [], [], []
+        for number, e in enumerate(elements):
+            a = e._surface_arrays()
+            n = a.body.shape[0]
+            rows.append(np.concatenate([np.full((n, 1), float(number)), a.clique[:, None] + 1.0,
+                                        a.codes[:, None].astype(np.float64), a.params, a.R_BS.reshape(n, 9),
+                                        a.law, np.full((n, 1), e._vt)], axis=1))
+            bodies.append(a.body)
+            stations.append(a.p_BS)
+        params = np.concatenate(rows) if rows else np.zeros((0, 21))
+        return _Packed(_core.make_force_set("HuntCrossley", params=params, bodies=np.concatenate(bodies)[:, None],
+                                            stations=np.concatenate(stations)[:, None, :]), elements)
 
     # ------------------------------------------------------------------ outputs
     def get_contact_reports(self, state: State) -> list[ContactReport]:

@@ -15,7 +15,7 @@ is then one (q, u) of that instance, and
     udot = M(q)^-1 (f_sys(q, u) + tau - bias(q, u))
 
 where f_sys are the System's *built-in* force elements (gravity, springs, dampers, stops,
-constant forces, bushings, smooth sphere/half-space contacts: the compiled kinds of
+constant forces, bushings, contact: the compiled kinds of
 ``GeneralForceSubsystem``) and tau the applied
 mobility forces of the row, like MuJoCo's ``qfrc_applied``. The arithmetic is that of the
 one-at-a-time path, in the same order, so each row equals, bitwise, what the State API gives for
@@ -23,7 +23,7 @@ the same q, u and tau (``realize(state, Dynamics)`` then
 ``calc_acceleration_ignoring_constraints(state, mobility_forces + tau, body_forces)``).
 
 Refused (NotImplementedError, with the reason): Custom mobilizers (Python writes their rows),
-force elements evaluated in Python (``Force.Custom``, ``Force.DiscreteForces``, ``Force.HuntCrossley``,
+force elements evaluated in Python (``Force.Custom``, ``Force.DiscreteForces``,
 user ``ForceSubsystem``s), and enabled constraints, locks or prescribed Motions (the batch has no
 constraint solver). Quaternions are used as given (the kinematics normalize them, as when
 realizing); a zero quaternion is refused.
