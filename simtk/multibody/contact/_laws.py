@@ -10,7 +10,7 @@ import numpy as np
 from ... import _core
 
 __all__ = ["HC_REPORT_COLUMNS", "SMOOTH_PARAMS", "SMOOTH_REPORT_COLUMNS", "hunt_crossley_law",
-           "smooth_sphere_half_space_law", "hertz_energy"]
+           "smooth_sphere_half_space_law"]
 
 _k = _core._k
 HC_REPORT_COLUMNS: tuple = tuple(_k.HC_REPORT_COLUMNS)
@@ -38,14 +38,6 @@ def _kinematics(ws) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     return ws.R_GB, ws.p_GB, ws.V_GB, int(ws.nb)
 
 
-def _effective_radius(R1: np.ndarray, R2: np.ndarray) -> np.ndarray:
-    """R1 R2 / (R1 + R2), with a flat surface (inf) leaving the other's radius."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        R = R1 * R2 / (R1 + R2)
-    R = np.where(np.isinf(R1), R2, R)
-    return np.where(np.isinf(R2), R1, R)
-
-
 def _check_contacts(contacts, ns: int) -> tuple:
     nc = int(np.shape(contacts.depth)[0])
     s1 = _i64(contacts.surf1, nc, ns, "contacts.surf1")
@@ -56,23 +48,6 @@ def _check_contacts(contacts, ns: int) -> tuple:
     R1 = _f64(contacts.R1, (nc,), "contacts.R1")
     R2 = _f64(contacts.R2, (nc,), "contacts.R2")
     return nc, s1, s2, p, n, d, R1, R2
-
-
-def hertz_energy(surf_law: np.ndarray, contacts) -> np.ndarray:
-    """Per-contact potential energy of the springs (Position only).
-
-    2/5 fH d for a Hertz contact; k d^2 / 2 for a flat-on-flat one (``R1 = R2 = inf``, a brick's
-    vertex on a face: Simbody's BrickHalfSpacePenalty, with the stiffnesses themselves combined).
-    ``surf_law`` (ns, 5) as for :func:`hunt_crossley_law` (column 0 is k^(2/3)).
-    """
-    nc, s1, s2, _, _, d, R1, R2 = _check_contacts(contacts, surf_law.shape[0])
-    k1, k2 = surf_law[s1, 0], surf_law[s2, 0]
-    flat = np.isinf(R1) & np.isinf(R2)
-    k = k1 * k2 / (k1 + k2)
-    with np.errstate(invalid="ignore"):  # flat-on-flat rows have R = inf; they take the other branch
-        fH = (4.0 / 3.0) * k * d * np.sqrt(_effective_radius(R1, R2) * k * d)
-    kf1, kf2 = k1 ** 1.5, k2 ** 1.5
-    return np.where(flat, 0.5 * (kf1 * kf2 / (kf1 + kf2)) * d * d, 0.4 * fH * d)
 
 
 def hunt_crossley_law(surf_body, surf_law, transition_velocity: float, contacts, ws,
