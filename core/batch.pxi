@@ -181,7 +181,7 @@ cdef Py_ssize_t _item_udot(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, 
     k_articulated(t)
     if u != t.u:
         memcpy(t.u, u, t.nu * sizeof(double))
-    k_velocity(t)
+    k_velocity_ex(t, False)  # no station-bias caches: nothing reads them here
     bad = _item_forces(s, sets, nsets)
     if tau != NULL:
         for i in range(t.nu):
@@ -509,7 +509,7 @@ cdef Py_ssize_t _item_inverse(BatchScratch* s, const FSet* sets, Py_ssize_t nset
     memcpy(t.q, q, t.nq * sizeof(double))
     k_position(t)
     memcpy(t.u, u, t.nu * sizeof(double))
-    k_velocity(t)
+    k_velocity_ex(t, False)  # no station-bias caches: nothing reads them here
     bad = _item_forces(s, sets, nsets)
     k_inverse(t, udot, s.mf, s.bf, out)
     return bad

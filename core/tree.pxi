@@ -345,6 +345,13 @@ cdef void k_articulated(Tree* t) noexcept nogil:
 # ---------------------------------------------------------------------------
 
 cdef void k_velocity(Tree* t) noexcept nogil:
+    k_velocity_ex(t, True)
+
+
+cdef void k_velocity_ex(Tree* t, bint bias) noexcept nogil:
+    # bias False: leave A_bias_O and A_bias (the station-bias caches, which the
+    # forward and inverse sweeps do not read) unwritten; for the batch items,
+    # whose scratch no one else reads.
     # Cost: per body ~150 flops plus ~12 per mobility. O(n).
     cdef Py_ssize_t i, pa, k, u0, nd
     cdef int jt
@@ -381,7 +388,8 @@ cdef void k_velocity(Tree* t) noexcept nogil:
                 t.b[6 * i + k] = 0.0
             VB = t.V_GB + 6 * i
             motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
-            _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
+            if bias:
+                _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
             continue
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
@@ -422,10 +430,11 @@ cdef void k_velocity(Tree* t) noexcept nogil:
         motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
         inertia_vec(t.I_O + 36 * i, VO, hI)
         force_cross(VO, hI, t.b + 6 * i)
-        AbO = t.Abias_O + 6 * i
-        for k in range(6):
-            AbO[k] = t.Abias_O[6 * pa + k] + ci[k]
-        _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
+        if bias:
+            AbO = t.Abias_O + 6 * i
+            for k in range(6):
+                AbO[k] = t.Abias_O[6 * pa + k] + ci[k]
+            _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
 
 
 cdef inline void _classical_accel(const double* A_O, const double* V_B, const double* p,
