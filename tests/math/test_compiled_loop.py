@@ -583,6 +583,20 @@ def test_a_pickled_integrator_continues_bitwise_in_the_compiled_loop(name):
     assert statistics(b) == statistics(a)
 
 
+def run_both_loops(system, state, name: str, reports: list):
+    """Integrate ``state`` to every report time with integrator ``name`` at accuracy 1e-4, compiled and
+    Python, asserting bitwise agreement after each call and that the compiled loop took every step;
+    returns the compiled-loop integrator."""
+    compiled, python = twins(system, COMPILED_TWINS[name], lambda i: i.set_accuracy(1e-4))
+    for integ in (compiled, python):
+        integ.initialize(state)
+    assert compiled.describe_fast_path().startswith("compiled time loop:"), compiled.describe_fast_path()
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(compiled, python, reports, max_steps=50000)
+    assert ended == "reached" and compiled_steps[0] == compiled.get_num_steps_taken() > 0
+    return compiled
+
+
 @pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler"])
 def test_a_chain_with_smooth_foot_contact_runs_compiled_bitwise(name):
     """Force.SmoothSphereHalfSpace is a compiled force kind: a double pendulum whose foot hits a tilted
@@ -595,13 +609,7 @@ def test_a_chain_with_smooth_foot_contact_runs_compiled_bitwise(name):
                                        viscous_friction=0.2)
     state = system.realize_topology()
     bodies[0].set_one_q(state, 0, 1.2)
-    compiled, python = twins(system, COMPILED_TWINS[name], lambda i: i.set_accuracy(1e-4))
-    for integ in (compiled, python):
-        integ.initialize(state)
-    assert compiled.describe_fast_path().startswith("compiled time loop:"), compiled.describe_fast_path()
-    with counting_compiled_steps() as compiled_steps:
-        seen, ended = drive(compiled, python, list(np.linspace(0.1, 1.5, 15)), max_steps=20000)
-    assert ended == "reached" and compiled_steps[0] == compiled.get_num_steps_taken() > 0
+    run_both_loops(system, state, name, list(np.linspace(0.1, 1.5, 15)))
     # the control: the foot did press on the floor (a normal force above a newton at some report)
     probe = COMPILED_TWINS[name](system)
     probe.set_accuracy(1e-4)
@@ -637,13 +645,7 @@ def test_a_box_and_a_ball_on_hunt_crossley_contacts_run_compiled_bitwise(name):
         mb.set_one_q(state, 1, 0.1)  # a tilted drop
         mb.set_one_q(state, 4, x)
         mb.set_one_q(state, 5, y)
-    compiled, python = twins(system, COMPILED_TWINS[name], lambda i: i.set_accuracy(1e-4))
-    for integ in (compiled, python):
-        integ.initialize(state)
-    assert compiled.describe_fast_path().startswith("compiled time loop:"), compiled.describe_fast_path()
-    with counting_compiled_steps() as compiled_steps:
-        seen, ended = drive(compiled, python, list(np.linspace(0.05, 0.6, 12)), max_steps=50000)
-    assert ended == "reached" and compiled_steps[0] == compiled.get_num_steps_taken() > 0
+    compiled = run_both_loops(system, state, name, list(np.linspace(0.05, 0.6, 12)))
     # the control: the contacts were active (the box rests on the floor at the end)
     assert len(hc.get_contacts(compiled.get_state()).depth) >= 3
 

@@ -1,12 +1,17 @@
-"""Force.HuntCrossley as a compiled force kind ("HuntCrossley", core/contact_force.pxi).
+"""The contact elements as compiled force kinds ("SmoothSphereHalfSpace" of core/forces.pxi and
+"HuntCrossley" of core/contact_force.pxi).
 
-The kind detects and applies the contacts of each element in one kernel call with the arithmetic
-of the element's Python path (the same surface poses, detection, order, self-contact filter and
-contact function), so the forces the System applies must equal, bitwise, what the Python path
-(``_evaluate``, which the reports use) applies. Checked for elements small enough for the kernel's
-stack scratch and for one that needs the heap (more surfaces and contacts than it holds).
+Each kind's forces come from the same compiled functions as the element's reports (the smooth
+element function; for HuntCrossley the surface poses, detection, contact order, self-contact
+filter and contact function of its Python path), so the forces the System applies must equal,
+bitwise, what the report path applies for the same elements: checked with a half-space on a moving
+body, and for HuntCrossley on the kernel's stack path and on its heap path (more surfaces and
+contacts than its stack scratch holds). Because they are compiled, a model with contact keeps the
+batched and functional calls (bitwise the State API) and the compiled time loop (tests/math).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -24,11 +29,74 @@ from simtk import (
     SimbodyMatterSubsystem,
     Stage,
     Transform,
+    _core,
 )
 from simtk.common.errors import NonFiniteForceError
+from simtk.multibody.contact import _laws
 from tolerances import tol
 
 LAW = dict(stiffness=1e5, dissipation=0.7, static_friction=0.8, dynamic_friction=0.5, viscous_friction=0.05)
+
+
+def _feet(stiffness: float = 2e4, dissipation: float = 1.5):
+    """A free torso with a leg (Pin) and a shin (Slider): two feet on the shin against a tilted floor
+    on Ground, and one sphere against a half-space carried by the moving torso (a table it carries)."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.UniformGravity(forces, matter, [0, -9.81, 0])
+    mp = MassProperties.from_central_inertia(3.0, [0.01, -0.02, 0.03], Inertia([0.2, 0.1, 0.15]))
+    torso = MobilizedBody.Free(matter.ground, Body.Rigid(mp), name="torso")
+    leg = MobilizedBody.Pin(torso, Transform(Rotation(0.3, [1, 0, 0]), [0.1, -0.2, 0]), Body.Rigid(mp),
+                            Transform(), name="leg")
+    shin = MobilizedBody.Slider(leg, Transform([0, -0.4, 0]), Body.Rigid(mp), Transform(), name="shin")
+    floor = Transform(Rotation(-math.pi / 2 + 0.1, [0, 0, 1]), [0.0, -0.76, 0.1])
+    params = dict(stiffness=stiffness, dissipation=dissipation, static_friction=0.9, dynamic_friction=0.6,
+                  viscous_friction=0.1, transition_velocity=0.05)
+    elements = [
+        Force.SmoothSphereHalfSpace(forces, shin, [0.02, -0.1, 0.0], 0.05, matter.ground, floor, **params),
+        Force.SmoothSphereHalfSpace(forces, shin, [-0.03, -0.12, 0.04], 0.04, matter.ground, floor, **params),
+        Force.SmoothSphereHalfSpace(forces, shin, [0.0, 0.05, 0.0], 0.03, torso,
+                                    Transform(Rotation(0.7, [0.3, 0.2, 1.0]), [0.05, -0.5, 0.0]), **params),
+    ]
+    state = system.realize_topology()
+    for i, (q, u) in enumerate(zip([1.0, 0.0, 0.0, 0.0, 0.0, -0.02, 0.0], [0.2, -0.1, 0.5, 0.3, -0.4, 0.1])):
+        torso.set_one_q(state, i, q)
+        torso.set_one_u(state, i, u)
+    leg.set_one_q(state, 0, 0.2)
+    leg.set_one_u(state, 0, -0.7)
+    shin.set_one_q(state, 0, -0.05)
+    shin.set_one_u(state, 0, 0.3)
+    return system, matter, forces, elements, state
+
+
+def test_smooth_parameter_columns_are_the_element_functions():
+    names = _core.FORCE_KINDS["SmoothSphereHalfSpace"][2]
+    assert names[:9] == tuple(f"R_HF{i}" for i in range(9)) and names[9:] == _laws.SMOOTH_PARAMS
+
+
+def test_smooth_forces_equal_the_element_function_bitwise():
+    system, matter, forces, elements, state = _feet()
+    system.realize(state, Stage.Dynamics)
+    indentations = [e.get_output("indentation").get_value(state) for e in elements]
+    assert sum(d > 0 for d in indentations) >= 2, indentations  # the control: contacts are active
+    # gravity alone: the same State with the contact elements disabled
+    gravity = state.copy()
+    for e in elements:
+        e.disable(gravity)
+    system.realize(gravity, Stage.Dynamics)
+    # the report path: the same elements through smooth_sphere_half_space_law, added to gravity (the
+    # force subsystem adds the velocity-dependent kinds onto the cached position-only ones)
+    ws = matter._at(state, Stage.Velocity, "test").ws
+    a = type(elements[0])._arrays(elements)
+    expected = np.array(system.get_rigid_body_forces(gravity, Stage.Dynamics))
+    energy, _ = _laws.smooth_sphere_half_space_law(a.sphere_body, a.p_BS, a.half_space_body, a.R_HF, a.p_HF,
+                                                   a.params, ws, expected)
+    np.testing.assert_array_equal(system.get_rigid_body_forces(state, Stage.Dynamics), expected)
+    # the energy: the compiled kind's, the element function's, and the sum of the elements' reports
+    total, of_gravity = forces.calc_potential_energy(state), forces.calc_potential_energy(gravity)
+    assert abs((total - of_gravity) - energy) <= tol(abs(total) + abs(of_gravity), 16)
+    assert energy == sum(e._report(state)[8] for e in elements)  # the same sum, in the same order
 
 
 def hertz_energy(surf_law: np.ndarray, contacts) -> np.ndarray:
@@ -83,7 +151,7 @@ def _pile(n_small: int, seed: int = 1, **law_changes):
 
 
 @pytest.mark.parametrize("n_small", [0, 120])
-def test_applied_forces_equal_the_python_path_bitwise(n_small):
+def test_hunt_crossley_forces_equal_its_python_path_bitwise(n_small):
     """n_small = 120: 123 surfaces and, with the bricks' manifolds, more than 256 contacts: the kernel's
     heap path; 0: its stack path."""
     system, forces, elements, state = _pile(n_small)
@@ -110,8 +178,18 @@ def test_applied_forces_equal_the_python_path_bitwise(n_small):
     assert abs(energy - reference) <= tol(abs(reference), 64 * max(counts))
 
 
-def test_batched_and_functional_calls_take_it_bitwise():
-    system, forces, elements, state = _pile(6)
+def _built(kind: str, **overrides):
+    """(system, state) of the smooth feet or the HuntCrossley pile."""
+    if kind == "SmoothSphereHalfSpace":
+        system, _, _, _, state = _feet(**overrides)
+    else:
+        system, _, _, state = _pile(6, **overrides)
+    return system, state
+
+
+@pytest.mark.parametrize("kind", ["SmoothSphereHalfSpace", "HuntCrossley"])
+def test_batched_and_functional_calls_take_it_bitwise(kind):
+    system, state = _built(kind)
     matter = system.get_matter_subsystem()
     system.realize(state, Stage.Instance)
     q, u = np.array(state.get_q()), np.array(state.get_u())
@@ -122,11 +200,12 @@ def test_batched_and_functional_calls_take_it_bitwise():
     np.testing.assert_array_equal(matter.functional_dynamics(state).calc_udot(q, u), udot)
 
 
-def test_an_overflowing_element_is_named():
-    """Absurd stiffness and dissipation overflow an approaching contact's force to infinity: the
-    kernel leaves the element out and the realization and the functional call name it."""
-    system, forces, elements, state = _pile(0, stiffness=1e300, dissipation=1e300)
-    with pytest.raises(NonFiniteForceError, match="HuntCrossley"):
+@pytest.mark.parametrize("kind", ["SmoothSphereHalfSpace", "HuntCrossley"])
+def test_an_overflowing_element_is_named(kind):
+    """Absurd stiffness and dissipation overflow an approaching contact's force to infinity (or
+    0 * inf): the kernel leaves the element out and the realization and the functional call name it."""
+    system, state = _built(kind, stiffness=1e300, dissipation=1e300)
+    with pytest.raises(NonFiniteForceError, match=kind):
         system.realize(state, Stage.Dynamics)
-    with pytest.raises(NonFiniteForceError, match="HuntCrossley"):
+    with pytest.raises(NonFiniteForceError, match=kind):
         system.get_matter_subsystem().functional_dynamics(state).calc_udot(state.get_q(), state.get_u())
