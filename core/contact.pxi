@@ -1347,12 +1347,14 @@ cdef inline int visit(const CShape* S, int a, int b, const int* body, double* mi
 cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
                               double* r1, double* r2, double margin=0.0, const int* body=NULL,
-                              double* min_sep=NULL, SortKey* keys_buf=NULL, Py_ssize_t keys_cap=0) noexcept nogil:
+                              double* min_sep=NULL, SortKey* keys_buf=NULL,
+                              Py_ssize_t keys_cap=0) noexcept nogil:
     # Returns the number of contacts (only the first `cap` are written), or -1
     # if out of memory. keys_buf (keys_cap entries), when given and large
-    # enough, holds the sweep's keys (else they are allocated and freed). Separation mode (min_sep given): every box is grown by
-    # margin / 2, so that the pairs within margin of each other are met, and
-    # min_sep[0] becomes the least signed separation among them (no contacts).
+    # enough, holds the sweep's keys (else they are allocated and freed).
+    # Separation mode (min_sep given): every box is grown by margin / 2, so
+    # that the pairs within margin of each other are met, and min_sep[0]
+    # becomes the least signed separation among them (no contacts).
     #
     # Sort-and-sweep in strips: a sweep along one axis alone costs O(n^1.5)
     # when the surfaces spread over a plane (a pile on the ground: each box's

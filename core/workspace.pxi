@@ -191,7 +191,8 @@ cdef class TreeKernels:
         t.R_PF = _dp(self.R_PF); t.p_PF = _dp(self.p_PF)
         t.R_BM = _dp(self.R_BM); t.p_BM = _dp(self.p_BM)
         t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
-        t.rpar = _ip(self.rpar); t.fflag = _ip(self.fflag); t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
+        t.rpar = _ip(self.rpar); t.fflag = _ip(self.fflag)
+        t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
         t.q = _dp(self.q); t.u = _dp(self.u)
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
         t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
@@ -218,7 +219,8 @@ cdef class TreeKernels:
         other.R_PF = self.R_PF; other.p_PF = self.p_PF
         other.R_BM = self.R_BM; other.p_BM = self.p_BM
         other.mass = self.mass; other.p_BC = self.p_BC; other.I_B = self.I_B
-        other.rpar = self.rpar; other.fflag = self.fflag; other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
+        other.rpar = self.rpar; other.fflag = self.fflag
+        other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
         for name in _CACHE_ARRAYS:
             other._set(name, self._get(name).copy())
         other._bind()
@@ -508,7 +510,7 @@ def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_vali
     ws.p_BM = np.ascontiguousarray(inputs["p_BM"], dtype=np.float64)
     ws.mass = np.ascontiguousarray(inputs["mass"], dtype=np.float64)
     ws.p_BC = np.ascontiguousarray(inputs["p_BC"], dtype=np.float64)
-    ws.I_B = np.array(inputs["I_B"], dtype=np.float64, order="C")
+    ws.I_B = np.ascontiguousarray(inputs["I_B"], dtype=np.float64)
     ws._fold_welds()
     for name, a in cache.items():
         ws._set(name, np.array(a, dtype=np.float64, order="C"))
