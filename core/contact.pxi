@@ -1344,6 +1344,17 @@ cdef inline int visit(const CShape* S, int a, int b, const int* body, double* mi
     return emit(S, a, b, nc, cap, surf, pt, nrm, depth, r1, r2)
 
 
+cdef inline int _strip_of(double v, int nstrip) noexcept nogil:
+    # The strip holding offset v (in strip widths, >= 0 by construction): int(v), at most the last.
+    # A NaN or an overflow (a scene whose coordinates overflow to inf) goes to strip 0 or to the
+    # last instead of through an undefined conversion.
+    if not v > 0.0:
+        return 0
+    if v >= nstrip:
+        return nstrip - 1
+    return <int>v
+
+
 cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
                               double* r1, double* r2, double margin=0.0, const int* body=NULL,
@@ -1420,9 +1431,9 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
             w = 1.0
     for i in range(ns):
         if S[i].code != CS_HALFSPACE:
-            s0 = <int>((box[6 * i + ax2] - lo2) / w)
-            s1 = <int>((box[6 * i + 3 + ax2] - lo2) / w)
-            m += (s1 if s1 < nstrip else nstrip - 1) - (s0 if s0 < nstrip else nstrip - 1) + 1
+            s0 = _strip_of((box[6 * i + ax2] - lo2) / w, nstrip)
+            s1 = _strip_of((box[6 * i + 3 + ax2] - lo2) / w, nstrip)
+            m += s1 - s0 + 1
     own_keys = not (keys_buf != NULL and m <= keys_cap)
     keys = <SortKey*>malloc((m if m > 0 else 1) * sizeof(SortKey)) if own_keys else keys_buf
     if keys == NULL:
@@ -1430,12 +1441,8 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
     m = 0
     for i in range(ns):
         if S[i].code != CS_HALFSPACE:
-            s0 = <int>((box[6 * i + ax2] - lo2) / w)
-            s1 = <int>((box[6 * i + 3 + ax2] - lo2) / w)
-            if s0 >= nstrip:
-                s0 = nstrip - 1
-            if s1 >= nstrip:
-                s1 = nstrip - 1
+            s0 = _strip_of((box[6 * i + ax2] - lo2) / w, nstrip)
+            s1 = _strip_of((box[6 * i + 3 + ax2] - lo2) / w, nstrip)
             for st in range(s0, s1 + 1):
                 keys[m].strip = st
                 keys[m].idx = i
@@ -1459,9 +1466,7 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                     continue
                 # evaluate the pair only in the strip of the larger low end
                 x = box[6 * a + ax2] if box[6 * a + ax2] > box[6 * b + ax2] else box[6 * b + ax2]
-                s0 = <int>((x - lo2) / w)
-                if s0 >= nstrip:
-                    s0 = nstrip - 1
+                s0 = _strip_of((x - lo2) / w, nstrip)
                 if s0 != st:
                     continue
                 if clique[a] >= 0 and clique[a] == clique[b]:

@@ -545,3 +545,17 @@ def test_bad_input_is_refused_clearly(which, value, error, match):
     args[which] = value
     with pytest.raises(error, match=match):
         detect(*args)
+
+
+@pytest.mark.parametrize("far", [1e150, 1e300, 1.7e308])
+def test_a_scene_whose_extent_overflows_still_finds_the_near_pairs(far):
+    """Spheres touching near the origin and one sphere far away, at coordinates whose spread overflows
+    the broad phase's arithmetic to inf (its strips come out NaN wide): the touching pair is still
+    found, exactly as without the far sphere, and nothing else is reported."""
+    near = [CG.Sphere(0.1), CG.Sphere(0.1), CG.HalfSpace()]  # the half-space x < -5, out of reach
+    R = [np.eye(3), np.eye(3), np.diag([-1.0, -1.0, 1.0]), np.eye(3)]
+    ps = [np.zeros(3), np.array([0.15, 0.0, 0.0]), np.array([-5.0, 0.0, 0.0])]
+    alone = call(near, R[:3], ps)
+    c = call(near + [CG.Sphere(0.1)], R, ps + [np.array([far, -far, far])])
+    assert len(alone) == 1 and (int(alone.surf1[0]), int(alone.surf2[0])) == (0, 1)
+    assert len(c) == 1 and np.array_equal(c.depth, alone.depth) and np.array_equal(c.p_G, alone.p_G)
