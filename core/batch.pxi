@@ -288,15 +288,27 @@ cdef Py_ssize_t _first_bad(const idx_t[::1] bad) noexcept nogil:
     return -1
 
 
+cdef inline idx_t zero_quaternion_at(const double* q, const idx_t* qoff, Py_ssize_t n) noexcept nogil:
+    # the offset qoff[i] of the first all-zero quaternion q[o:o+4] of one configuration, or -1
+    cdef Py_ssize_t i
+    cdef idx_t o
+    for i in range(n):
+        o = qoff[i]
+        if q[o] == 0.0 and q[o + 1] == 0.0 and q[o + 2] == 0.0 and q[o + 3] == 0.0:
+            return o
+    return -1
+
+
 def first_zero_quaternion(const double[:, ::1] q, const idx_t[::1] qoff):
     """(row, offset) of the first all-zero quaternion q[row, offset:offset+4], or None."""
-    cdef Py_ssize_t k, i
+    cdef Py_ssize_t k
     cdef idx_t o
+    if qoff.shape[0] == 0:
+        return None
     for k in range(q.shape[0]):
-        for i in range(qoff.shape[0]):
-            o = qoff[i]
-            if q[k, o] == 0.0 and q[k, o + 1] == 0.0 and q[k, o + 2] == 0.0 and q[k, o + 3] == 0.0:
-                return (k, o)
+        o = zero_quaternion_at(&q[k, 0], &qoff[0], qoff.shape[0])
+        if o >= 0:
+            return (k, o)
     return None
 
 

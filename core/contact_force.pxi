@@ -99,7 +99,7 @@ cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, 
                     double* energy) noexcept nogil:
     # One element's contacts (its surfaces j0..j1-1): forces into bf, or (bf NULL) the energy.
     # Returns 0, or -1 when its surfaces' poses or forces are not finite, or memory ran out.
-    cdef int ns = <int>(j1 - j0), i, k, ok
+    cdef int ns = <int>(j1 - j0), i, ok
     cdef Py_ssize_t nc = 0, cap = HC_MAX_CONTACTS
     cdef const double* prm
     # stack scratch for the common case
@@ -144,11 +144,7 @@ cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, 
     for i in range(ns):
         prm = s.params + HC_NPK * (j0 + i)
         surface_pose(t, s.bodies[j0 + i], prm + 6, s.stations + 3 * (j0 + i), R + 9 * i, p + 3 * i)
-        for k in range(9):
-            if not isfinite(R[9 * i + k]):
-                free(heap_s)
-                return -1
-        if not (isfinite(p[3 * i]) and isfinite(p[3 * i + 1]) and isfinite(p[3 * i + 2])):
+        if first_non_finite_at(R + 9 * i, 9) >= 0 or first_non_finite_at(p + 3 * i, 3) >= 0:
             free(heap_s)
             return -1
         S[i].code = <int>prm[2]

@@ -65,20 +65,18 @@ cdef class PointKernels:
         else:
             a = <cnp.ndarray>x
         p = <const double*>cnp.PyArray_DATA(a)
-        for i in range(n):
-            if not isfinite(p[i]):
-                raise ValueError(f"{method}: {name}[{i}] is not finite ({p[i]!r})")
+        i = first_non_finite_at(p, n)
+        if i >= 0:
+            raise ValueError(f"{method}: {name}[{i}] is not finite ({p[i]!r})")
         return a
 
     cdef cnp.ndarray _q(self, object q, str method):
         cdef cnp.ndarray a = self._input(q, self.batch.ws.nq, method, "q")
-        cdef const double* p = <const double*>cnp.PyArray_DATA(a)
-        cdef const idx_t* o = <const idx_t*>cnp.PyArray_DATA(self.quat_q)
-        cdef Py_ssize_t i, k
-        for i in range(cnp.PyArray_SIZE(self.quat_q)):
-            k = o[i]
-            if p[k] == 0.0 and p[k + 1] == 0.0 and p[k + 2] == 0.0 and p[k + 3] == 0.0:
-                raise ValueError(f"{method}: q has a zero quaternion (q[{k}:{k + 4}]), which is no rotation")
+        cdef idx_t k = zero_quaternion_at(<const double*>cnp.PyArray_DATA(a),
+                                          <const idx_t*>cnp.PyArray_DATA(self.quat_q),
+                                          cnp.PyArray_SIZE(self.quat_q))
+        if k >= 0:
+            raise ValueError(f"{method}: q has a zero quaternion (q[{k}:{k + 4}]), which is no rotation")
         return a
 
     cdef cnp.ndarray _output(self, object out, Py_ssize_t n, int ndim, str method):
@@ -100,13 +98,10 @@ cdef class PointKernels:
         return 0
 
     cdef object _checked(self, cnp.ndarray out, Py_ssize_t n, Py_ssize_t bad, str method):
-        cdef const double* p = <const double*>cnp.PyArray_DATA(out)
-        cdef Py_ssize_t i
         if bad >= 0:
             self._failure(method, bad // BATCH_SHIFT, bad % BATCH_SHIFT)
-        for i in range(n):
-            if not isfinite(p[i]):
-                self._failure(method, -1, -1)
+        if first_non_finite_at(<const double*>cnp.PyArray_DATA(out), n) >= 0:
+            self._failure(method, -1, -1)
         return out
 
     def _failure(self, method, force_set, element):

@@ -157,10 +157,8 @@ cdef class FusedRealizer:
                     k_articulated(t)
                     abi_valid = True
                 k_forward(t, self.mf if nu else NULL, self.bf)
-                for i in range(nu):
-                    if not isfinite(t.udot[i]):
-                        code = FUSED_NON_FINITE_UDOT
-                        break
+                if first_non_finite_at(t.udot, nu) >= 0:
+                    code = FUSED_NON_FINITE_UDOT
                 if code == FUSED_OK:
                     if nu:
                         memcpy(self.udot, t.udot, nu * sizeof(double))

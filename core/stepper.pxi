@@ -292,16 +292,11 @@ cdef class TreeStepper:
         # out = (N(q) u, udot(q, u)) at y = (q, u); False if a force element failed or an entry
         # is not finite.
         cdef BatchScratch* s = &self.scr
-        cdef Py_ssize_t bad, i
+        cdef Py_ssize_t bad
         bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
         memcpy(out, s.t.qdot, self.nq * sizeof(double))
         memcpy(out + self.nq, s.t.udot, self.nu * sizeof(double))
-        if bad >= 0:
-            return False
-        for i in range(self.ny):
-            if not isfinite(out[i]):
-                return False
-        return True
+        return bad < 0 and first_non_finite_at(out, self.ny) < 0
 
     cdef int _attempt(self, double t0, double t1, double* K, const double* y0, double* y, double* err,
                       double* ctl, Py_ssize_t* n_realize, const double* qdd0, const double* a_prev,

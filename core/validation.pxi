@@ -4,12 +4,17 @@
 from libc.math cimport isfinite
 
 
-cdef bint all_finite_kernel(const double[::1] x) noexcept nogil:
+cdef inline Py_ssize_t first_non_finite_at(const double* x, Py_ssize_t n) noexcept nogil:
+    # index of the first NaN or infinite entry of x[0:n], or -1
     cdef Py_ssize_t i
-    for i in range(x.shape[0]):
+    for i in range(n):
         if not isfinite(x[i]):
-            return False
-    return True
+            return i
+    return -1
+
+
+cdef bint all_finite_kernel(const double[::1] x) noexcept nogil:
+    return x.shape[0] == 0 or first_non_finite_at(&x[0], x.shape[0]) < 0
 
 
 def all_finite(const double[::1] x):
@@ -22,8 +27,4 @@ def all_finite(const double[::1] x):
 
 def first_non_finite(const double[::1] x):
     """Index of the first NaN or infinite entry of ``x``, or -1 when all are finite."""
-    cdef Py_ssize_t i
-    for i in range(x.shape[0]):
-        if not isfinite(x[i]):
-            return i
-    return -1
+    return -1 if x.shape[0] == 0 else first_non_finite_at(&x[0], x.shape[0])

@@ -61,9 +61,9 @@ def copy_if_finite(cnp.ndarray dst, cnp.ndarray src):
     if cnp.PyArray_NDIM(src) != 1:
         raise ValueError("src: expected a vector")
     s = _f64_data(src, n, False, "src")
-    for i in range(n):
-        if not isfinite(s[i]):
-            return i
+    i = first_non_finite_at(s, n)
+    if i >= 0:
+        return i
     if n:
         memcpy(d, s, n * sizeof(double))
     return -1
@@ -315,8 +315,7 @@ cdef class TreeKernels:
         """forward_dynamics, then udot, qdotdot and A_GB copied out, in one call (the matter's
         Acceleration stage of a tree without constraints or Custom mobilizers). Returns whether
         every udot is finite (nothing is copied when one is not)."""
-        cdef Py_ssize_t i
-        cdef bint finite = True
+        cdef bint finite
         cdef double* tau = _f64_data(mobility_forces, self.nu, False, "mobility_forces")
         cdef double* F = _f64_data(body_forces, 6 * self.nb, False, "body_forces")
         cdef double* ud = _f64_data(udot_out, self.nu, True, "udot_out")
@@ -326,10 +325,7 @@ cdef class TreeKernels:
             self.realize_articulated()
         with nogil:
             k_forward(&self.t, tau if self.nu > 0 else NULL, F)
-            for i in range(self.nu):
-                if not isfinite(self.t.udot[i]):
-                    finite = False
-                    break
+            finite = first_non_finite_at(self.t.udot, self.nu) < 0
             if finite:
                 if self.nu > 0:
                     memcpy(ud, self.t.udot, self.nu * sizeof(double))

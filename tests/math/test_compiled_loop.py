@@ -266,28 +266,27 @@ report_times = st.lists(st.floats(0.02, 0.25, allow_nan=False, allow_infinity=Fa
 MIN_STEP = 1e-4
 
 
+#: mode -> (the integrator's setter, its argument from the drawn parameter and the start time)
+_MODE_SETTERS = {
+    "infinity_norm": ("set_use_infinity_norm", lambda param, t0: True),
+    "max_step": ("set_maximum_step_size", lambda param, t0: param),
+    "fixed_step": ("set_fixed_step_size", lambda param, t0: param),
+    "final_time": ("set_final_time", lambda param, t0: t0 + param),
+    "initial_step": ("set_initial_step_size", lambda param, t0: param),
+    "step_limit": ("set_internal_step_limit", lambda param, t0: param),
+    "every_step": ("set_return_every_internal_step", lambda param, t0: True),
+    "project_every_step": ("set_project_every_step", lambda param, t0: True),
+    "constraint_tolerance": ("set_constraint_tolerance", lambda param, t0: param),
+}
+
+
 def _configure(mode: str, param, accuracy: float, t0: float):
     def configure(integ):
         integ.set_accuracy(accuracy)
         integ.set_minimum_step_size(MIN_STEP)
-        if mode == "infinity_norm":
-            integ.set_use_infinity_norm(True)
-        elif mode == "max_step":
-            integ.set_maximum_step_size(param)
-        elif mode == "fixed_step":
-            integ.set_fixed_step_size(param)
-        elif mode == "final_time":
-            integ.set_final_time(t0 + param)
-        elif mode == "initial_step":
-            integ.set_initial_step_size(param)
-        elif mode == "step_limit":
-            integ.set_internal_step_limit(param)
-        elif mode == "every_step":
-            integ.set_return_every_internal_step(True)
-        elif mode == "project_every_step":
-            integ.set_project_every_step(True)
-        elif mode == "constraint_tolerance":
-            integ.set_constraint_tolerance(param)
+        if mode in _MODE_SETTERS:
+            setter, value = _MODE_SETTERS[mode]
+            getattr(integ, setter)(value(param, t0))
     return configure
 
 
