@@ -96,6 +96,7 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     cdef Tree* t = &s.t
     cdef Py_ssize_t nb = src.nb, nu = src.nu, nq = src.nq
     t.nb = nb; t.nu = nu; t.nq = nq
+    t.lean = True
     t.parent = src.parent; t.jtype = src.jtype; t.qoff = src.qoff; t.uoff = src.uoff
     t.jparam = src.jparam; t.R_PF = src.R_PF; t.p_PF = src.p_PF
     t.R_BM = src.R_BM; t.p_BM = src.p_BM
@@ -182,7 +183,7 @@ cdef Py_ssize_t _item_udot(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, 
     k_articulated(t)
     if u != t.u:
         memcpy(t.u, u, t.nu * sizeof(double))
-    k_velocity_ex(t, False)  # no station-bias caches: nothing reads them here
+    k_velocity(t)  # lean: no station-bias caches
     bad = _item_forces(s, sets, nsets)
     if tau != NULL:
         for i in range(t.nu):
@@ -522,7 +523,7 @@ cdef Py_ssize_t _item_inverse(BatchScratch* s, const FSet* sets, Py_ssize_t nset
     memcpy(t.q, q, t.nq * sizeof(double))
     k_position(t)
     memcpy(t.u, u, t.nu * sizeof(double))
-    k_velocity_ex(t, False)  # no station-bias caches: nothing reads them here
+    k_velocity(t)  # lean: no station-bias caches
     bad = _item_forces(s, sets, nsets)
     k_inverse(t, udot, s.mf, s.bf, out)
     return bad

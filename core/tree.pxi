@@ -25,6 +25,9 @@ ctypedef cnp.int64_t idx_t
 
 cdef struct Tree:
     Py_ssize_t nb, nu, nq
+    # a scratch tree (batch items, the compiled loop): it skips the caches that
+    # only a State's readers use (H, the station-bias accelerations)
+    bint lean
     # frozen topology and instance data
     const idx_t* parent
     const idx_t* jtype
@@ -257,7 +260,8 @@ cdef void k_position(Tree* t) noexcept nogil:
                 mat33_vec(Rf, h, s)
                 mat33_vec(Rf, h + 3, s + 3)
             cross3_add(pi, s, s + 3)
-            motion_origin_to_point(s, t.p_GB + 3 * i, t.H + 6 * (u0 + k))
+            if not t.lean:
+                motion_origin_to_point(s, t.p_GB + 3 * i, t.H + 6 * (u0 + k))
         # mass center p_GC = p_GB + R_GB p_BC (every body's own)
         mat33_vec(Ri, t.p_BC + 3 * i, d)
         c = t.p_GC + 3 * i
@@ -268,17 +272,19 @@ cdef void k_position(Tree* t) noexcept nogil:
         # spatial inertia of the body with its welded descendants (composite m,
         # p_BC, I_B): d = R_GB p_BC, c = p_GB + d,
         # I_O = R_GB I_B R_GB^T + m((|c|^2 - |d|^2) 1 - (c c^T - d d^T))
+        # (symmetric: its upper triangle computed, the lower one mirrored)
         m = t.cmass[i]
         mat33_vec(Ri, t.cp_BC + 3 * i, d)
         c = cc
         for k in range(3):
             c[k] = t.p_GB[3 * i + k] + d[k]
         mat33_mul(Ri, t.cI_B + 9 * i, tmp9)
-        mat33_mul_T(tmp9, Ri, I_G)
         e = m * (dot3(c, c) - dot3(d, d))
         for a in range(3):
-            for bb in range(3):
-                I_G[3 * a + bb] -= m * (c[a] * c[bb] - d[a] * d[bb])
+            for bb in range(a, 3):
+                I_G[3 * a + bb] = (tmp9[3 * a] * Ri[3 * bb] + tmp9[3 * a + 1] * Ri[3 * bb + 1]
+                                   + tmp9[3 * a + 2] * Ri[3 * bb + 2]) - m * (c[a] * c[bb] - d[a] * d[bb])
+                I_G[3 * bb + a] = I_G[3 * a + bb]
             I_G[4 * a] += e
         spatial_inertia_at_origin(m, c, I_G, t.I_O + 36 * i)
 
@@ -345,13 +351,9 @@ cdef void k_articulated(Tree* t) noexcept nogil:
 # ---------------------------------------------------------------------------
 
 cdef void k_velocity(Tree* t) noexcept nogil:
-    k_velocity_ex(t, True)
-
-
-cdef void k_velocity_ex(Tree* t, bint bias) noexcept nogil:
-    # bias False: leave A_bias_O and A_bias (the station-bias caches, which the
-    # forward and inverse sweeps do not read) unwritten; for the batch items,
-    # whose scratch no one else reads.
+    # A lean tree leaves A_bias_O and A_bias (the station-bias caches, which
+    # the forward and inverse sweeps do not read) unwritten.
+    cdef bint bias = not t.lean
     # Cost: per body ~150 flops plus ~12 per mobility. O(n).
     cdef Py_ssize_t i, pa, k, u0, nd
     cdef int jt
@@ -599,8 +601,12 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
     cdef double Fc[36]
     cdef double e
     cdef double* Ici
+    # A lean tree's I_O is read by no one after this: the composites are
+    # summed in place instead of in a copy.
+    cdef double* Ic = t.I_O if t.lean else t.Ic
     memset(M, 0, nu * nu * sizeof(double))
-    memcpy(t.Ic, t.I_O, 36 * t.nb * sizeof(double))
+    if not t.lean:
+        memcpy(t.Ic, t.I_O, 36 * t.nb * sizeof(double))
     # tip to base: Ic_i complete (children added);  F = Ic_i S_i;
     #   M[i,i] = S_i^T F;  for each ancestor j: M[j,i] = S_j^T F = M[i,j]^T;
     #   Ic_root(parent) += Ic_i
@@ -610,7 +616,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
         pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        Ici = t.Ic + 36 * i
+        Ici = Ic + 36 * i
         for k in range(nd):
             inertia_vec(Ici, t.S + 6 * (u0 + k), Fc + 6 * k)  # Ic: a sum of spatial inertias
         for k in range(nd):
@@ -627,7 +633,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
                     M[nu * (u0 + l) + uj + k] = e
             j = t.rpar[j]
         if pa > 0:
-            add36(t.Ic + 36 * pa, Ici)
+            add36(Ic + 36 * pa, Ici)
 
 
 cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
