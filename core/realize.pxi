@@ -108,6 +108,27 @@ cdef class FusedRealizer:
         free(self.psets)
         free(self.vsets)
 
+    def run(self, object state, list subs, list counts, int from_stage, object stage,
+            bint position_forces_current):
+        """``realize`` and the State's bookkeeping in one call: on success every subsystem's
+        stage, the State's stage and its highest stage become ``stage`` and the System's
+        realization counts of the stages run go up by one (what simtk/multibody/_fused.py's
+        FusedRealization.run would do in Python); on a failure the stages above
+        ``from_stage`` are invalidated. Returns whether it succeeded."""
+        cdef int to_stage = stage
+        cdef Py_ssize_t k
+        if self.realize(from_stage, to_stage, position_forces_current):
+            state._invalidate(from_stage + 1)
+            return False
+        for ss in subs:
+            ss.stage = stage
+        state._stage = stage
+        if state._hi < to_stage:
+            state._hi = stage
+        for k in range(from_stage + 1, to_stage + 1):
+            counts[k] += 1
+        return True
+
     def realize(self, int from_stage, int to_stage, bint position_forces_current):
         """Run the stages after ``from_stage`` up to ``to_stage`` (Stage numbers, at most
         Acceleration). Returns 0, or the failure code (the State's arrays are then partly

@@ -619,9 +619,11 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
         Ici = Ic + 36 * i
         for k in range(nd):
             inertia_vec(Ici, t.S + 6 * (u0 + k), Fc + 6 * k)  # Ic: a sum of spatial inertias
-        for k in range(nd):
-            for l in range(nd):
-                M[nu * (u0 + k) + u0 + l] = dot6(t.S + 6 * (u0 + k), Fc + 6 * l)
+        for k in range(nd):  # its upper triangle, mirrored: M is exactly symmetric
+            for l in range(k, nd):
+                e = dot6(t.S + 6 * (u0 + k), Fc + 6 * l)
+                M[nu * (u0 + k) + u0 + l] = e
+                M[nu * (u0 + l) + u0 + k] = e
         j = pa
         while j > 0:
             uj = t.uoff[j]

@@ -42,6 +42,21 @@ cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
             and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
 
 
+cdef inline bint _is_finite_f64(object a, int ndim, Py_ssize_t n0):
+    # a float64 C-contiguous ndarray of shape (n0,) (ndim 1) or (n0, 2, 3)
+    # (ndim 3) whose entries are all finite
+    cdef cnp.ndarray x
+    if not isinstance(a, cnp.ndarray):
+        return False
+    x = <cnp.ndarray>a
+    if (cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(x)
+            or cnp.PyArray_NDIM(x) != ndim or cnp.PyArray_DIM(x, 0) != n0):
+        return False
+    if ndim == 3 and (cnp.PyArray_DIM(x, 1) != 2 or cnp.PyArray_DIM(x, 2) != 3):
+        return False
+    return first_non_finite_at(<const double*>cnp.PyArray_DATA(x), cnp.PyArray_SIZE(x)) < 0
+
+
 cdef double* _f64_data(cnp.ndarray a, Py_ssize_t n, bint writable, str name) except? NULL:
     # The data of a C-contiguous float64 array of n entries (any shape), checked by its flags only:
     # the cheap check for the per-evaluation calls of a time loop.
@@ -341,6 +356,43 @@ cdef class TreeKernels:
             return
         with nogil:
             k_inverse(&self.t, &udot[0], &mobility_forces[0], &body_forces[0, 0, 0], &out[0])
+
+    def inverse_dynamics_new(self, object udot, object mobility_forces, object body_forces):
+        """The residual of ``inverse_dynamics`` as a new (nu,) array, or None when an argument is
+        not already a C-contiguous float64 array of its shape ((nu,), (nu,), (nb, 2, 3)) with
+        finite entries; the caller then converts it or names what is wrong. One call, checks in C."""
+        cdef cnp.npy_intp n = self.nu
+        cdef cnp.ndarray out
+        if not (_is_finite_f64(udot, 1, self.nu) and _is_finite_f64(mobility_forces, 1, self.nu)
+                and _is_finite_f64(body_forces, 3, self.nb)):
+            return None
+        out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0)
+        if self.nu > 0:
+            with nogil:
+                k_inverse(&self.t, <const double*>cnp.PyArray_DATA(<cnp.ndarray>udot),
+                          <const double*>cnp.PyArray_DATA(<cnp.ndarray>mobility_forces),
+                          <const double*>cnp.PyArray_DATA(<cnp.ndarray>body_forces),
+                          <double*>cnp.PyArray_DATA(out))
+        return out
+
+    def is_finite_vector(self, object x):
+        """Whether x is a C-contiguous float64 array of shape (nu,) with finite entries."""
+        return _is_finite_f64(x, 1, self.nu)
+
+    def is_finite_body_forces(self, object F):
+        """Whether F is a C-contiguous float64 array of shape (nb, 2, 3) with finite entries."""
+        return _is_finite_f64(F, 3, self.nb)
+
+    def mass_matrix_new(self):
+        """M(q) (nu, nu) as a new array by the composite-body method. Needs realize_position."""
+        cdef cnp.npy_intp dims[2]
+        dims[0] = self.nu
+        dims[1] = self.nu
+        cdef cnp.ndarray out = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+        if self.nu > 0:
+            with nogil:
+                k_mass_matrix(&self.t, <double*>cnp.PyArray_DATA(out))
+        return out
 
     def mass_matrix(self, double[:, ::1] out):
         """out (nu, nu) = M(q) by the composite-body method. Needs realize_position."""

@@ -41,22 +41,14 @@ class FusedRealization:
         """Realize ``state`` from stage ``g`` (Instance or above) to ``stage`` (at most Acceleration).
         False when a kernel failed: the stages above ``g`` are invalidated for the hooks to redo."""
         entry = self.entry
-        at_dynamics = g < DYNAMICS <= stage
+        if entry is None or not g < DYNAMICS <= stage:
+            return self.core.run(state, state._subs, system._num_realizations, g, stage, False)
         # the position forces are current as the force subsystem's Dynamics hook would find them
-        current = at_dynamics and entry is not None and entry.marked_at >= state._inval_epoch[entry.earliest]
-        if self.core.realize(g, stage, current):
-            state._invalidate(g + 1)
+        current = entry.marked_at >= state._inval_epoch[entry.earliest]
+        if not self.core.run(state, state._subs, system._num_realizations, g, stage, current):
             return False
-        if at_dynamics and entry is not None and not current:
+        if not current:
             entry.marked_at = state._epoch
-        for ss in state._subs:
-            ss.stage = stage
-        state._stage = stage
-        if state._hi < stage:
-            state._hi = stage
-        counts = system._num_realizations
-        for s in range(g + 1, stage + 1):
-            counts[s] += 1
         return True
 
 

@@ -548,8 +548,7 @@ class MatterTree(BatchDynamics, Subsystem):
         return self._at(state, stage, what).ws
 
     def _check_nu(self, x, ws, what: str) -> np.ndarray:
-        if type(x) is np.ndarray and x.dtype.char == "d" and x.shape == (ws.nu,) and x.flags.c_contiguous \
-                and _core._k.all_finite(x):
+        if ws.is_finite_vector(x):
             return x  # the common case, without a conversion
         a = np.ascontiguousarray(x, dtype=np.float64)
         if a.shape != (ws.nu,) or not _core._k.all_finite(a):
@@ -557,8 +556,7 @@ class MatterTree(BatchDynamics, Subsystem):
         return a
 
     def _check_body_forces(self, F, ws, what: str) -> np.ndarray:
-        if type(F) is np.ndarray and F.dtype.char == "d" and F.shape == (ws.nb, 2, 3) and F.flags.c_contiguous \
-                and _core._k.all_finite(F.reshape(-1)):
+        if ws.is_finite_body_forces(F):
             return F  # the common case, without a conversion
         a = np.ascontiguousarray(F, dtype=np.float64)
         if a.shape != (ws.nb, 2, 3) or not _core._k.all_finite(a.reshape(-1)):
@@ -568,10 +566,7 @@ class MatterTree(BatchDynamics, Subsystem):
 
     def calc_m(self, state: State) -> np.ndarray:
         """The mass matrix M (nu, nu), by composite-body inertias (Position)."""
-        ws = self._ws_at(state, POSITION, "calc_m()")
-        out = np.zeros((ws.nu, ws.nu))
-        ws.mass_matrix(out)
-        return out
+        return self._ws_at(state, POSITION, "calc_m()").mass_matrix_new()
 
     def calc_m_inv(self, state: State) -> np.ndarray:
         """M^-1 (nu, nu), column by column with the O(n) operator (Position)."""
@@ -601,6 +596,9 @@ class MatterTree(BatchDynamics, Subsystem):
                                                  known_udot) -> np.ndarray:
         """Inverse dynamics: M udot + C(q, u) - (f + J^T F), (nu,) (Velocity)."""
         ws = self._ws_at(state, VELOCITY, "calc_residual_force_ignoring_constraints()")
+        out = ws.inverse_dynamics_new(known_udot, mobility_forces, body_forces)
+        if out is not None:  # the common case: arrays of the right kind, checked in one call
+            return out
         what = "calc_residual_force_ignoring_constraints()"
         out = np.zeros(ws.nu)
         ws.inverse_dynamics(self._check_nu(known_udot, ws, what), self._check_nu(mobility_forces, ws, what),
