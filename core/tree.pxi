@@ -26,7 +26,7 @@ ctypedef cnp.int64_t idx_t
 cdef struct Tree:
     Py_ssize_t nb, nu, nq
     # a scratch tree (batch items, the compiled loop): it skips the caches that
-    # only a State's readers use (H, the station-bias accelerations)
+    # only a State's readers use (H, p_GC, the station-bias accelerations)
     bint lean
     # frozen topology and instance data
     const idx_t* parent
@@ -262,11 +262,13 @@ cdef void k_position(Tree* t) noexcept nogil:
             cross3_add(pi, s, s + 3)
             if not t.lean:
                 motion_origin_to_point(s, t.p_GB + 3 * i, t.H + 6 * (u0 + k))
-        # mass center p_GC = p_GB + R_GB p_BC (every body's own)
-        mat33_vec(Ri, t.p_BC + 3 * i, d)
-        c = t.p_GC + 3 * i
-        for k in range(3):
-            c[k] = t.p_GB[3 * i + k] + d[k]
+        # mass center p_GC = p_GB + R_GB p_BC (every body's own; read by the
+        # State's users and the gravity energy, not by a lean tree's sweeps)
+        if not t.lean:
+            mat33_vec(Ri, t.p_BC + 3 * i, d)
+            c = t.p_GC + 3 * i
+            for k in range(3):
+                c[k] = t.p_GB[3 * i + k] + d[k]
         if jt == J_WELD:
             continue  # its mass is in its root's composite; its I_O stays 0
         # spatial inertia of the body with its welded descendants (composite m,

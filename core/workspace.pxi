@@ -42,6 +42,22 @@ cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
             and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
 
 
+cdef inline object _dup(object a):
+    # a C-contiguous copy of the ndarray a
+    return cnp.PyArray_NewCopy(<cnp.ndarray>a, cnp.NPY_CORDER)
+
+
+cdef extern from "numpy/arrayobject.h":
+    object PyArray_View(cnp.ndarray a, void* dtype, void* subtype)
+
+
+def readonly_view(cnp.ndarray a):
+    """A read-only view of ``a`` (what ``a.view()`` and clearing its writeable flag give, in one call)."""
+    cdef cnp.ndarray v = PyArray_View(a, NULL, NULL)
+    cnp.PyArray_CLEARFLAGS(v, cnp.NPY_ARRAY_WRITEABLE)
+    return v
+
+
 cdef inline bint _is_finite_f64(object a, int ndim, Py_ssize_t n0):
     # a float64 C-contiguous ndarray of shape (n0,) (ndim 1) or (n0, 2, 3)
     # (ndim 3) whose entries are all finite
@@ -236,8 +252,19 @@ cdef class TreeKernels:
         other.mass = self.mass; other.p_BC = self.p_BC; other.I_B = self.I_B
         other.rpar = self.rpar; other.fflag = self.fflag
         other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
-        for name in _CACHE_ARRAYS:
-            other._set(name, self._get(name).copy())
+        # (one C-API copy per array, named one by one: the State's copy runs this per State)
+        other.q = _dup(self.q); other.u = _dup(self.u)
+        other.R_FM = _dup(self.R_FM); other.p_FM = _dup(self.p_FM); other.H_FM = _dup(self.H_FM)
+        other.qerr = _dup(self.qerr); other.R_GF = _dup(self.R_GF); other.p_GM = _dup(self.p_GM)
+        other.R_GB = _dup(self.R_GB); other.p_GB = _dup(self.p_GB); other.p_GC = _dup(self.p_GC)
+        other.H = _dup(self.H); other.S = _dup(self.S); other.I_O = _dup(self.I_O)
+        other.P = _dup(self.P); other.Pa = _dup(self.Pa); other.U = _dup(self.U); other.Dinv = _dup(self.Dinv)
+        other.V_FM = _dup(self.V_FM); other.HDotu_FM = _dup(self.HDotu_FM); other.qdot = _dup(self.qdot)
+        other.V_O = _dup(self.V_O); other.V_GB = _dup(self.V_GB); other.c = _dup(self.c); other.b = _dup(self.b)
+        other.A_bias_O = _dup(self.A_bias_O); other.A_bias = _dup(self.A_bias)
+        other.udot = _dup(self.udot); other.qdotdot = _dup(self.qdotdot)
+        other.A_O = _dup(self.A_O); other.A_GB = _dup(self.A_GB)
+        other._f = _dup(self._f); other._g = _dup(self._g); other._Ic = _dup(self._Ic); other._F = _dup(self._F)
         other._bind()
         other._abi_valid = self._abi_valid
         return other

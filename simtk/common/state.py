@@ -202,8 +202,9 @@ class State:
         qs, us, zs = slice(ss.q0, ss.q0 + ss.nq), slice(ss.u0, ss.u0 + ss.nu), slice(ss.z0, ss.z0 + ss.nz)
         ss.q, ss.u, ss.z = self._q[qs], self._u[us], self._z[zs]
         ss.qdot, ss.udot, ss.zdot, ss.qdotdot = self._qdot[qs], self._udot[us], self._zdot[zs], self._qdotdot[qs]
-        for name in ("q", "u", "z", "qdot", "udot", "zdot", "qdotdot"):
-            setattr(ss, name + "_ro", _readonly(getattr(ss, name)))
+        ss.q_ro, ss.u_ro, ss.z_ro = _readonly(ss.q), _readonly(ss.u), _readonly(ss.z)
+        ss.qdot_ro, ss.udot_ro, ss.zdot_ro = _readonly(ss.qdot), _readonly(ss.udot), _readonly(ss.zdot)
+        ss.qdotdot_ro = _readonly(ss.qdotdot)
 
     def _layout_instance(self) -> None:
         """Lay out constraint-error slots, multipliers and event-trigger slots."""
@@ -680,15 +681,17 @@ class State:
 
     @staticmethod
     def _copy_subsystem_state(ss: _SubsystemState, memo: dict) -> _SubsystemState:
-        c = _SubsystemState(ss.name, ss.index)
-        c.stage = ss.stage
-        for name in ("q_blocks", "u_blocks", "z_blocks", "qerr_blocks", "uerr_blocks", "udoterr_blocks",
-                     "trigger_blocks"):
-            setattr(c, name, list(getattr(ss, name)))  # payloads are never mutated: share them
-        for name in ("q0", "nq", "u0", "nu", "z0", "nz", "qerr0", "nqerr", "uerr0", "nuerr", "udoterr0",
-                     "nudoterr"):
-            if hasattr(ss, name):
-                setattr(c, name, getattr(ss, name))
+        c = _SubsystemState.__new__(_SubsystemState)
+        c.name, c.index, c.stage = ss.name, ss.index, ss.stage
+        # (attribute by attribute, not by name: a State's copy runs this per subsystem)
+        c.q_blocks, c.u_blocks, c.z_blocks = list(ss.q_blocks), list(ss.u_blocks), list(ss.z_blocks)
+        c.qerr_blocks, c.uerr_blocks = list(ss.qerr_blocks), list(ss.uerr_blocks)  # payloads are never
+        c.udoterr_blocks, c.trigger_blocks = list(ss.udoterr_blocks), list(ss.trigger_blocks)  # mutated: shared
+        if hasattr(ss, "nz"):  # laid out at Model
+            c.q0, c.nq, c.u0, c.nu, c.z0, c.nz = ss.q0, ss.nq, ss.u0, ss.nu, ss.z0, ss.nz
+        if hasattr(ss, "nudoterr"):  # laid out at Instance
+            c.qerr0, c.nqerr, c.uerr0, c.nuerr = ss.qerr0, ss.nqerr, ss.uerr0, ss.nuerr
+            c.udoterr0, c.nudoterr = ss.udoterr0, ss.nudoterr
         c.discrete = [_DiscreteVariable(_copy.deepcopy(v.value, memo), v.invalidates, v.allocated_at,
                                         v.update_entry) for v in ss.discrete]
         c.cache = []

@@ -397,3 +397,24 @@ def test_factory_rejects_bad_trees():
     ws = _core.make_tree_kernels([-1, 0], ["Weld", "Pin"], **kw)
     with pytest.raises(ValueError, match=r"q: expected shape \(1,\)"):
         _core.realize_position(ws, [0.0, 1.0])
+
+
+def test_copy_duplicates_every_cache_array():
+    """A workspace copy has its own copy of every cache array (equal values, no shared memory)
+    and shares only the frozen tree inputs; then both compute the same results independently."""
+    rng, tree, ws, q, u = setup_tree(3)
+    other = ws.copy()
+    mine, theirs = ws.__reduce__()[1][2], other.__reduce__()[1][2]  # every cache array, by name
+    assert mine.keys() == theirs.keys() and len(mine) > 30
+    for name in mine:
+        a, b = mine[name], theirs[name]
+        assert a.shape == b.shape, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+        assert not np.shares_memory(a, b), name
+    for name in ("parent", "jtype", "R_PF", "mass", "I_B", "cI_B", "rpar", "fflag"):
+        assert getattr(other, name) is getattr(ws, name)
+    R_before = ws.R_GB.copy()
+    other.realize_position(q + 0.1)
+    np.testing.assert_array_equal(ws.R_GB, R_before)  # the original untouched
+    ws.realize_position(q + 0.1)
+    np.testing.assert_array_equal(ws.R_GB, other.R_GB)

@@ -50,6 +50,11 @@ class _PositionForces:
         self.body_forces = np.zeros((nb, 2, 3))
         self.mobility_forces = np.zeros(nu)
 
+    def __deepcopy__(self, memo):
+        new = _PositionForces.__new__(_PositionForces)
+        new.body_forces, new.mobility_forces = self.body_forces.copy(), self.mobility_forces.copy()
+        return new
+
 
 class _ForceGroups:
     """Per-instance plan: the enabled elements grouped by how they are evaluated.

@@ -50,6 +50,9 @@ class _Layout:
         self.euler = euler
         self.custom: list = []  # Custom mobilized bodies: Python fills their kernel rows each stage
 
+    def __deepcopy__(self, memo):
+        return self  # never changed once made (a Model change makes a new one): a State's copy shares it
+
 
 class _MatterCache:
     """Instance-stage cache of one State: the kernel workspace and the arrays the stages fill."""
