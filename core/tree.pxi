@@ -95,6 +95,28 @@ cdef enum:
     FF_R_PF_ONE = 1    # R_PF is the identity
     FF_R_BM_ONE = 2    # R_BM is the identity
     FF_P_BM_ZERO = 4   # p_BM is zero
+    FF_R_PF_PERM = 8   # R_PF is a signed permutation (its code in bits 8-16)
+    FF_R_BM_PERM = 16  # R_BM is one (the code of R_BM^T in bits 17-25)
+    FF_PF_CODE = 8     # bit offsets of the two codes
+    FF_BM_CODE = 17
+
+
+cdef inline void mat33_mul_signed_perm(const double* A, idx_t code, double* out) noexcept nogil:
+    # out = A P for a signed permutation P whose column b holds s_b at row k_b,
+    # coded in 3 bits per column (k_b | (s_b < 0) << 2): column b of out is
+    # s_b times column k_b of A. The general product gives the same numbers,
+    # as every other term is a zero (up to the sign of a zero result).
+    cdef int b, k, r
+    cdef int cb
+    for b in range(3):
+        cb = <int>((code >> (3 * b)) & 7)
+        k = cb & 3
+        if cb & 4:
+            for r in range(3):
+                out[3 * r + b] = -A[3 * r + k]
+        else:
+            for r in range(3):
+                out[3 * r + b] = A[3 * r + k]
 
 
 # ---------------------------------------------------------------------------
@@ -218,6 +240,8 @@ cdef void k_position(Tree* t) noexcept nogil:
         Rf = t.R_GF + 9 * i
         if ff & FF_R_PF_ONE:
             memcpy(Rf, t.R_GB + 9 * pa, 9 * sizeof(double))
+        elif ff & FF_R_PF_PERM:
+            mat33_mul_signed_perm(t.R_GB + 9 * pa, ff >> FF_PF_CODE, Rf)
         else:
             mat33_mul(t.R_GB + 9 * pa, t.R_PF + 9 * i, Rf)
         mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, p_GF)
@@ -242,6 +266,8 @@ cdef void k_position(Tree* t) noexcept nogil:
         Ri = t.R_GB + 9 * i
         if ff & FF_R_BM_ONE:
             memcpy(Ri, R_GM, 9 * sizeof(double))
+        elif ff & FF_R_BM_PERM:
+            mat33_mul_signed_perm(R_GM, ff >> FF_BM_CODE, Ri)
         else:
             mat33_mul_T(R_GM, t.R_BM + 9 * i, Ri)
         if ff & FF_P_BM_ZERO:

@@ -42,6 +42,27 @@ cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
             and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
 
 
+#: the frame flags of k_position (TreeKernels.fflag), by name
+FRAME_FLAGS = dict(R_PF_ONE=FF_R_PF_ONE, R_BM_ONE=FF_R_BM_ONE, P_BM_ZERO=FF_P_BM_ZERO,
+                   R_PF_PERM=FF_R_PF_PERM, R_BM_PERM=FF_R_BM_PERM)
+
+
+def _signed_permutation_code(P):
+    """The code of mat33_mul_signed_perm for a 3x3 matrix with one entry +-1 per column and row
+    and zeros elsewhere (exactly), or -1 for any other matrix."""
+    cdef int b, k, code = 0
+    rows = set()
+    for b in range(3):
+        col = [float(P[r, b]) for r in range(3)]
+        nz = [r for r in range(3) if col[r] != 0.0]
+        if len(nz) != 1 or abs(col[nz[0]]) != 1.0:
+            return -1
+        k = nz[0]
+        rows.add(k)
+        code |= (k | (4 if col[k] < 0.0 else 0)) << (3 * b)
+    return code if len(rows) == 3 else -1
+
+
 cdef inline object _dup(object a):
     # a C-contiguous copy of the ndarray a
     return cnp.PyArray_NewCopy(<cnp.ndarray>a, cnp.NPY_CORDER)
@@ -159,10 +180,19 @@ cdef class TreeKernels:
                          _dp(self.R_BM), _dp(self.p_BM), _dp(self.mass), _dp(self.p_BC), _dp(self.I_B),
                          _ip(self.rpar), _dp(self.cmass), _dp(self.cp_BC), _dp(self.cI_B), _dp(h))
         one = np.eye(3)
-        self.fflag = np.array([(FF_R_PF_ONE if np.array_equal(self.R_PF[i], one) else 0)
-                               | (FF_R_BM_ONE if np.array_equal(self.R_BM[i], one) else 0)
-                               | (FF_P_BM_ZERO if not self.p_BM[i].any() else 0) for i in range(self.nb)],
-                              dtype=np.int64)
+        flags = []
+        for i in range(self.nb):
+            f = ((FF_R_PF_ONE if np.array_equal(self.R_PF[i], one) else 0)
+                 | (FF_R_BM_ONE if np.array_equal(self.R_BM[i], one) else 0)
+                 | (FF_P_BM_ZERO if not self.p_BM[i].any() else 0))
+            code = _signed_permutation_code(self.R_PF[i])
+            if code >= 0 and not f & FF_R_PF_ONE:
+                f |= FF_R_PF_PERM | (code << FF_PF_CODE)
+            code = _signed_permutation_code(self.R_BM[i].T)
+            if code >= 0 and not f & FF_R_BM_ONE:
+                f |= FF_R_BM_PERM | (code << FF_BM_CODE)
+            flags.append(f)
+        self.fflag = np.array(flags, dtype=np.int64)
         for a in (self.parent, self.jtype, self.qoff, self.uoff, self.jparam, self.R_PF, self.p_PF, self.R_BM,
                   self.p_BM, self.mass, self.p_BC, self.I_B, self.rpar, self.fflag, self.cmass, self.cp_BC,
                   self.cI_B):

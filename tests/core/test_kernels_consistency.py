@@ -3,12 +3,15 @@
 Each algorithm is checked by another one or by finite differences, never by
 values taken from the code under test.
 """
+import itertools
+
 import numpy as np
 import pytest
 from core_tree_helpers import QUATERNION_JOINTS, gravity_forces, quat_to_matrix, random_state, random_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simtk_core
 from simtk import _core
 from tolerances import assert_close, scale_of, tol
 
@@ -418,3 +421,72 @@ def test_copy_duplicates_every_cache_array():
     np.testing.assert_array_equal(ws.R_GB, R_before)  # the original untouched
     ws.realize_position(q + 0.1)
     np.testing.assert_array_equal(ws.R_GB, other.R_GB)
+
+
+def _rotation_permutations():
+    """The 24 signed permutation matrices that are rotations (det +1)."""
+    out = []
+    for perm in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            P = np.zeros((3, 3))
+            P[list(perm), range(3)] = signs
+            if np.linalg.det(P) > 0:
+                out.append(P)
+    return out
+
+
+def test_signed_permutation_codes():
+    """The frame products with a signed permutation (the axis alignments of URDF joints) take a
+    copy-and-negate path; its code must reproduce the matrix, and anything else must be refused."""
+    rotations = _rotation_permutations()
+    assert len(rotations) == 24
+    A = np.arange(1.0, 10.0).reshape(3, 3)
+    for P in rotations:
+        code = simtk_core._signed_permutation_code(P)
+        assert code >= 0
+        decoded = np.zeros((3, 3))
+        for b in range(3):
+            cb = (code >> (3 * b)) & 7
+            decoded[cb & 3, b] = -1.0 if cb & 4 else 1.0
+        np.testing.assert_array_equal(decoded, P)
+        np.testing.assert_array_equal(A @ decoded, A @ P)
+    c, s = np.cos(0.3), np.sin(0.3)
+    for M in (np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]]), np.array([[1.0, 0, 0], [1, 0, 0], [0, 0, 1]]),
+              np.array([[0.0, 1, 0], [1, 0, 0], [0, 0, 0]]), 2 * np.eye(3), np.zeros((3, 3)),
+              np.array([[1.0, 1e-300, 0], [0, 1, 0], [0, 0, 1]])):
+        assert simtk_core._signed_permutation_code(M) == -1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_frames_that_are_signed_permutations(seed):
+    """A tree whose R_PF and R_BM are axis alignments (signed permutations) or the identity: X_GF
+    must be exactly X_GP X_PF (one nonzero term per entry: no rounding), and X_GB the product of
+    the whole chain to round-off."""
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, ALL_JOINTS, nb=12)
+    rotations = _rotation_permutations()
+    aligned = rng.random(tree.nb) < 0.8  # the rest keep their general rotations
+    for i in range(1, tree.nb):
+        if aligned[i]:
+            tree.R_PF[i] = rotations[rng.integers(24)]
+        if rng.random() < 0.8:
+            tree.R_BM[i] = rotations[rng.integers(24)]
+    ws = tree.kernels()
+    q, _ = random_state(rng, ws, tree.joints)
+    ws.realize_position(q)
+    flags = simtk_core.FRAME_FLAGS
+    for i in range(1, tree.nb):
+        identity = np.array_equal(tree.R_PF[i], np.eye(3))
+        assert bool(ws.fflag[i] & flags["R_PF_PERM"]) == (aligned[i] and not identity)  # the path taken
+        assert bool(ws.fflag[i] & flags["R_PF_ONE"]) == identity
+        R = tree.R_BM[i]
+        permutation = bool(((R == 0) | (np.abs(R) == 1)).all() and (np.abs(R).sum(axis=0) == 1).all())
+        identity = np.array_equal(R, np.eye(3))
+        assert bool(ws.fflag[i] & flags["R_BM_PERM"]) == (permutation and not identity)
+        pa = tree.parent[i]
+        if aligned[i]:
+            np.testing.assert_array_equal(ws.R_GF[i], ws.R_GB[pa] @ tree.R_PF[i])
+        else:
+            np.testing.assert_allclose(ws.R_GF[i], ws.R_GB[pa] @ tree.R_PF[i], rtol=0, atol=8 * np.finfo(float).eps)
+        R_ref = ws.R_GF[i] @ ws.R_FM[i] @ tree.R_BM[i].T
+        np.testing.assert_allclose(ws.R_GB[i], R_ref, rtol=0, atol=16 * np.finfo(float).eps)
