@@ -474,6 +474,70 @@ cdef class TreeKernels:
         with nogil:
             k_multiply_by_m_inv(&self.t, &v[0], &out[0])
 
+    def constraint_operators(self, const double[:, ::1] G, double[:, ::1] YT, double[:, ::1] A):
+        """YT (m, nu) = (M^-1 G^T)^T row by row and A (m, m) = G M^-1 G^T, in one call.
+
+        A is computed on its lower triangle (A[i, j] = G[i] . YT[j], j <= i, summed in index
+        order) and mirrored, so it is exactly symmetric. Needs realize_position.
+        Cost: m O(n) sweeps and m^2 nu / 2 multiplications.
+        """
+        cdef Py_ssize_t m = G.shape[0], nu = self.nu, i, j, k
+        cdef double e
+        if G.shape[1] != nu or YT.shape[0] != m or YT.shape[1] != nu or A.shape[0] != m or A.shape[1] != m:
+            raise ValueError(f"constraint_operators: G, YT must be ({m}, {nu}) and A ({m}, {m})")
+        if m == 0:
+            return
+        if nu == 0:
+            A[:, :] = 0.0
+            return
+        if not self._abi_valid:
+            self.realize_articulated()
+        with nogil:
+            for i in range(m):
+                k_multiply_by_m_inv(&self.t, &G[i, 0], &YT[i, 0])
+            for i in range(m):
+                for j in range(i + 1):
+                    e = 0.0
+                    for k in range(nu):
+                        e = e + G[i, k] * YT[j, k]
+                    A[i, j] = e
+                    A[j, i] = e
+
+    def frame_jacobian_transpose_rows(self, const idx_t[::1] bodies, const double[:, ::1] stations,
+                                      const double[:, :, ::1] F, const idx_t[::1] rows, const idx_t[::1] starts,
+                                      const idx_t[::1] stops, double[:, ::1] out):
+        """out[rows[k]] = frame_jacobian_transpose of the entries starts[k]:stops[k], for every k:
+        the rows of G from a force map in one call (the rows named are overwritten)."""
+        cdef Py_ssize_t k, nr = rows.shape[0], ne = bodies.shape[0], m = out.shape[0]
+        if starts.shape[0] != nr or stops.shape[0] != nr or out.shape[1] != self.nu:
+            raise ValueError("frame_jacobian_transpose_rows: rows, starts, stops and out do not match")
+        for k in range(nr):
+            if not (0 <= rows[k] < m and 0 <= starts[k] <= stops[k] <= ne):
+                raise ValueError(f"frame_jacobian_transpose_rows: row {k} is out of range")
+        if stations.shape[0] != ne or F.shape[0] != ne:
+            raise ValueError("frame_jacobian_transpose_rows: bodies, stations and F differ in length")
+        for k in range(ne):
+            if not 0 <= bodies[k] < self.nb:
+                raise ValueError(f"frame_jacobian_transpose_rows: entry {k}: no body {bodies[k]}")
+        if self.nu == 0:
+            return
+        for k in range(nr):
+            self._jt_entries(bodies, stations, F, starts[k], stops[k], &out[rows[k], 0])
+
+    cdef void _jt_entries(self, const idx_t[::1] bodies, const double[:, ::1] stations, const double[:, :, ::1] F,
+                          Py_ssize_t j0, Py_ssize_t j1, double* out) noexcept:
+        cdef Py_ssize_t j, bi
+        cdef double r[3]
+        cdef double* Fb = _dp(self._F)
+        with nogil:
+            memset(Fb, 0, 6 * self.nb * sizeof(double))
+            for j in range(j0, j1):
+                bi = bodies[j]
+                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
+                add6(Fb + 6 * bi, &F[j, 0, 0])
+                cross3_add(r, &F[j, 1, 0], Fb + 6 * bi)
+            k_jacobian_transpose(&self.t, Fb, out)
+
     def jacobian(self, const double[::1] x, double[:, :, ::1] out):
         """out (nb,2,3) = J x: body spatial velocities (at body origins) for speeds x."""
         cdef const double* xp = &x[0] if self.nu > 0 else NULL
@@ -510,20 +574,9 @@ cdef class TreeKernels:
                                  const double[:, :, ::1] F, double[::1] out):
         """out (nu,) = sum_j J_j^T F_j for spatial forces F (k,2,3) (torque, force
         applied at the station) on the frames of :meth:`frame_jacobian`."""
-        cdef Py_ssize_t j, nk = bodies.shape[0]
-        cdef Py_ssize_t bi
-        cdef double r[3]
-        cdef double* Fb = _dp(self._F)
         if self.nu == 0:
             return
-        with nogil:
-            memset(Fb, 0, 6 * self.nb * sizeof(double))
-            for j in range(nk):
-                bi = bodies[j]
-                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
-                add6(Fb + 6 * bi, &F[j, 0, 0])
-                cross3_add(r, &F[j, 1, 0], Fb + 6 * bi)
-            k_jacobian_transpose(&self.t, Fb, &out[0])
+        self._jt_entries(bodies, stations, F, 0, bodies.shape[0], &out[0])
 
     def frame_bias(self, const idx_t[::1] bodies, const double[:, ::1] stations,
                    double[:, :, ::1] out):

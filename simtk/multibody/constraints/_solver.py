@@ -136,7 +136,7 @@ class _Plan:
         self.e_F0 = np.zeros((0, 2, 3))
         self.st_b = np.zeros(0, dtype=np.intp)
         self.st_s0 = np.zeros((0, 3))
-        self.rows = None  # (eq, start, stop) lists of the family parts' rows
+        self.rows = None  # (eq, start, stop) arrays of the family parts' rows
         self.b_eq = np.zeros(0, dtype=np.intp)  # the equation of each family entry
         self.copy_st = self.copy_F = self.copy_sts = False  # which templates the family force maps write
         self.class_parts = False  # whether some part is evaluated through class methods
@@ -193,7 +193,7 @@ class _Plan:
             s += part.S
             part.e1, part.s1 = e, s
             r_stop.extend(range(part.e0 + part.E, e + 1, part.E))
-        self.rows = (r_eq, r_start, r_stop)
+        self.rows = tuple(np.array(x, dtype=np.intp) for x in (r_eq, r_start, r_stop))
         self.b_eq = np.repeat(np.asarray(r_eq, dtype=np.intp), np.subtract(r_stop, r_start))
         self.e_body = np.concatenate([p.P["e_bodies"].reshape(-1) for p in fparts]).astype(np.intp)
         self.e_st0 = np.zeros((e, 3))
@@ -418,6 +418,11 @@ class _GMap:
         return self.b_F
 
 
+#: Up to this many equations A is factored by the compiled Cholesky (simtk_core.cholesky_lower), above it by
+#: LAPACK's blocked one.
+_SMALL = 64
+
+
 class _Factor:
     """Factorization of the symmetric positive semi-definite A = G M^-1 G^T for repeated solves.
 
@@ -448,7 +453,11 @@ class _Factor:
         if min(d) <= 1e-300 * scale:
             self.keep = np.array([i for i, x in enumerate(d) if x > 1e-300 * scale], dtype=np.intp)
             B = A.take(self.keep, axis=0).take(self.keep, axis=1)
-        L, info = _lapack.dpotrf(B, lower=1, clean=0)
+        if len(B) <= _SMALL:  # compiled, without a wrapper's cost per call
+            L = np.empty_like(B)
+            info = _core._k.cholesky_lower(B, L)
+        else:
+            L, info = _lapack.dpotrf(B, lower=1, clean=0)
         if info == 0 and min(L.diagonal().tolist()) ** 2 > 1e-10 * scale:
             self.chol = L
             return
@@ -465,11 +474,20 @@ class _Factor:
             return rhs * self.inv1
         if self.chol is not None:
             if self.keep is None:
-                return _lapack.dpotrs(self.chol, rhs, lower=1)[0]
+                return self._chol_solve(rhs)
             x = np.zeros(self.m)
-            x[self.keep] = _lapack.dpotrs(self.chol, rhs.take(self.keep), lower=1)[0]
+            x[self.keep] = self._chol_solve(rhs.take(self.keep))
             return x
         return self.pinv @ rhs
+
+
+    def _chol_solve(self, rhs: np.ndarray) -> np.ndarray:
+        L = self.chol
+        if len(L) <= _SMALL:
+            x = np.empty(len(L))
+            _core._k.cholesky_solve(L, np.ascontiguousarray(rhs, dtype=np.float64), x)
+            return x
+        return _lapack.dpotrs(L, rhs, lower=1)[0]
 
 
 def _n_rows(ws, plan: _Plan, layout):
@@ -512,11 +530,9 @@ def gmap(matter, state: State, cache, need_inverse: bool = False) -> _GMap:
         G = g.G
         m = len(G)
         YT = np.empty_like(G)
-        for k in range(m):
-            ws.multiply_by_m_inv(G[k], YT[k])
-        # A is symmetric up to round-off; the factorizations read only its lower triangle.
-        g.YT, g.A = YT, G @ YT.T
-        A = g.A
+        A = np.empty((m, m))
+        ws.constraint_operators(G, YT, A)  # one call: the m sweeps and A's triangle, mirrored
+        g.YT, g.A = YT, A
         g.factor = _Factor(A)
     return g
 
@@ -563,11 +579,7 @@ def _build_gmap(matter, state: State, cache, g: _GMap) -> None:
     e_body = plan.e_body
     jt = ws.frame_jacobian_transpose
     if plan.rows is not None:
-        if len(plan.rows[0]) == 1:
-            jt(e_body, e_st, e_F, G[plan.rows[0][0]])
-        else:
-            for k, s0, s1 in zip(*plan.rows):
-                jt(e_body[s0:s1], e_st[s0:s1], e_F[s0:s1], G[k])
+        ws.frame_jacobian_transpose_rows(e_body, e_st, e_F, *plan.rows, G)  # every family row in one call
     g.e_body, g.e_st, g.e_F, g.b_eq = e_body, e_st, e_F, plan.b_eq
     g.m_eq, g.m_u, g.m_val = _NO_INT, _NO_INT, _NO_FLOAT
     if out is not None:

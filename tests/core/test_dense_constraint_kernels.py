@@ -1,0 +1,130 @@
+"""The compiled pieces of the constraint solve: the operators M^-1 G^T and G M^-1 G^T, the rows of G
+from a force map, and the small Cholesky factorization of the multiplier system.
+
+Each is held to an independent computation: numpy's Cholesky and solves, the O(n) M^-1 products one
+row at a time, and the single-row Jacobian transpose; tolerances scale with the size of the numbers.
+"""
+import numpy as np
+import pytest
+from core_tree_helpers import random_state, random_tree
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simtk_core
+from simtk.multibody.constraints._solver import _SMALL, _Factor
+
+ALL = ["Pin", "Slider", "Universal", "Cylinder", "Planar", "Gimbal", "Ball", "Free", "Weld"]
+EPS = np.finfo(float).eps
+
+
+def _spd(rng, m, extra=2):
+    X = rng.normal(size=(m, m + extra))
+    return X @ X.T
+
+
+@given(st.integers(1, 30), st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_cholesky_matches_numpy(m, seed):
+    rng = np.random.default_rng(seed)
+    A = _spd(rng, m)
+    L = np.full((m, m), np.nan)
+    assert simtk_core.cholesky_lower(A, L) == 0
+    assert not np.triu(L, 1).any()
+    scale = np.abs(A).max()
+    np.testing.assert_allclose(L, np.linalg.cholesky(A), rtol=0, atol=64 * m * EPS * np.sqrt(scale))
+    b = rng.normal(size=m)
+    x = np.empty(m)
+    simtk_core.cholesky_solve(L, b, x)
+    np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=0, atol=64 * m * EPS * np.linalg.cond(A) * np.abs(x).max())
+
+
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_cholesky_reports_the_first_bad_pivot(m):
+    rng = np.random.default_rng(m)
+    A = _spd(rng, m)
+    for j in range(m):
+        B = A.copy()
+        B[j, :j] = 0.0
+        B[:j, j] = 0.0
+        B[j, j] = -1.0  # row j's pivot is negative whatever the rows before it give
+        L = np.zeros((m, m))
+        assert simtk_core.cholesky_lower(B, L) == j + 1
+    B = A.copy()
+    B[0, 0] = np.nan
+    assert simtk_core.cholesky_lower(B, np.zeros((m, m))) == 1
+    with pytest.raises(ValueError, match="cholesky_lower"):
+        simtk_core.cholesky_lower(A, np.zeros((m + 1, m + 1)))
+    with pytest.raises(ValueError, match="cholesky_solve"):
+        simtk_core.cholesky_solve(np.eye(m), np.zeros(m + 1), np.zeros(m))
+
+
+@pytest.mark.parametrize("m", [_SMALL - 1, _SMALL, _SMALL + 1])
+def test_factor_solves_alike_on_both_sides_of_the_lapack_threshold(m):
+    """Up to _SMALL equations the compiled Cholesky, above it LAPACK's: the same solution to round-off,
+    and the least-norm one when rows of A vanish (a planar loop's out-of-plane rows)."""
+    rng = np.random.default_rng(m)
+    A = _spd(rng, m, extra=4)
+    b = rng.normal(size=m)
+    x = _Factor(A).solve(b)
+    cond = np.linalg.cond(A)
+    np.testing.assert_allclose(A @ x, b, rtol=0, atol=64 * m * EPS * cond * np.abs(b).max())
+    Z = np.zeros((m + 2, m + 2))
+    Z[1:-1, 1:-1] = A
+    bz = np.concatenate([[0.0], b, [0.0]])
+    xz = _Factor(Z).solve(bz)
+    assert xz[0] == 0.0 and xz[-1] == 0.0
+    np.testing.assert_allclose(xz[1:-1], x, rtol=0, atol=64 * m * EPS * cond * np.abs(x).max())
+
+
+def _tree(seed):
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, ALL, nb=9)
+    ws = tree.kernels()
+    q, u = random_state(rng, ws, tree.joints)
+    ws.realize_position(q)
+    return rng, ws
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_constraint_operators(seed):
+    rng, ws = _tree(seed)
+    m = 5
+    G = rng.normal(size=(m, ws.nu))
+    YT, A = np.empty((m, ws.nu)), np.empty((m, m))
+    ws.constraint_operators(G, YT, A)
+    for k in range(m):
+        ref = np.empty(ws.nu)
+        ws.multiply_by_m_inv(G[k], ref)
+        np.testing.assert_array_equal(YT[k], ref)  # the same sweep, row by row
+    np.testing.assert_array_equal(A, A.T)  # one triangle, mirrored
+    ref = G @ YT.T
+    np.testing.assert_allclose(A, ref, rtol=0, atol=8 * ws.nu * EPS * np.abs(G).max() * np.abs(YT).max())
+    M = np.empty((ws.nu, ws.nu))
+    ws.mass_matrix(M)
+    np.testing.assert_allclose(M @ YT.T, G.T, rtol=0, atol=1e-9 * np.abs(G).max() * np.linalg.cond(M))
+    with pytest.raises(ValueError, match="constraint_operators"):
+        ws.constraint_operators(G, np.empty((m, ws.nu + 1)), A)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_of_g_in_one_call_equal_row_by_row(seed):
+    rng, ws = _tree(seed)
+    E = 11
+    bodies = rng.integers(0, ws.nb, E).astype(np.intp)
+    stations = rng.normal(size=(E, 3))
+    F = rng.normal(size=(E, 2, 3))
+    starts = np.array([0, 2, 2, 7], dtype=np.intp)
+    stops = np.array([2, 2, 7, 11], dtype=np.intp)
+    rows = np.array([3, 0, 4, 1], dtype=np.intp)
+    G = np.full((6, ws.nu), 7.0)
+    ws.frame_jacobian_transpose_rows(bodies, stations, F, rows, starts, stops, G)
+    for r, s0, s1 in zip(rows, starts, stops):
+        ref = np.empty(ws.nu)
+        ws.frame_jacobian_transpose(bodies[s0:s1], stations[s0:s1], F[s0:s1], ref)
+        np.testing.assert_array_equal(G[r], ref)
+    assert (G[[2, 5]] == 7.0).all()  # rows not named are left alone
+    assert not G[0].any()  # an empty range gives a zero row
+    with pytest.raises(ValueError, match="out of range"):
+        ws.frame_jacobian_transpose_rows(bodies, stations, F, rows, starts, stops + 1, G)
+    with pytest.raises(ValueError, match="no body"):
+        ws.frame_jacobian_transpose_rows(np.full(E, ws.nb, dtype=np.intp), stations, F, rows, starts, stops, G)
