@@ -53,3 +53,46 @@ def cholesky_solve(const double[:, ::1] L, const double[::1] b, double[::1] x):
             for k in range(i + 1, m):
                 s = s - L[k, i] * x[k]
             x[i] = s / L[i, i]
+
+
+def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[::1] keep,
+                    const double[:, ::1] YT, double[::1] lam, double[::1] du):
+    """The multipliers lam (m,) of A lam = rhs from A's Cholesky factor L, and du = lam YT (nu,).
+
+    ``keep`` names the rows of A that L factors (the others, rows of zeros, get lam = 0); empty
+    when L factors all of A. du is summed over the rows in index order."""
+    cdef Py_ssize_t m = lam.shape[0], nk = L.shape[0], nu = du.shape[0], i, k, j
+    cdef double s
+    cdef bint all_rows = keep.shape[0] == 0
+    if rhs.shape[0] != m or YT.shape[0] != m or YT.shape[1] != nu or L.shape[1] != nk \
+            or (all_rows and nk != m) or (not all_rows and keep.shape[0] != nk):
+        raise ValueError("multiplier_step: the sizes of rhs, L, keep, YT, lam and du do not match")
+    for k in range(keep.shape[0]):
+        if not 0 <= keep[k] < m:
+            raise ValueError(f"multiplier_step: keep[{k}] = {keep[k]} is not a row")
+    with nogil:
+        # forward then backward substitution into lam's kept rows (x = lam[keep])
+        for i in range(m):
+            lam[i] = 0.0
+        for i in range(nk):
+            s = rhs[i] if all_rows else rhs[keep[i]]
+            for k in range(i):
+                s = s - L[i, k] * (lam[k] if all_rows else lam[keep[k]])
+            if all_rows:
+                lam[i] = s / L[i, i]
+            else:
+                lam[keep[i]] = s / L[i, i]
+        for i in range(nk - 1, -1, -1):
+            s = lam[i] if all_rows else lam[keep[i]]
+            for k in range(i + 1, nk):
+                s = s - L[k, i] * (lam[k] if all_rows else lam[keep[k]])
+            if all_rows:
+                lam[i] = s / L[i, i]
+            else:
+                lam[keep[i]] = s / L[i, i]
+        for j in range(nu):
+            du[j] = 0.0
+        for i in range(m):
+            s = lam[i]
+            for j in range(nu):
+                du[j] = du[j] + s * YT[i, j]

@@ -619,6 +619,32 @@ cdef class TreeKernels:
                     joint_n_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
                                 op + self.t.qoff[i])
 
+    def subtract_correction(self, const double[::1] du, const double[::1] udot0, const double[:, :, ::1] A0,
+                            const double[::1] qdd0, double[::1] udot, double[:, :, ::1] A, double[::1] qdd):
+        """The constrained accelerations from the unconstrained ones and the correction du = Y lambda:
+        udot = udot0 - du, A = A0 - J du, qdd = qdd0 - N du (what three numpy subtractions after
+        ``jacobian`` and ``multiply_by_n`` give, in one call; the rows of Custom bodies in qdd are
+        qdd0 minus what qdd held). Needs realize_position."""
+        cdef Py_ssize_t i, nu = self.nu, nq = self.nq, nb = self.nb
+        if (du.shape[0] != nu or udot0.shape[0] != nu or udot.shape[0] != nu or qdd0.shape[0] != nq
+                or qdd.shape[0] != nq or A0.shape[0] != nb or A.shape[0] != nb):
+            raise ValueError("subtract_correction: an array's size does not match the tree")
+        with nogil:
+            for i in range(nu):
+                udot[i] = udot0[i] - du[i]
+            if nu:
+                k_jacobian(&self.t, &du[0], &A[0, 0, 0])
+            else:
+                memset(&A[0, 0, 0], 0, 6 * nb * sizeof(double))
+            for i in range(6 * nb):
+                (&A[0, 0, 0])[i] = (&A0[0, 0, 0])[i] - (&A[0, 0, 0])[i]
+            for i in range(1, nb):
+                if self.t.jtype[i] != J_CUSTOM:
+                    joint_n_mul(<int>self.t.jtype[i], self.t.q + self.t.qoff[i], &du[0] + self.t.uoff[i],
+                                &qdd[0] + self.t.qoff[i])
+            for i in range(nq):
+                qdd[i] = qdd0[i] - qdd[i]
+
     def multiply_by_n_inv(self, bint transpose, const double[::1] x, double[::1] out):
         """out = N^-1 x (x (nq,), out (nu,)) or N^-T x (x (nu,), out (nq,)).
 

@@ -128,3 +128,44 @@ def test_rows_of_g_in_one_call_equal_row_by_row(seed):
         ws.frame_jacobian_transpose_rows(bodies, stations, F, rows, starts, stops + 1, G)
     with pytest.raises(ValueError, match="no body"):
         ws.frame_jacobian_transpose_rows(np.full(E, ws.nb, dtype=np.intp), stations, F, rows, starts, stops, G)
+
+
+@pytest.mark.parametrize("dropped", [(), (0,), (2, 4)])
+def test_multiplier_step_is_the_factor_solve_and_its_correction(dropped):
+    """lam from the compiled substitutions equals _Factor.solve (the least-norm multipliers, zero on
+    rows of zeros) and du = lam YT to round-off."""
+    rng = np.random.default_rng(len(dropped))
+    m, nu = 6, 9
+    G = rng.normal(size=(m, nu))
+    G[list(dropped)] = 0.0
+    A = G @ G.T  # a stand-in SPD A with exactly zero rows where G has them
+    YT = rng.normal(size=(m, nu))
+    rhs = rng.normal(size=m)
+    f = _Factor(A)
+    assert f.chol is not None and (f.keep is None) == (not dropped)
+    lam, du = np.full(m, np.nan), np.full(nu, np.nan)
+    keep = np.zeros(0, dtype=np.intp) if f.keep is None else f.keep
+    simtk_core.multiplier_step(rhs, f.chol, keep, YT, lam, du)
+    ref = f.solve(rhs)
+    np.testing.assert_array_equal(lam, ref)  # the same substitutions in the same order
+    assert all(lam[i] == 0.0 for i in dropped)
+    np.testing.assert_allclose(du, lam @ YT, rtol=0, atol=8 * m * EPS * np.abs(lam).max() * np.abs(YT).max())
+    with pytest.raises(ValueError, match="multiplier_step"):
+        simtk_core.multiplier_step(rhs[:-1], f.chol, keep, YT, lam, du)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_subtract_correction_equals_the_separate_operators(seed):
+    rng, ws = _tree(seed)
+    du, udot0, qdd0 = rng.normal(size=ws.nu), rng.normal(size=ws.nu), rng.normal(size=ws.nq)
+    A0 = rng.normal(size=(ws.nb, 2, 3))
+    udot, A, qdd = np.empty(ws.nu), np.empty((ws.nb, 2, 3)), np.empty(ws.nq)
+    ws.subtract_correction(du, udot0, A0, qdd0, udot, A, qdd)
+    J, N = np.empty((ws.nb, 2, 3)), np.empty(ws.nq)
+    ws.jacobian(du, J)
+    ws.multiply_by_n(False, du, N)
+    np.testing.assert_array_equal(udot, udot0 - du)
+    np.testing.assert_array_equal(A, A0 - J)
+    np.testing.assert_array_equal(qdd, qdd0 - N)
+    with pytest.raises(ValueError, match="subtract_correction"):
+        ws.subtract_correction(du[:-1], udot0, A0, qdd0, udot, A, qdd)

@@ -673,14 +673,14 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
         if aerr_out is not None:
             aerr_out[0] = a - float(g.A[0, 0]) * lam1
         lam_out = aerr_out = None
+    elif factor.chol is not None and len(factor.chol) <= _SMALL:  # the solve and lam YT in one call
+        lam = np.empty(plan.m)
+        du = np.empty(ws.nu)
+        _core._k.multiplier_step(aerr, factor.chol, _NO_INT if factor.keep is None else factor.keep, g.YT, lam, du)
     else:
         lam = factor.solve(aerr)
         du = lam @ g.YT
-    np.subtract(udot0, du, out=udot)
-    ws.jacobian(du, A)
-    np.subtract(A0, A, out=A)
-    ws.multiply_by_n(False, du, qdd)
-    np.subtract(qdd0, qdd, out=qdd)
+    ws.subtract_correction(du, udot0, A0, qdd0, udot, A, qdd)  # udot0 - du, A0 - J du, qdd0 - N du
     if cache.layout.custom:  # Custom mobilizers fill their own qdotdot rows from udot
         np.copyto(ws.udot, udot)
         np.copyto(ws.qdotdot, qdd)
