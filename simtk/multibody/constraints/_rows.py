@@ -5,7 +5,8 @@ arrays of the matter subsystem (all in Ground), and reproduces Simbody's equatio
 off the constraint manifold:
 
 ===============  ===================================================================================
-``Coincident``   Ball and the translation rows of Weld: station S (s2 on body 2) and P (s1 on body 1)
+``Coincident``   (position, force map and fast rows in the compiled core: core/constraint_rows.pxi)
+                 Ball and the translation rows of Weld: station S (s2 on body 2) and P (s1 on body 1)
                  coincide. As in Simbody the three rows are measured and expressed in the *ancestor*
                  A of the two bodies, and body 1 takes its reaction at its material point C that is
                  currently at S (not at P):
@@ -53,8 +54,11 @@ import math
 
 import numpy as np
 
+from ... import _core
+
 __all__: list[str] = []
 
+_NO_FLOAT = np.zeros(0)
 _I1 = np.array([1, 2, 0])
 _I2 = np.array([2, 0, 1])
 #: Rod: below this distance the stations are taken to coincide (Simbody's TinyReal = eps^1.25).
@@ -129,10 +133,8 @@ class Coincident:
     @staticmethod
     def pack(b1, s1, b2, s2, ancestor) -> dict:
         b1, b2, a = _intp(b1), _intp(b2), _intp(ancestor)
-        P = _pair_layout(dict(b1=b1, b2=b2, s1=_vecs(s1), s2=_vecs(s2), a=a, ground=not a.any(),
-                              b21=np.concatenate([b2, b1])), b2, b1, 3)
+        P = _pair_layout(dict(b1=b1, b2=b2, s1=_vecs(s1), s2=_vecs(s2), a=a, ground=not a.any()), b2, b1, 3)
         K = P["K"]
-        P["s21"] = np.concatenate([P["s2"], P["s1"]])
         st = np.zeros((K, 3, 2, 3))
         st[:, :, 0] = P["s2"][:, None, :]
         P["e_st0"] = st.reshape(-1, 2, 3)
@@ -150,11 +152,9 @@ class Coincident:
     @staticmethod
     def position(P, kin):
         K = P["K"]
-        r, S = _stations(kin, P["b21"], P["s21"])  # S on body 2, then P on body 1
-        d = (S[:K] - S[K:])
-        if not P["ground"]:
-            d = _rot_t(kin.R.take(P["a"], axis=0), d)
-        return d.reshape(-1), S[:K]
+        perr, S = np.empty(3 * K), np.empty((K, 3))  # S: the stations on body 2, in Ground
+        _core._k.coincident_position(kin.ws, P["b1"], P["s1"], P["b2"], P["s2"], P["a"], P["ground"], perr, S)
+        return perr, S
 
     @staticmethod
     def _relative_velocity(P, kin, r2, S):
@@ -185,28 +185,15 @@ class Coincident:
         """Row j of each pair: +n_j at S on body 2, -n_j at C on body 1, n_j = R_GA e_j."""
         if S is None:
             S = _stations(kin, P["b2"], P["s2"])[1]
-        K, b1 = P["K"], P["b1"]
-        sC = _rot_t(kin.R.take(b1, axis=0), S - kin.p.take(b1, axis=0))  # C's station on body 1
-        st.reshape(K, 3, 2, 3)[:, :, 1] = sC[:, None, :]
-        sts[K:] = sC
-        if P["ground"]:
-            return None
-        RA = _take(kin.R, P["a"])
-        n = np.swapaxes(RA, 1, 2)  # (K, j, 3): row j's direction R_GA e_j
-        F4 = F.reshape(K, 3, 2, 2, 3)
-        F4[:, :, 0, 1] = n
-        F4[:, :, 1, 1] = -n
-        return RA
+        _core._k.coincident_force_map(kin.ws, P["b1"], P["a"], P["ground"], S, st, F, sts)
+        return None if P["ground"] else True  # the fast rows rotate into A only when A is not Ground
 
     @staticmethod
-    def fast(P, RA, ctx) -> np.ndarray:
-        K = P["K"]
-        AB = ctx.AB_part
-        e = AB[:K, 1] - AB[K:, 1]
-        if RA is not None:
-            dv = _rot(RA, ctx.verr_part.reshape(K, 3))  # v_S - v_C = R_GA pverr
-            e = _rot_t(RA, e - 2.0 * _cross(_take(ctx.V, P["a"])[:, 0], dv))
-        return ctx.Gud_part + e.reshape(-1)
+    def fast(P, rotated, ctx) -> np.ndarray:
+        out = np.empty(3 * P["K"])
+        _core._k.coincident_fast(ctx.ws, P["a"], rotated is None, ctx.AB_part,
+                           ctx.verr_part if rotated is not None else _NO_FLOAT, ctx.Gud_part, out)
+        return out
 
 
 # ====================================================================== Plane (PointInPlane, PointOnLine)

@@ -51,6 +51,7 @@ class _Kinematics:
 
     def __init__(self, state, plan, ws, q, u=None, qdot=None, udot=None, qdotdot=None, A=None, V=None):
         self.state = state
+        self.ws = ws
         self.t = state._t
         self.q = q
         if u is not None:
@@ -67,19 +68,20 @@ class _Kinematics:
 class _FamilyKinematics:
     """The little the family routines read (poses, velocities), without a full _Kinematics."""
 
-    __slots__ = ("R", "p", "V")
+    __slots__ = ("R", "p", "V", "ws")
 
     def __init__(self, ws):
-        self.R, self.p, self.V = ws.R_GB, ws.p_GB, ws.V_GB
+        self.R, self.p, self.V, self.ws = ws.R_GB, ws.p_GB, ws.V_GB, ws
 
 
 class _AccelContext:
     """What the fast acceleration rows of a family part read: ``Gud_part`` (its rows of G udot0),
     ``verr_part`` (its realized velocity errors), ``AB_part`` and ``VS_part`` (the bias
     accelerations and the velocities (angular, station) of its stations, (S, 2, 3)), ``V`` the
-    body velocities and ``Abias`` (nb, 2, 3) the body bias accelerations."""
+    body velocities, ``Abias`` (nb, 2, 3) the body bias accelerations and ``ws`` the kernels (for the
+    families evaluated in the compiled core)."""
 
-    __slots__ = ("Gud_part", "verr_part", "AB_part", "VS_part", "Abias", "V")
+    __slots__ = ("Gud_part", "verr_part", "AB_part", "VS_part", "Abias", "V", "ws")
 
 
 def kinematics_of_state(matter, state: State) -> _Kinematics:
@@ -637,7 +639,7 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
             VS = np.empty((len(st_b), 2, 3))
             ws.frame_jacobian(st_b, g.st_s, ss.u, VS)
     ctx = _AccelContext()
-    ctx.V, ctx.Abias = ws.V_GB, ws.A_bias
+    ctx.V, ctx.Abias, ctx.ws = ws.V_GB, ws.A_bias, ws
     kin = None
     for part, h in zip(plan.parts, g.handles):
         eq = part.eq_flat

@@ -1,0 +1,126 @@
+# Row families of the constraint solve evaluated in the compiled core, from the
+# pose and velocity arrays of a TreeKernels (all in Ground). Each function is
+# the compiled form of a family's routine in
+# simtk/multibody/constraints/_rows.py, whose docstrings give the equations;
+# the families call these, so the Python staged path and any compiled caller
+# compute the same numbers.
+#
+# Coincident (Ball, the translation rows of Weld): K point pairs, three rows
+# each; S = station s2 on body 2, P = station s1 on body 1, A = the ancestor
+# frame of the two bodies (Ground when `ground`), C = the material point of
+# body 1 at S.
+
+
+cdef inline void _station(const Tree* t, idx_t b, const double* s, double* r, double* p) noexcept nogil:
+    # r = R_GB s, p = p_GB + r
+    mat33_vec(t.R_GB + 9 * b, s, r)
+    p[0] = t.p_GB[3 * b] + r[0]
+    p[1] = t.p_GB[3 * b + 1] + r[1]
+    p[2] = t.p_GB[3 * b + 2] + r[2]
+
+
+cdef int _check_pairs(TreeKernels ws, const idx_t[::1] b1, const double[:, ::1] s1, const idx_t[::1] b2,
+                      const double[:, ::1] s2, const idx_t[::1] a) except -1:
+    cdef Py_ssize_t K = b1.shape[0], k
+    if b2.shape[0] != K or a.shape[0] != K or s1.shape[0] != K or s2.shape[0] != K \
+            or s1.shape[1] != 3 or s2.shape[1] != 3:
+        raise ValueError("coincident rows: b1, s1, b2, s2 and the ancestors differ in length")
+    for k in range(K):
+        if not (0 <= b1[k] < ws.nb and 0 <= b2[k] < ws.nb and 0 <= a[k] < ws.nb):
+            raise ValueError(f"coincident rows: pair {k} names a body outside the tree")
+    return 0
+
+
+def coincident_position(TreeKernels ws, const idx_t[::1] b1, const double[:, ::1] s1, const idx_t[::1] b2,
+                        const double[:, ::1] s2, const idx_t[::1] a, bint ground, double[::1] perr,
+                        double[:, ::1] S):
+    """perr (3K,) = R_AG (p_S - p_P) (= p_S - p_P when ``ground``) and the stations' locations
+    S (K, 3) in Ground (the geometry the force map reuses at this q)."""
+    cdef Py_ssize_t K = b1.shape[0], k, j
+    cdef double r[3]
+    cdef double pP[3]
+    cdef double d[3]
+    cdef const Tree* t = &ws.t
+    _check_pairs(ws, b1, s1, b2, s2, a)
+    if perr.shape[0] != 3 * K or S.shape[0] != K or S.shape[1] != 3:
+        raise ValueError("coincident_position: perr must have 3K entries and S be (K, 3)")
+    with nogil:
+        for k in range(K):
+            _station(t, b2[k], &s2[k, 0], r, &S[k, 0])
+            _station(t, b1[k], &s1[k, 0], r, pP)
+            for j in range(3):
+                d[j] = S[k, j] - pP[j]
+            if ground:
+                for j in range(3):
+                    perr[3 * k + j] = d[j]
+            else:
+                mat33T_vec(t.R_GB + 9 * a[k], d, &perr[3 * k])
+
+
+def coincident_force_map(TreeKernels ws, const idx_t[::1] b1, const idx_t[::1] a, bint ground,
+                         const double[:, ::1] S, double[:, :, ::1] st, double[:, :, :, ::1] F,
+                         double[:, ::1] sts):
+    """The force map at this q for unit multipliers: row j of pair k has entry 0 (+n_j at S on
+    body 2, its station a template) and entry 1 (-n_j at C on body 1); n_j = R_GA e_j. Writes C's
+    station on body 1, sC = R_GB1^T (S - p_GB1), into st (3K, 2, 3) (entry 1 of each row) and sts
+    (2K, 3) (its second half), and unless ``ground`` the directions into F (3K, 2, 2, 3)."""
+    cdef Py_ssize_t K = b1.shape[0], k, j, i, row
+    cdef double d[3]
+    cdef double sC[3]
+    cdef const Tree* t = &ws.t
+    cdef const double* RA
+    if a.shape[0] != K or S.shape[0] != K or S.shape[1] != 3 or st.shape[0] != 3 * K or st.shape[1] != 2 \
+            or st.shape[2] != 3 or sts.shape[0] != 2 * K or sts.shape[1] != 3 or F.shape[0] != 3 * K \
+            or F.shape[1] != 2 or F.shape[2] != 2 or F.shape[3] != 3:
+        raise ValueError("coincident_force_map: the shapes of a, S, st, F and sts do not fit K pairs")
+    for k in range(K):
+        if not (0 <= b1[k] < ws.nb and 0 <= a[k] < ws.nb):
+            raise ValueError(f"coincident_force_map: pair {k} names a body outside the tree")
+    with nogil:
+        for k in range(K):
+            for i in range(3):
+                d[i] = S[k, i] - t.p_GB[3 * b1[k] + i]
+            mat33T_vec(t.R_GB + 9 * b1[k], d, sC)
+            for i in range(3):
+                sts[K + k, i] = sC[i]
+            for j in range(3):
+                row = 3 * k + j
+                for i in range(3):
+                    st[row, 1, i] = sC[i]
+                if not ground:
+                    RA = t.R_GB + 9 * a[k]
+                    for i in range(3):
+                        F[row, 0, 1, i] = RA[3 * i + j]
+                        F[row, 1, 1, i] = -RA[3 * i + j]
+
+
+def coincident_fast(TreeKernels ws, const idx_t[::1] a, bint ground, const double[:, :, ::1] AB,
+                    const double[::1] verr, const double[::1] Gud, double[::1] out):
+    """The acceleration rows at the unconstrained accelerations: out = Gud + e with
+    e = a_S - a_C from the stations' bias accelerations AB (2K, 2, 3) (S's, then C's), and unless
+    ``ground`` e = R_AG (e - 2 w_GA x (R_GA verr)) with verr (3K,) the realized velocity errors."""
+    cdef Py_ssize_t K = a.shape[0], k, i
+    cdef double e[3]
+    cdef double dv[3]
+    cdef double c[3]
+    cdef const Tree* t = &ws.t
+    cdef const double* w
+    if AB.shape[0] != 2 * K or Gud.shape[0] != 3 * K or out.shape[0] != 3 * K \
+            or (not ground and verr.shape[0] != 3 * K):
+        raise ValueError("coincident_fast: the sizes of AB, verr, Gud and out do not fit K pairs")
+    for k in range(K):
+        if not 0 <= a[k] < ws.nb:
+            raise ValueError(f"coincident_fast: pair {k} names a body outside the tree")
+    with nogil:
+        for k in range(K):
+            for i in range(3):
+                e[i] = AB[k, 1, i] - AB[K + k, 1, i]
+            if not ground:
+                mat33_vec(t.R_GB + 9 * a[k], &verr[3 * k], dv)  # v_S - v_C = R_GA pverr
+                w = t.V_GB + 6 * a[k]
+                cross3(w, dv, c)
+                for i in range(3):
+                    c[i] = e[i] - 2.0 * c[i]
+                mat33T_vec(t.R_GB + 9 * a[k], c, e)
+            for i in range(3):
+                out[3 * k + i] = Gud[3 * k + i] + e[i]
