@@ -68,12 +68,19 @@ class _ExplicitRungeKutta(Integrator):
         self._b_used = np.ascontiguousarray(self._b[:n_inner])
 
     def _compiled_spec(self) -> tuple:
-        s = self._num_stages
-        A = np.zeros((s, s))
-        for i, row in enumerate(self._A):
-            A[i, :i] = row
-        n_inner = s - 1 if self._fsal else s
-        return "rk", A, np.ascontiguousarray(self._b[:n_inner]), np.ascontiguousarray(self._e), self._fsal
+        spec = type(self).__dict__.get("_spec")
+        if spec is None:  # once per method: the table is a class constant
+            s = self._num_stages
+            A = np.zeros((s, s))
+            for i, row in enumerate(self._A):
+                A[i, :i] = row
+            n_inner = s - 1 if self._fsal else s
+            arrays = (A, np.ascontiguousarray(self._b[:n_inner]), np.ascontiguousarray(self._e))
+            for a in arrays:
+                a.flags.writeable = False
+            spec = ("rk", *arrays, self._fsal)
+            type(self)._spec = spec
+        return spec
 
     def _attempt_step(self, t1: float) -> bool:
         # y = y0 + h sum_k a_k K_k, summed from k = 0 up by the compiled core (as its time loop does;

@@ -426,9 +426,12 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
             return self._fixed_step
         if self._initial_step is not None:
             return min(self._initial_step, self._max_step)
-        wy = self._wy
-        d0 = math.sqrt(float(np.mean((wy * self._y0) ** 2))) if self._ny else 0.0
-        d1 = math.sqrt(float(np.mean((wy * self._f0) ** 2))) if self._ny else 0.0
+        wy, n = self._wy, self._ny
+        # weighted RMS of y0 and of its derivative (np.dot: one call each, where np.mean costs several)
+        v = wy * self._y0
+        d0 = math.sqrt(float(np.dot(v, v)) / n) if n else 0.0
+        v = wy * self._f0
+        d1 = math.sqrt(float(np.dot(v, v)) / n) if n else 0.0
         scale = max(d0, 1.0) / d1 if d1 > 1e-12 else 1.0
         h = 0.1 * scale * self._accuracy ** (1.0 / (self._error_order + 1))
         return min(h, self._max_step)
