@@ -26,7 +26,7 @@ ctypedef cnp.int64_t idx_t
 cdef struct Tree:
     Py_ssize_t nb, nu, nq
     # a scratch tree (batch items, the compiled loop): it skips the caches that
-    # only a State's readers use (H, p_GC, the station-bias accelerations)
+    # only a State's readers use (H, p_GC, the station-bias accelerations, A_GB)
     bint lean
     # frozen topology and instance data
     const idx_t* parent
@@ -541,7 +541,8 @@ cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
         if jt == J_WELD:
             for k in range(6):
                 Ai[k] = t.A_O[6 * pa + k]
-            _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
+            if not t.lean:
+                _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
             continue
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
@@ -558,7 +559,8 @@ cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
             t.udot[u0 + k] = e
             for l in range(6):
                 Ai[l] += t.S[6 * (u0 + k) + l] * e
-        _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
+        if not t.lean:  # A_GB: for a State's readers (a lean tree's callers read udot and qdotdot)
+            _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
         if jt != J_CUSTOM:
             joint_qdotdot(jt, t.q + t.qoff[i], t.u + u0, t.udot + u0,
                           t.qdot + t.qoff[i], t.qdotdot + t.qoff[i])
