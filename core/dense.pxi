@@ -14,7 +14,8 @@ def cholesky_lower(const double[:, ::1] A, double[:, ::1] L):
     cdef Py_ssize_t m = A.shape[0], i, j, k, info = 0
     cdef double s, d
     if A.shape[1] != m or L.shape[0] != m or L.shape[1] != m:
-        raise ValueError(f"cholesky_lower: A and L must be square of one size, got ({A.shape[0]}, {A.shape[1]}) and ({L.shape[0]}, {L.shape[1]})")
+        raise ValueError(f"cholesky_lower: A and L must be square of one size, got ({A.shape[0]}, "
+                         f"{A.shape[1]}) and ({L.shape[0]}, {L.shape[1]})")
     with nogil:
         for i in range(m):
             for j in range(i + 1, m):
@@ -41,7 +42,8 @@ def cholesky_solve(const double[:, ::1] L, const double[::1] b, double[::1] x):
     cdef Py_ssize_t m = L.shape[0], i, k
     cdef double s
     if L.shape[1] != m or b.shape[0] != m or x.shape[0] != m:
-        raise ValueError(f"cholesky_solve: L is ({L.shape[0]}, {L.shape[1]}), b has {b.shape[0]} and x {x.shape[0]} entries")
+        raise ValueError(f"cholesky_solve: L is ({L.shape[0]}, {L.shape[1]}), b has {b.shape[0]} and x "
+                         f"{x.shape[0]} entries")
     with nogil:
         for i in range(m):
             s = b[i]

@@ -192,7 +192,7 @@ class Coincident:
     def fast(P, rotated, ctx) -> np.ndarray:
         out = np.empty(3 * P["K"])
         _core._k.coincident_fast(ctx.ws, P["a"], rotated is None, ctx.AB_part,
-                           ctx.verr_part if rotated is not None else _NO_FLOAT, ctx.Gud_part, out)
+                                 ctx.verr_part if rotated is not None else _NO_FLOAT, ctx.Gud_part, out)
         return out
 
 

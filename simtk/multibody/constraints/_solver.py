@@ -429,9 +429,10 @@ class _Factor:
     """Factorization of the symmetric positive semi-definite A = G M^-1 G^T for repeated solves.
 
     Rows of G that are exactly zero (a planar loop's out-of-plane row) have zero multipliers and
-    are left out; the rest is factored by Cholesky (LAPACK potrf) when well conditioned, else by
-    its eigen-decomposition. Either way the solution is the pseudo-inverse one, the multipliers
-    of least norm, as Simbody's rank-revealing factorization gives them.
+    are left out; the rest is factored by Cholesky (compiled up to ``_SMALL`` equations, LAPACK's
+    potrf above) when well conditioned, else by its eigen-decomposition. Either way the solution
+    is the pseudo-inverse one, the multipliers of least norm, as Simbody's rank-revealing
+    factorization gives them.
     """
 
     __slots__ = ("chol", "pinv", "keep", "m", "inv1")
@@ -481,7 +482,6 @@ class _Factor:
             x[self.keep] = self._chol_solve(rhs.take(self.keep))
             return x
         return self.pinv @ rhs
-
 
     def _chol_solve(self, rhs: np.ndarray) -> np.ndarray:
         L = self.chol
