@@ -3,38 +3,7 @@
 # multiplier systems have a few to a few dozen equations, where LAPACK's
 # wrappers cost more than the arithmetic).
 
-from libc.math cimport sqrt
-
-
-def cholesky_lower(const double[:, ::1] A, double[:, ::1] L):
-    """L (m, m) lower triangular with L L^T = A for a symmetric positive definite A (its lower
-    triangle read), row by row as LAPACK's unblocked dpotf2 does; the upper triangle of L is
-    zeroed. Returns 0, or j + 1 when the pivot of row j is not positive (L is then partial).
-    Cost: m^3 / 6 multiplications."""
-    cdef Py_ssize_t m = A.shape[0], i, j, k, info = 0
-    cdef double s, d
-    if A.shape[1] != m or L.shape[0] != m or L.shape[1] != m:
-        raise ValueError(f"cholesky_lower: A and L must be square of one size, got ({A.shape[0]}, "
-                         f"{A.shape[1]}) and ({L.shape[0]}, {L.shape[1]})")
-    with nogil:
-        for i in range(m):
-            for j in range(i + 1, m):
-                L[i, j] = 0.0
-        for j in range(m):
-            s = A[j, j]
-            for k in range(j):
-                s = s - L[j, k] * L[j, k]
-            if not s > 0.0:  # also a NaN
-                info = j + 1
-                break
-            d = sqrt(s)
-            L[j, j] = d
-            for i in range(j + 1, m):
-                s = A[i, j]
-                for k in range(j):
-                    s = s - L[i, k] * L[j, k]
-                L[i, j] = s / d
-    return info
+from libc.math cimport sqrt, INFINITY
 
 
 def cholesky_solve(const double[:, ::1] L, const double[::1] b, double[::1] x):
@@ -98,3 +67,75 @@ def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[:
             s = lam[i]
             for j in range(nu):
                 du[j] = du[j] + s * YT[i, j]
+
+
+cdef Py_ssize_t _factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1] keep) noexcept nogil:
+    cdef Py_ssize_t m = A.shape[0], i, j, k, nk = 0
+    cdef double scale = -INFINITY, s, d, dmin = INFINITY
+    for i in range(m):
+        if A[i, i] > scale:
+            scale = A[i, i]
+    if not scale > 0.0:
+        return -1
+    for i in range(m):
+        if A[i, i] > 1e-300 * scale:
+            keep[nk] = i
+            nk += 1
+    for i in range(nk):
+        for j in range(nk):
+            L[i, j] = 0.0
+    for j in range(nk):
+        s = A[keep[j], keep[j]]
+        for k in range(j):
+            s = s - L[j, k] * L[j, k]
+        if not s > 0.0:
+            return -2
+        d = sqrt(s)
+        L[j, j] = d
+        if d < dmin:
+            dmin = d
+        for i in range(j + 1, nk):
+            s = A[keep[i], keep[j]]
+            for k in range(j):
+                s = s - L[i, k] * L[j, k]
+            L[i, j] = s / d
+    if not dmin * dmin > 1e-10 * scale:
+        return -2
+    return nk
+
+
+def factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1] keep):
+    """The Cholesky factor of A = G M^-1 G^T without its rows of zeros, as the constraint solver
+    keeps it: rows whose diagonal is at most 1e-300 of the largest are left out (their indices
+    not in ``keep``), the rest factored into L[:nk, :nk] (row by row, as LAPACK's unblocked dpotf2;
+    its upper triangle zeroed), and
+    the factor accepted when its smallest pivot squared exceeds 1e-10 of the largest diagonal.
+    Returns nk (the kept rows are keep[:nk]), -1 when A's diagonal has no positive entry, or -2
+    when the kept block is not positive definite or too ill-conditioned (the caller then takes
+    A's eigen-decomposition)."""
+    cdef Py_ssize_t m = A.shape[0], r
+    if A.shape[1] != m or L.shape[0] < m or L.shape[1] < m or keep.shape[0] < m:
+        raise ValueError("factor_kept: A must be square and L, keep at least its size")
+    with nogil:
+        r = _factor_kept(A, L, keep)
+    return r
+
+
+def matvec(const double[:, ::1] G, const double[::1] x, double[::1] out):
+    """out (m,) = G x for G (m, n), each row's dot product in four interleaved partial sums."""
+    cdef Py_ssize_t m = G.shape[0], n = G.shape[1], i, k, n4
+    cdef double e, e1, e2, e3
+    if x.shape[0] != n or out.shape[0] != m:
+        raise ValueError(f"matvec: G is ({m}, {n}), x has {x.shape[0]} and out {out.shape[0]} entries")
+    n4 = n - n % 4
+    with nogil:
+        for i in range(m):
+            e = e1 = e2 = e3 = 0.0
+            for k in range(0, n4, 4):
+                e = e + G[i, k] * x[k]
+                e1 = e1 + G[i, k + 1] * x[k + 1]
+                e2 = e2 + G[i, k + 2] * x[k + 2]
+                e3 = e3 + G[i, k + 3] * x[k + 3]
+            for k in range(n4, n):
+                e = e + G[i, k] * x[k]
+            out[i] = (e + e1) + (e2 + e3)

@@ -26,9 +26,10 @@ def _spd(rng, m, extra=2):
 @settings(max_examples=60, deadline=None)
 def test_cholesky_matches_numpy(m, seed):
     rng = np.random.default_rng(seed)
-    A = _spd(rng, m)
-    L = np.full((m, m), np.nan)
-    assert simtk_core.cholesky_lower(A, L) == 0
+    A = _spd(rng, m, extra=m + 2)  # well conditioned: accepted whole
+    L, keep = np.full((m, m), np.nan), np.full(m, -1, dtype=np.intp)
+    assert simtk_core.factor_kept(A, L, keep) == m
+    np.testing.assert_array_equal(keep, np.arange(m))
     assert not np.triu(L, 1).any()
     scale = np.abs(A).max()
     np.testing.assert_allclose(L, np.linalg.cholesky(A), rtol=0, atol=64 * m * EPS * np.sqrt(scale))
@@ -38,22 +39,30 @@ def test_cholesky_matches_numpy(m, seed):
     np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=0, atol=64 * m * EPS * np.linalg.cond(A) * np.abs(x).max())
 
 
-@pytest.mark.parametrize("m", [1, 2, 5])
-def test_cholesky_reports_the_first_bad_pivot(m):
+@pytest.mark.parametrize("m", [2, 3, 6])
+def test_factor_kept_leaves_out_zero_rows_and_refuses_what_it_cannot_factor(m):
     rng = np.random.default_rng(m)
-    A = _spd(rng, m)
-    for j in range(m):
-        B = A.copy()
-        B[j, :j] = 0.0
-        B[:j, j] = 0.0
-        B[j, j] = -1.0  # row j's pivot is negative whatever the rows before it give
-        L = np.zeros((m, m))
-        assert simtk_core.cholesky_lower(B, L) == j + 1
-    B = A.copy()
-    B[0, 0] = np.nan
-    assert simtk_core.cholesky_lower(B, np.zeros((m, m))) == 1
-    with pytest.raises(ValueError, match="cholesky_lower"):
-        simtk_core.cholesky_lower(A, np.zeros((m + 1, m + 1)))
+    A = _spd(rng, m, extra=m + 2)
+    Z = np.zeros((m + 2, m + 2))  # rows 0 and 2 of zeros (a planar loop's out-of-plane rows)
+    inner = [1] + list(range(3, m + 2))
+    Z[np.ix_(inner, inner)] = A
+    L, keep = np.empty((m + 2, m + 2)), np.empty(m + 2, dtype=np.intp)
+    assert simtk_core.factor_kept(Z, L, keep) == m
+    np.testing.assert_array_equal(keep[:m], inner)
+    np.testing.assert_allclose(L[:m, :m], np.linalg.cholesky(A), rtol=0, atol=64 * m * EPS * np.sqrt(np.abs(A).max()))
+    assert simtk_core.factor_kept(np.zeros((m, m)), L, keep) == -1  # nothing to factor
+    B = np.eye(m)
+    B[0, 1] = B[1, 0] = 2.0  # a positive diagonal, but indefinite: row 1's pivot is 1 - 4 < 0
+    assert simtk_core.factor_kept(B, L, keep) == -2
+    B[0, 1] = B[1, 0] = 0.0
+    B[1, 1] = -1.0  # a diagonal at or below zero counts as a row of zeros: left out, not refused
+    assert simtk_core.factor_kept(B, L, keep) == m - 1 and 1 not in keep[:m - 1]
+    C = A.copy()
+    C[:, 0] = C[0, :] = C[:, 1]  # rows 0 and 1 alike: singular, though its diagonal is positive
+    C[0, 0] = C[1, 1]
+    assert simtk_core.factor_kept(C, L, keep) == -2
+    with pytest.raises(ValueError, match="factor_kept"):
+        simtk_core.factor_kept(A, np.zeros((m - 1, m - 1)), keep)
     with pytest.raises(ValueError, match="cholesky_solve"):
         simtk_core.cholesky_solve(np.eye(m), np.zeros(m + 1), np.zeros(m))
 

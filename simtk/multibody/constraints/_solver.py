@@ -297,7 +297,7 @@ def realize_velocity(matter, state: State, ss, cache) -> None:
     if plan.mp + plan.mv:
         if plan.all_velocity_from_g:
             G = gmap(matter, state, cache).G
-            np.matmul(G if plan.mv + plan.mp == plan.m else G[:plan.mp + plan.mv], ss.u, out=ss.uerr)
+            _core._k.matvec(G if plan.mv + plan.mp == plan.m else G[:plan.mp + plan.mv], ss.u, ss.uerr)
             return
         G = gmap(matter, state, cache).G if plan.velocity_from_g else None
         velocity_errors(plan, _Kinematics(state, plan, cache.ws, ss.q, ss.u, ss.qdot), ss.uerr, G)
@@ -338,7 +338,7 @@ def velocity_errors(plan: _Plan, kin: _Kinematics, out: np.ndarray, G=None) -> N
     """pverr and verr into out (mp + mv,); with G given, the linear kinds' rows are G u."""
     nv = plan.mp + plan.mv
     if G is not None:
-        np.matmul(G[:nv] if nv < len(G) else G, kin.u, out=out)
+        _core._k.matvec(G[:nv] if nv < len(G) else G, kin.u, out)
     for part in plan.parts:
         if G is not None and part.from_g:
             continue
@@ -420,7 +420,7 @@ class _GMap:
         return self.b_F
 
 
-#: Up to this many equations A is factored by the compiled Cholesky (simtk_core.cholesky_lower), above it by
+#: Up to this many equations A is factored by the compiled Cholesky (simtk_core.factor_kept), above it by
 #: LAPACK's blocked one.
 _SMALL = 64
 
@@ -435,17 +435,31 @@ class _Factor:
     factorization gives them.
     """
 
-    __slots__ = ("chol", "pinv", "keep", "m", "inv1")
+    __slots__ = ("chol", "pinv", "keep", "m", "inv1", "compiled")
 
     def __init__(self, A: np.ndarray):
         self.m = m = len(A)
         self.chol = self.pinv = self.keep = self.inv1 = None
+        self.compiled = False  # whether chol is the compiled factor (C order), solved by the compiled core
         if m == 1:
             a = float(A[0, 0])
             self.inv1 = 1.0 / a if a > 0.0 else 0.0
             return
         if m == 0:
             self.pinv = np.zeros((0, 0))
+            return
+        if m <= _SMALL:  # the same decisions in one compiled call
+            L, keep = np.empty((m, m)), np.empty(m, dtype=np.intp)
+            nk = _core._k.factor_kept(A, L, keep)
+            if nk == -1:  # no positive diagonal: every row of G is zero
+                self.pinv = np.zeros((m, m))
+                return
+            if nk >= 0:
+                self.chol = L if nk == m else np.ascontiguousarray(L[:nk, :nk])
+                self.keep = None if nk == m else keep[:nk].copy()
+                self.compiled = True
+                return
+            self._eigen(A)
             return
         d = A.diagonal().tolist()
         scale = max(d)
@@ -456,15 +470,15 @@ class _Factor:
         if min(d) <= 1e-300 * scale:
             self.keep = np.array([i for i, x in enumerate(d) if x > 1e-300 * scale], dtype=np.intp)
             B = A.take(self.keep, axis=0).take(self.keep, axis=1)
-        if len(B) <= _SMALL:  # compiled, without a wrapper's cost per call
-            L = np.empty_like(B)
-            info = _core._k.cholesky_lower(B, L)
-        else:
-            L, info = _lapack.dpotrf(B, lower=1, clean=0)
+        L, info = _lapack.dpotrf(B, lower=1, clean=0)
         if info == 0 and min(L.diagonal().tolist()) ** 2 > 1e-10 * scale:
             self.chol = L
             return
         self.keep = None
+        self._eigen(A)
+
+    def _eigen(self, A: np.ndarray) -> None:
+        """The pseudo-inverse of a singular or ill-conditioned A from its eigen-decomposition."""
         w, V, info = _lapack.dsyevd(A, compute_v=1, lower=1)
         if info != 0:
             w, V = np.linalg.eigh(A, UPLO="L")
@@ -485,7 +499,7 @@ class _Factor:
 
     def _chol_solve(self, rhs: np.ndarray) -> np.ndarray:
         L = self.chol
-        if len(L) <= _SMALL:
+        if self.compiled:
             x = np.empty(len(L))
             _core._k.cholesky_solve(L, np.ascontiguousarray(rhs, dtype=np.float64), x)
             return x
@@ -628,7 +642,8 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
     ws = cache.ws
     ss = state._subs[matter._index]
     g = gmap(matter, state, cache, need_inverse=True)
-    Gud = g.G @ udot0
+    Gud = np.empty(plan.m)
+    _core._k.matvec(g.G, udot0, Gud)
     verr = ss.uerr
     aerr = np.empty(plan.m)
     st_b = g.st_b
@@ -675,7 +690,7 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
         if aerr_out is not None:
             aerr_out[0] = a - float(g.A[0, 0]) * lam1
         lam_out = aerr_out = None
-    elif factor.chol is not None and len(factor.chol) <= _SMALL:  # the solve and lam YT in one call
+    elif factor.compiled:  # the solve and lam YT in one call
         lam = np.empty(plan.m)
         du = np.empty(ws.nu)
         _core._k.multiplier_step(aerr, factor.chol, _NO_INT if factor.keep is None else factor.keep, g.YT, lam, du)
@@ -694,7 +709,8 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
     if aerr_out is not None:
         # aerr is affine in udot: aerr(udot0 - Y lambda) = aerr(udot0) - A lambda, the residual of
         # the multiplier solve (nonzero only for inconsistent constraints).
-        np.subtract(aerr, g.A @ lam, out=aerr_out)
+        _core._k.matvec(g.A, lam, aerr_out)
+        np.subtract(aerr, aerr_out, out=aerr_out)
 
 
 def multiply_by_g(matter, state: State, cache, x: np.ndarray) -> np.ndarray:
