@@ -6,24 +6,32 @@
 from libc.math cimport sqrt, INFINITY
 
 
+cdef void _substitute(const double[:, ::1] L, const double[::1] rhs, const idx_t* keep, double* x) noexcept nogil:
+    # Forward then backward substitution through L L^T: x[r_i] for the rows r_i = keep[i] (i < L's
+    # size), or r_i = i when keep is NULL; the right-hand side is read at the same rows (x may be rhs).
+    cdef Py_ssize_t nk = L.shape[0], i, k
+    cdef double s
+    for i in range(nk):
+        s = rhs[keep[i] if keep != NULL else i]
+        for k in range(i):
+            s = s - L[i, k] * x[keep[k] if keep != NULL else k]
+        x[keep[i] if keep != NULL else i] = s / L[i, i]
+    for i in range(nk - 1, -1, -1):
+        s = x[keep[i] if keep != NULL else i]
+        for k in range(i + 1, nk):
+            s = s - L[k, i] * x[keep[k] if keep != NULL else k]
+        x[keep[i] if keep != NULL else i] = s / L[i, i]
+
+
 def cholesky_solve(const double[:, ::1] L, const double[::1] b, double[::1] x):
     """x = (L L^T)^-1 b: forward then backward substitution (x may be b)."""
-    cdef Py_ssize_t m = L.shape[0], i, k
-    cdef double s
+    cdef Py_ssize_t m = L.shape[0]
     if L.shape[1] != m or b.shape[0] != m or x.shape[0] != m:
         raise ValueError(f"cholesky_solve: L is ({L.shape[0]}, {L.shape[1]}), b has {b.shape[0]} and x "
                          f"{x.shape[0]} entries")
-    with nogil:
-        for i in range(m):
-            s = b[i]
-            for k in range(i):
-                s = s - L[i, k] * x[k]
-            x[i] = s / L[i, i]
-        for i in range(m - 1, -1, -1):
-            s = x[i]
-            for k in range(i + 1, m):
-                s = s - L[k, i] * x[k]
-            x[i] = s / L[i, i]
+    if m:
+        with nogil:
+            _substitute(L, b, NULL, &x[0])
 
 
 def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[::1] keep,
@@ -31,7 +39,8 @@ def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[:
     """The multipliers lam (m,) of A lam = rhs from A's Cholesky factor L, and du = lam YT (nu,).
 
     ``keep`` names the rows of A that L factors (the others, rows of zeros, get lam = 0); empty
-    when L factors all of A. du is summed over the rows in index order."""
+    when L factors all of A. The substitutions are cholesky_solve's; du is summed over the rows in
+    index order."""
     cdef Py_ssize_t m = lam.shape[0], nk = L.shape[0], nu = du.shape[0], i, k, j
     cdef double s
     cdef bint all_rows = keep.shape[0] == 0
@@ -42,25 +51,10 @@ def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[:
         if not 0 <= keep[k] < m:
             raise ValueError(f"multiplier_step: keep[{k}] = {keep[k]} is not a row")
     with nogil:
-        # forward then backward substitution into lam's kept rows (x = lam[keep])
         for i in range(m):
             lam[i] = 0.0
-        for i in range(nk):
-            s = rhs[i] if all_rows else rhs[keep[i]]
-            for k in range(i):
-                s = s - L[i, k] * (lam[k] if all_rows else lam[keep[k]])
-            if all_rows:
-                lam[i] = s / L[i, i]
-            else:
-                lam[keep[i]] = s / L[i, i]
-        for i in range(nk - 1, -1, -1):
-            s = lam[i] if all_rows else lam[keep[i]]
-            for k in range(i + 1, nk):
-                s = s - L[k, i] * (lam[k] if all_rows else lam[keep[k]])
-            if all_rows:
-                lam[i] = s / L[i, i]
-            else:
-                lam[keep[i]] = s / L[i, i]
+        if nk:
+            _substitute(L, rhs, NULL if all_rows else &keep[0], &lam[0])
         for j in range(nu):
             du[j] = 0.0
         for i in range(m):
@@ -108,8 +102,8 @@ def factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1] keep):
     """The Cholesky factor of A = G M^-1 G^T without its rows of zeros, as the constraint solver
     keeps it: rows whose diagonal is at most 1e-300 of the largest are left out (their indices
     not in ``keep``), the rest factored into L[:nk, :nk] (row by row, as LAPACK's unblocked dpotf2;
-    its upper triangle zeroed), and
-    the factor accepted when its smallest pivot squared exceeds 1e-10 of the largest diagonal.
+    its upper triangle zeroed), and the factor accepted when its smallest pivot squared exceeds
+    1e-10 of the largest diagonal.
     Returns nk (the kept rows are keep[:nk]), -1 when A's diagonal has no positive entry, or -2
     when the kept block is not positive definite or too ill-conditioned (the caller then takes
     A's eigen-decomposition)."""
@@ -122,20 +116,13 @@ def factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1] keep):
 
 
 def matvec(const double[:, ::1] G, const double[::1] x, double[::1] out):
-    """out (m,) = G x for G (m, n), each row's dot product in four interleaved partial sums."""
-    cdef Py_ssize_t m = G.shape[0], n = G.shape[1], i, k, n4
-    cdef double e, e1, e2, e3
+    """out (m,) = G x for G (m, n), each row's dot product by dot_n (four interleaved partial sums)."""
+    cdef Py_ssize_t m = G.shape[0], n = G.shape[1], i
     if x.shape[0] != n or out.shape[0] != m:
         raise ValueError(f"matvec: G is ({m}, {n}), x has {x.shape[0]} and out {out.shape[0]} entries")
-    n4 = n - n % 4
+    if n == 0:
+        out[:] = 0.0
+        return
     with nogil:
         for i in range(m):
-            e = e1 = e2 = e3 = 0.0
-            for k in range(0, n4, 4):
-                e = e + G[i, k] * x[k]
-                e1 = e1 + G[i, k + 1] * x[k + 1]
-                e2 = e2 + G[i, k + 2] * x[k + 2]
-                e3 = e3 + G[i, k + 3] * x[k + 3]
-            for k in range(n4, n):
-                e = e + G[i, k] * x[k]
-            out[i] = (e + e1) + (e2 + e3)
+            out[i] = dot_n(&G[i, 0], &x[0], n)

@@ -45,6 +45,21 @@ cdef inline double dot3(const double* a, const double* b) noexcept nogil:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
+cdef inline double dot_n(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+    # a . b over n entries in four interleaved partial sums, so that the
+    # additions do not wait on each other: ((s0 + s1) + (s2 + s3))
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k, n4 = n - n % 4
+    for k in range(0, n4, 4):
+        s0 = s0 + a[k] * b[k]
+        s1 = s1 + a[k + 1] * b[k + 1]
+        s2 = s2 + a[k + 2] * b[k + 2]
+        s3 = s3 + a[k + 3] * b[k + 3]
+    for k in range(n4, n):
+        s0 = s0 + a[k] * b[k]
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef inline double dot6(const double* a, const double* b) noexcept nogil:
     return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
             + a[3] * b[3] + a[4] * b[4] + a[5] * b[5])

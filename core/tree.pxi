@@ -410,15 +410,16 @@ cdef void k_velocity(Tree* t) noexcept nogil:
         jt = <int>t.jtype[i]
         if jt == J_WELD:
             VO = t.V_O + 6 * i
-            AbO = t.Abias_O + 6 * i
             for k in range(6):
                 VO[k] = t.V_O[6 * pa + k]
-                AbO[k] = t.Abias_O[6 * pa + k]
                 t.c[6 * i + k] = 0.0
                 t.b[6 * i + k] = 0.0
             VB = t.V_GB + 6 * i
             motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
             if bias:
+                AbO = t.Abias_O + 6 * i
+                for k in range(6):
+                    AbO[k] = t.Abias_O[6 * pa + k]
                 _classical_accel(AbO, VB, t.p_GB + 3 * i, t.A_bias + 6 * i)
             continue
         u0 = t.uoff[i]

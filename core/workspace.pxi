@@ -477,13 +477,12 @@ cdef class TreeKernels:
     def constraint_operators(self, const double[:, ::1] G, double[:, ::1] YT, double[:, ::1] A):
         """YT (m, nu) = (M^-1 G^T)^T row by row and A (m, m) = G M^-1 G^T, in one call.
 
-        A is computed on its lower triangle (A[i, j] = G[i] . YT[j], j <= i, in four interleaved
-        partial sums, so that the additions do not wait on each other) and mirrored, so it is
-        exactly symmetric. Needs realize_position.
+        A is computed on its lower triangle (A[i, j] = G[i] . YT[j], j <= i, by dot_n) and
+        mirrored, so it is exactly symmetric. Needs realize_position.
         Cost: m O(n) sweeps and m^2 nu / 2 multiplications.
         """
-        cdef Py_ssize_t m = G.shape[0], nu = self.nu, i, j, k, n4 = nu - nu % 4
-        cdef double e, e1, e2, e3
+        cdef Py_ssize_t m = G.shape[0], nu = self.nu, i, j
+        cdef double e
         if G.shape[1] != nu or YT.shape[0] != m or YT.shape[1] != nu or A.shape[0] != m or A.shape[1] != m:
             raise ValueError(f"constraint_operators: G, YT must be ({m}, {nu}) and A ({m}, {m})")
         if m == 0:
@@ -498,15 +497,7 @@ cdef class TreeKernels:
                 k_multiply_by_m_inv(&self.t, &G[i, 0], &YT[i, 0])
             for i in range(m):
                 for j in range(i + 1):
-                    e = e1 = e2 = e3 = 0.0
-                    for k in range(0, n4, 4):
-                        e = e + G[i, k] * YT[j, k]
-                        e1 = e1 + G[i, k + 1] * YT[j, k + 1]
-                        e2 = e2 + G[i, k + 2] * YT[j, k + 2]
-                        e3 = e3 + G[i, k + 3] * YT[j, k + 3]
-                    for k in range(n4, nu):
-                        e = e + G[i, k] * YT[j, k]
-                    e = (e + e1) + (e2 + e3)
+                    e = dot_n(&G[i, 0], &YT[j, 0], nu)
                     A[i, j] = e
                     A[j, i] = e
 

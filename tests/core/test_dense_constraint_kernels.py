@@ -158,6 +158,9 @@ def test_multiplier_step_is_the_factor_solve_and_its_correction(dropped):
     ref = f.solve(rhs)
     np.testing.assert_array_equal(lam, ref)  # the same substitutions in the same order
     assert all(lam[i] == 0.0 for i in dropped)
+    kept = [i for i in range(m) if i not in dropped]  # and independently: A lam = rhs on the kept rows
+    np.testing.assert_allclose(A[np.ix_(kept, kept)] @ lam[kept], rhs[kept], rtol=0,
+                               atol=64 * m * EPS * np.linalg.cond(A[np.ix_(kept, kept)]) * np.abs(rhs).max())
     np.testing.assert_allclose(du, lam @ YT, rtol=0, atol=8 * m * EPS * np.abs(lam).max() * np.abs(YT).max())
     with pytest.raises(ValueError, match="multiplier_step"):
         simtk_core.multiplier_step(rhs[:-1], f.chol, keep, YT, lam, du)

@@ -15,9 +15,8 @@ is then one (q, u) of that instance, and
     udot = M(q)^-1 (f_sys(q, u) + tau - bias(q, u))
 
 where f_sys are the System's *built-in* force elements (gravity, springs, dampers, stops,
-constant forces, bushings, contact: the compiled kinds of
-``GeneralForceSubsystem``) and tau the applied
-mobility forces of the row, like MuJoCo's ``qfrc_applied``. The arithmetic is that of the
+constant forces, bushings, contact: the compiled kinds of ``GeneralForceSubsystem``) and tau the
+applied mobility forces of the row, like MuJoCo's ``qfrc_applied``. The arithmetic is that of the
 one-at-a-time path, in the same order, so each row equals, bitwise, what the State API gives for
 the same q, u and tau (``realize(state, Dynamics)`` then
 ``calc_acceleration_ignoring_constraints(state, mobility_forces + tau, body_forces)``).
