@@ -31,30 +31,63 @@ cdef int _check_pairs(TreeKernels ws, const idx_t[::1] b1, const double[:, ::1] 
     return 0
 
 
+cdef void coincident_position_t(const Tree* t, Py_ssize_t K, const idx_t* b1, const double* s1, const idx_t* b2,
+                                const double* s2, const idx_t* a, bint ground, double* perr,
+                                double* S) noexcept nogil:
+    # the nogil core of coincident_position (s1, s2, S: (K, 3) row-major)
+    cdef Py_ssize_t k, j
+    cdef double r[3]
+    cdef double pP[3]
+    cdef double d[3]
+    for k in range(K):
+        _station(t, b2[k], s2 + 3 * k, r, S + 3 * k)
+        _station(t, b1[k], s1 + 3 * k, r, pP)
+        for j in range(3):
+            d[j] = S[3 * k + j] - pP[j]
+        if ground:
+            for j in range(3):
+                perr[3 * k + j] = d[j]
+        else:
+            mat33T_vec(t.R_GB + 9 * a[k], d, perr + 3 * k)
+
+
 def coincident_position(TreeKernels ws, const idx_t[::1] b1, const double[:, ::1] s1, const idx_t[::1] b2,
                         const double[:, ::1] s2, const idx_t[::1] a, bint ground, double[::1] perr,
                         double[:, ::1] S):
     """perr (3K,) = R_AG (p_S - p_P) (= p_S - p_P when ``ground``) and the stations' locations
     S (K, 3) in Ground (the geometry the force map reuses at this q)."""
-    cdef Py_ssize_t K = b1.shape[0], k, j
-    cdef double r[3]
-    cdef double pP[3]
-    cdef double d[3]
-    cdef const Tree* t = &ws.t
+    cdef Py_ssize_t K = b1.shape[0]
     _check_pairs(ws, b1, s1, b2, s2, a)
     if perr.shape[0] != 3 * K or S.shape[0] != K or S.shape[1] != 3:
         raise ValueError("coincident_position: perr must have 3K entries and S be (K, 3)")
-    with nogil:
-        for k in range(K):
-            _station(t, b2[k], &s2[k, 0], r, &S[k, 0])
-            _station(t, b1[k], &s1[k, 0], r, pP)
-            for j in range(3):
-                d[j] = S[k, j] - pP[j]
-            if ground:
-                for j in range(3):
-                    perr[3 * k + j] = d[j]
-            else:
-                mat33T_vec(t.R_GB + 9 * a[k], d, &perr[3 * k])
+    if K:
+        with nogil:
+            coincident_position_t(&ws.t, K, &b1[0], &s1[0, 0], &b2[0], &s2[0, 0], &a[0], ground, &perr[0],
+                                  &S[0, 0])
+
+
+cdef void coincident_force_map_t(const Tree* t, Py_ssize_t K, const idx_t* b1, const idx_t* a, bint ground,
+                                 const double* S, double* st, double* F, double* sts) noexcept nogil:
+    # the nogil core of coincident_force_map (st (3K, 2, 3), F (3K, 2, 2, 3), sts (2K, 3) row-major)
+    cdef Py_ssize_t k, j, i, row
+    cdef double d[3]
+    cdef double sC[3]
+    cdef const double* RA
+    for k in range(K):
+        for i in range(3):
+            d[i] = S[3 * k + i] - t.p_GB[3 * b1[k] + i]
+        mat33T_vec(t.R_GB + 9 * b1[k], d, sC)
+        for i in range(3):
+            sts[3 * (K + k) + i] = sC[i]
+        for j in range(3):
+            row = 3 * k + j
+            for i in range(3):
+                st[6 * row + 3 + i] = sC[i]
+            if not ground:
+                RA = t.R_GB + 9 * a[k]
+                for i in range(3):
+                    F[12 * row + 3 + i] = RA[3 * i + j]
+                    F[12 * row + 9 + i] = -RA[3 * i + j]
 
 
 def coincident_force_map(TreeKernels ws, const idx_t[::1] b1, const idx_t[::1] a, bint ground,
@@ -64,11 +97,7 @@ def coincident_force_map(TreeKernels ws, const idx_t[::1] b1, const idx_t[::1] a
     body 2, its station a template) and entry 1 (-n_j at C on body 1); n_j = R_GA e_j. Writes C's
     station on body 1, sC = R_GB1^T (S - p_GB1), into st (3K, 2, 3) (entry 1 of each row) and sts
     (2K, 3) (its second half), and unless ``ground`` the directions into F (3K, 2, 2, 3)."""
-    cdef Py_ssize_t K = b1.shape[0], k, j, i, row
-    cdef double d[3]
-    cdef double sC[3]
-    cdef const Tree* t = &ws.t
-    cdef const double* RA
+    cdef Py_ssize_t K = b1.shape[0], k
     if a.shape[0] != K or S.shape[0] != K or S.shape[1] != 3 or st.shape[0] != 3 * K or st.shape[1] != 2 \
             or st.shape[2] != 3 or sts.shape[0] != 2 * K or sts.shape[1] != 3 or F.shape[0] != 3 * K \
             or F.shape[1] != 2 or F.shape[2] != 2 or F.shape[3] != 3:
@@ -76,22 +105,32 @@ def coincident_force_map(TreeKernels ws, const idx_t[::1] b1, const idx_t[::1] a
     for k in range(K):
         if not (0 <= b1[k] < ws.nb and 0 <= a[k] < ws.nb):
             raise ValueError(f"coincident_force_map: pair {k} names a body outside the tree")
-    with nogil:
-        for k in range(K):
+    if K:
+        with nogil:
+            coincident_force_map_t(&ws.t, K, &b1[0], &a[0], ground, &S[0, 0], &st[0, 0, 0], &F[0, 0, 0, 0],
+                                   &sts[0, 0])
+
+
+cdef void coincident_fast_t(const Tree* t, Py_ssize_t K, const idx_t* a, bint ground, const double* AB,
+                            const double* verr, const double* Gud, double* out) noexcept nogil:
+    # the nogil core of coincident_fast (AB (2K, 2, 3) row-major; verr unread when ground)
+    cdef Py_ssize_t k, i
+    cdef double e[3]
+    cdef double dv[3]
+    cdef double c[3]
+    cdef const double* w
+    for k in range(K):
+        for i in range(3):
+            e[i] = AB[6 * k + 3 + i] - AB[6 * (K + k) + 3 + i]
+        if not ground:
+            mat33_vec(t.R_GB + 9 * a[k], verr + 3 * k, dv)  # v_S - v_C = R_GA pverr
+            w = t.V_GB + 6 * a[k]
+            cross3(w, dv, c)
             for i in range(3):
-                d[i] = S[k, i] - t.p_GB[3 * b1[k] + i]
-            mat33T_vec(t.R_GB + 9 * b1[k], d, sC)
-            for i in range(3):
-                sts[K + k, i] = sC[i]
-            for j in range(3):
-                row = 3 * k + j
-                for i in range(3):
-                    st[row, 1, i] = sC[i]
-                if not ground:
-                    RA = t.R_GB + 9 * a[k]
-                    for i in range(3):
-                        F[row, 0, 1, i] = RA[3 * i + j]
-                        F[row, 1, 1, i] = -RA[3 * i + j]
+                c[i] = e[i] - 2.0 * c[i]
+            mat33T_vec(t.R_GB + 9 * a[k], c, e)
+        for i in range(3):
+            out[3 * k + i] = Gud[3 * k + i] + e[i]
 
 
 def coincident_fast(TreeKernels ws, const idx_t[::1] a, bint ground, const double[:, :, ::1] AB,
@@ -99,28 +138,14 @@ def coincident_fast(TreeKernels ws, const idx_t[::1] a, bint ground, const doubl
     """The acceleration rows at the unconstrained accelerations: out = Gud + e with
     e = a_S - a_C from the stations' bias accelerations AB (2K, 2, 3) (S's, then C's), and unless
     ``ground`` e = R_AG (e - 2 w_GA x (R_GA verr)) with verr (3K,) the realized velocity errors."""
-    cdef Py_ssize_t K = a.shape[0], k, i
-    cdef double e[3]
-    cdef double dv[3]
-    cdef double c[3]
-    cdef const Tree* t = &ws.t
-    cdef const double* w
+    cdef Py_ssize_t K = a.shape[0], k
     if AB.shape[0] != 2 * K or Gud.shape[0] != 3 * K or out.shape[0] != 3 * K \
             or (not ground and verr.shape[0] != 3 * K):
         raise ValueError("coincident_fast: the sizes of AB, verr, Gud and out do not fit K pairs")
     for k in range(K):
         if not 0 <= a[k] < ws.nb:
             raise ValueError(f"coincident_fast: pair {k} names a body outside the tree")
-    with nogil:
-        for k in range(K):
-            for i in range(3):
-                e[i] = AB[k, 1, i] - AB[K + k, 1, i]
-            if not ground:
-                mat33_vec(t.R_GB + 9 * a[k], &verr[3 * k], dv)  # v_S - v_C = R_GA pverr
-                w = t.V_GB + 6 * a[k]
-                cross3(w, dv, c)
-                for i in range(3):
-                    c[i] = e[i] - 2.0 * c[i]
-                mat33T_vec(t.R_GB + 9 * a[k], c, e)
-            for i in range(3):
-                out[3 * k + i] = Gud[3 * k + i] + e[i]
+    if K:
+        with nogil:
+            coincident_fast_t(&ws.t, K, &a[0], ground, &AB[0, 0, 0], NULL if ground else &verr[0], &Gud[0],
+                              &out[0])

@@ -6,7 +6,7 @@
 from libc.math cimport sqrt, INFINITY
 
 
-cdef void _substitute(const double[:, ::1] L, const double[::1] rhs, const idx_t* keep, double* x) noexcept nogil:
+cdef void _substitute_p(const double[:, ::1] L, const double* rhs, const idx_t* keep, double* x) noexcept nogil:
     # Forward then backward substitution through L L^T: x[r_i] for the rows r_i = keep[i] (i < L's
     # size), or r_i = i when keep is NULL; the right-hand side is read at the same rows (x may be rhs).
     cdef Py_ssize_t nk = L.shape[0], i, k
@@ -31,7 +31,7 @@ def cholesky_solve(const double[:, ::1] L, const double[::1] b, double[::1] x):
                          f"{x.shape[0]} entries")
     if m:
         with nogil:
-            _substitute(L, b, NULL, &x[0])
+            _substitute_p(L, &b[0], NULL, &x[0])
 
 
 def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[::1] keep,
@@ -41,8 +41,7 @@ def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[:
     ``keep`` names the rows of A that L factors (the others, rows of zeros, get lam = 0); empty
     when L factors all of A. The substitutions are cholesky_solve's; du is summed over the rows in
     index order."""
-    cdef Py_ssize_t m = lam.shape[0], nk = L.shape[0], nu = du.shape[0], i, k, j
-    cdef double s
+    cdef Py_ssize_t m = lam.shape[0], nk = L.shape[0], nu = du.shape[0], k
     cdef bint all_rows = keep.shape[0] == 0
     if rhs.shape[0] != m or YT.shape[0] != m or YT.shape[1] != nu or L.shape[1] != nk \
             or (all_rows and nk != m) or (not all_rows and keep.shape[0] != nk):
@@ -51,16 +50,25 @@ def multiplier_step(const double[::1] rhs, const double[:, ::1] L, const idx_t[:
         if not 0 <= keep[k] < m:
             raise ValueError(f"multiplier_step: keep[{k}] = {keep[k]} is not a row")
     with nogil:
-        for i in range(m):
-            lam[i] = 0.0
-        if nk:
-            _substitute(L, rhs, NULL if all_rows else &keep[0], &lam[0])
+        _multiplier_step(&rhs[0] if m else NULL, L, NULL if all_rows else &keep[0], &YT[0, 0] if m and nu else NULL,
+                         m, nu, &lam[0] if m else NULL, &du[0] if nu else NULL)
+
+
+cdef void _multiplier_step(const double* rhs, const double[:, ::1] L, const idx_t* keep, const double* YT,
+                           Py_ssize_t m, Py_ssize_t nu, double* lam, double* du) noexcept nogil:
+    # the nogil core of multiplier_step (keep NULL: L factors all m rows; YT (m, nu) row-major)
+    cdef Py_ssize_t i, j
+    cdef double s
+    for i in range(m):
+        lam[i] = 0.0
+    if L.shape[0]:
+        _substitute_p(L, rhs, keep, lam)
+    for j in range(nu):
+        du[j] = 0.0
+    for i in range(m):
+        s = lam[i]
         for j in range(nu):
-            du[j] = 0.0
-        for i in range(m):
-            s = lam[i]
-            for j in range(nu):
-                du[j] = du[j] + s * YT[i, j]
+            du[j] = du[j] + s * YT[i * nu + j]
 
 
 cdef Py_ssize_t _factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1] keep) noexcept nogil:
@@ -124,5 +132,37 @@ def matvec(const double[:, ::1] G, const double[::1] x, double[::1] out):
         out[:] = 0.0
         return
     with nogil:
-        for i in range(m):
-            out[i] = dot_n(&G[i, 0], &x[0], n)
+        _matvec(&G[0, 0] if m else NULL, m, n, &x[0], &out[0] if m else NULL)
+
+
+cdef void _matvec(const double* G, Py_ssize_t m, Py_ssize_t n, const double* x, double* out) noexcept nogil:
+    # out (m,) = G x for G (m, n) row-major, each row by dot_n (n > 0)
+    cdef Py_ssize_t i
+    for i in range(m):
+        out[i] = dot_n(G + i * n, x, n)
+
+
+cdef void _gram(const double* P, Py_ssize_t m, Py_ssize_t n, double* B) noexcept nogil:
+    # B (m, m) = P P^T for P (m, n) row-major: the lower triangle by dot_n, mirrored
+    cdef Py_ssize_t i, j
+    cdef double e
+    for i in range(m):
+        for j in range(i + 1):
+            e = dot_n(P + i * n, P + j * n, n)
+            B[i * m + j] = e
+            B[j * m + i] = e
+
+
+def gram(const double[:, ::1] P, double[:, ::1] B):
+    """B (m, m) = P P^T for P (m, n), its lower triangle by dot_n and mirrored (exactly symmetric):
+    the normal matrix of a minimum-norm step dx = P^T (P P^T)^-1 r (the position projection's)."""
+    cdef Py_ssize_t m = P.shape[0], n = P.shape[1]
+    if B.shape[0] != m or B.shape[1] != m:
+        raise ValueError(f"gram: P is ({m}, {n}) and B must be ({m}, {m})")
+    if m == 0:
+        return
+    if n == 0:
+        B[:, :] = 0.0
+        return
+    with nogil:
+        _gram(&P[0, 0], m, n, &B[0, 0])

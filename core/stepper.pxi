@@ -3,8 +3,9 @@
 # A TreeStepper runs the steps of simtk.math's integrators (explicit
 # Runge-Kutta tables, semi-explicit Euler with and without its error estimate,
 # velocity Verlet) for a System whose derivative is y' = (N(q) u, udot(q, u))
-# with udot from the built-in force sets of a TreeBatch (no z, no constraints,
-# no quaternions: the Python layer, simtk/math/_compiled_loop.py, checks that).
+# with udot from the built-in force sets of a TreeBatch, constrained by the Ball
+# equations of a LoopConstraints when given (core/loop_constraints.pxi); no z
+# (the Python layer, simtk/math/_compiled_loop.py, checks what it hands over).
 #
 # Bitwise the Python path. Every number is computed by the same operations,
 # in the same order, as simtk/math/integrator.py and its method classes:
@@ -232,6 +233,8 @@ cdef class TreeStepper:
     cdef readonly bint fsal, error_control
     cdef object _A, _b, _e, _y, _err, _fend, _qdot, _quat_q, _quat_b, _qerr, _w1
     cdef readonly Py_ssize_t nquat
+    cdef readonly LoopConstraints constraints
+    cdef bint has_constraints
     cdef BatchScratch scr
     cdef double* block
 
@@ -239,10 +242,11 @@ cdef class TreeStepper:
         self.block = NULL
 
     def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control, quaternion_q,
-                 quaternion_bodies):
+                 quaternion_bodies, LoopConstraints constraints=None):
         # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
         # error weights (RK only; ignored otherwise). quaternion_q: the offsets in y of the
         # quaternion coordinates; quaternion_bodies: their bodies (whose qerr is |q| - 1).
+        # constraints: the Coincident equations solved and projected in the steps (or None).
         cdef Py_ssize_t nb = batch.ws.nb
         if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
             raise ValueError(f"TreeStepper: unknown method code {method}")
@@ -270,13 +274,21 @@ cdef class TreeStepper:
         if self._quat_b.shape[0] != self.nquat or any(not 0 <= o <= self.nq - 4 for o in self._quat_q) \
                 or any(not 0 < b_ < nb for b_ in self._quat_b):
             raise ValueError("TreeStepper: quaternion offsets or bodies out of range")
-        self._qerr = np.zeros(self.nquat)
+        if constraints is not None and (constraints.nu != self.nu or constraints.nq != self.nq
+                                        or constraints.nb != nb):
+            raise ValueError("TreeStepper: the constraints were built for another tree")
+        self.constraints = constraints
+        self.has_constraints = constraints is not None
+        # the position constraint errors as the State lays them out: the equations', then the quaternions'
+        self._qerr = np.zeros(self.nquat + (constraints.m if constraints is not None else 0))
         self._w1 = np.zeros(self.ny)
         self.block = <double*>malloc(_block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
         if self.block == NULL:
             raise MemoryError()
         memset(self.block, 0, _block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
         _bind_block(&self.scr, &batch.ws.t, self.block)
+        if constraints is not None:
+            self.scr.t.lean = False  # the constraints read the bias accelerations and H
 
     def __dealloc__(self):
         free(self.block)
@@ -294,6 +306,8 @@ cdef class TreeStepper:
         cdef BatchScratch* s = &self.scr
         cdef Py_ssize_t bad
         bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
+        if self.has_constraints and not self.constraints.correct(&s.t):
+            return False
         memcpy(out, s.t.qdot, self.nq * sizeof(double))
         memcpy(out + self.nq, s.t.udot, self.nu * sizeof(double))
         return bad < 0 and first_non_finite_at(out, self.ny) < 0
@@ -377,6 +391,66 @@ cdef class TreeStepper:
                 err[i] = err[i] + fabs(K1[i] - f0[i]) * (0.5 * h)
         return 1
 
+    cdef bint _project_constraints(self, double* y, double tol, const idx_t* quat_q, bint* changed) noexcept nogil:
+        # System.project's constraint part after the quaternions' normalization: project_q's Newton
+        # steps, then project_u's mass-weighted corrections (simtk/multibody/constraints/_projection.py,
+        # line by line). False when Python must take over (a refused factor, a non-finite error, or
+        # errors left above tol, which Python reports).
+        cdef Tree* t = &self.scr.t
+        cdef double* q = y
+        cdef double* u = y + self.nq
+        cdef double target = 0.01 * tol, best = INFINITY, err = 0.0
+        cdef Py_ssize_t it, nk = -1, i, m = self.constraints.m
+        cdef bint converged = False
+        for it in range(30):
+            if q != t.q:
+                memcpy(t.q, q, self.nq * sizeof(double))
+            k_position(t)
+            self.constraints.positions(t)
+            err = self.constraints.max_abs(self.constraints.perr)
+            if err != err:
+                return False
+            if err <= target or (err >= 0.5 * best and err <= tol):
+                converged = True
+                break
+            best = py_min(best, err)
+            if self.constraints.newton_step(t, q) < 0:
+                return False
+            if self.nquat:
+                _normalize_quats(q, quat_q, self.nquat)
+            changed[0] = True
+        if not converged:
+            memcpy(t.q, q, self.nq * sizeof(double))
+            k_position(t)
+            self.constraints.positions(t)
+            err = self.constraints.max_abs(self.constraints.perr)
+        if not err <= tol:
+            return False
+        self.constraints.build_g(t)  # G at the projected q
+        k_articulated(t)
+        converged = False
+        for it in range(5):
+            _matvec(self.constraints.G, m, self.constraints.nu, u, self.constraints.verr)
+            err = self.constraints.max_abs(self.constraints.verr)
+            if err != err:
+                return False
+            if err <= target:
+                converged = True
+                break
+            if nk < 0:
+                nk = self.constraints.factor(t)
+                if nk < 0:
+                    return False
+            _multiplier_step(self.constraints.verr, self.constraints.Lmv[:nk, :nk], NULL if nk == m else &self.constraints.keepmv[0], self.constraints.YT, m,
+                             self.constraints.nu, self.constraints.lam, self.constraints.du)
+            for i in range(self.constraints.nu):
+                u[i] = u[i] - self.constraints.du[i]
+            changed[0] = True
+        if not converged:
+            _matvec(self.constraints.G, m, self.constraints.nu, u, self.constraints.verr)
+            err = self.constraints.max_abs(self.constraints.verr)
+        return err <= tol
+
     def run(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
             idx_t[::1] cnt, double[::1] qdd0, double[::1] a_prev):
         """Take steps from (ctl[t0], y0, K[0]) until t_max or cnt[max_steps] steps.
@@ -422,7 +496,7 @@ cdef class TreeStepper:
             code = self._run(Kp, y0p, &w[0], infinity, c, &cnt[0], yp, errp, fend,
                              &qdd0[0] if qdd0.shape[0] else NULL, &a_prev[0] if a_prev.shape[0] else NULL,
                              A, b, e, n_b, &qqv[0] if self.nquat else NULL, &qbv[0] if self.nquat else NULL,
-                             &qev[0] if self.nquat else NULL, &w1v[0])
+                             &qev[0] if qev.shape[0] else NULL, &w1v[0])
         return code
 
     cdef int _run(self, double* K, double* y0, double* w, bint infinity, double* c, idx_t* cnt,
@@ -440,8 +514,10 @@ cdef class TreeStepper:
             (self.method == STEPPER_SEMI_EXPLICIT and not self.error_control)
         cdef double t0, h, remaining, h_try, t1, factor, errn, h_min, h_next, t_old
         cdef int ok
-        cdef bint accepted
+        cdef bint accepted, changed
         cdef double* f_end
+        cdef double worst
+        cdef Py_ssize_t nerr
         while True:
             if cnt[N_MAX] > 0 and cnt[N_STEPS] >= cnt[N_MAX]:
                 return RUN_STEP_LIMIT
@@ -496,17 +572,30 @@ cdef class TreeStepper:
                 f_end = fend
             else:
                 f_end = K + (self.ns - 1) * ny  # FSAL RK: the last stage; SemiExplicitEuler2: K[1]; Verlet: K[2]
-            # --- Integrator._finish_step: the projection of the quaternions, and their weights ---
+            # --- Integrator._finish_step: the projection onto the constraints, and the quaternions' weights ---
             projected = 0
             project = c[C_PROJECT_EVERY] != 0.0
-            if self.nquat and not project:
-                for k in range(self.nquat):  # the weights of the quaternion errors are ones
-                    qerr[k] = self.scr.t.qerr[quat_b[k]]
-                project = not (py_max(0.0, _rms_or_max(qerr, self.nquat, infinity)) <= c[C_CONSTOL])
+            if (self.nquat or self.has_constraints) and not project:
+                # the weighted constraint error norm (the error weights are ones), as _constraint_error_norm
+                nerr = 0
+                if self.has_constraints:
+                    memcpy(qerr, self.constraints.perr, self.constraints.m * sizeof(double))
+                    nerr = self.constraints.m
+                for k in range(self.nquat):
+                    qerr[nerr + k] = self.scr.t.qerr[quat_b[k]]
+                worst = py_max(0.0, _rms_or_max(qerr, nerr + self.nquat, infinity))
+                if self.has_constraints:
+                    worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.m, infinity))
+                project = not (worst <= c[C_CONSTOL])
             if project:
                 projected = 1
+                changed = False
                 if self.nquat:
                     _normalize_quats(y, quat_q, self.nquat)
+                    changed = True
+                if self.has_constraints and not self._project_constraints(y, c[C_CONSTOL], quat_q, &changed):
+                    return RUN_PYTHON  # Python projects again and says why it failed
+                if changed:
                     realize += 1
                     if not self._deriv(y, fend):
                         return RUN_PYTHON  # Python evaluates it again and reports it

@@ -121,6 +121,52 @@ def copy_if_finite(cnp.ndarray dst, cnp.ndarray src):
     return -1
 
 
+cdef void constraint_operators_t(Tree* t, Py_ssize_t m, const double* G, double* YT, double* A) noexcept nogil:
+    # YT (m, nu) row by row = M^-1 G_i and A (m, m) = G M^-1 G^T on its lower triangle, mirrored
+    # (the nogil core of TreeKernels.constraint_operators; needs the articulated inertias).
+    cdef Py_ssize_t nu = t.nu, i, j
+    cdef double e
+    for i in range(m):
+        k_multiply_by_m_inv(t, G + i * nu, YT + i * nu)
+    for i in range(m):
+        for j in range(i + 1):
+            e = dot_n(G + i * nu, YT + j * nu, nu)
+            A[i * m + j] = e
+            A[j * m + i] = e
+
+
+cdef void jt_entries_t(Tree* t, const idx_t* bodies, const double* stations, const double* F, Py_ssize_t j0,
+                       Py_ssize_t j1, double* Fb, double* out) noexcept nogil:
+    # out (nu,) = J^T of the force-map entries j0:j1 (torque, force at stations[j] on bodies[j]),
+    # gathered into the body forces Fb (nb, 2, 3) at the origins first.
+    cdef Py_ssize_t j, bi
+    cdef double r[3]
+    memset(Fb, 0, 6 * t.nb * sizeof(double))
+    for j in range(j0, j1):
+        bi = bodies[j]
+        mat33_vec(t.R_GB + 9 * bi, stations + 3 * j, r)
+        add6(Fb + 6 * bi, F + 6 * j)
+        cross3_add(r, F + 6 * j + 3, Fb + 6 * bi)
+    k_jacobian_transpose(t, Fb, out)
+
+
+cdef void frame_bias_t(const Tree* t, Py_ssize_t nk, const idx_t* bodies, const double* stations,
+                       double* out) noexcept nogil:
+    # out (nk, 2, 3) = JDot u of the frames at stations[j] on bodies[j] (needs A_bias: not a lean tree)
+    cdef Py_ssize_t j, bi
+    cdef double r[3]
+    cdef double wr[3]
+    cdef double* o
+    for j in range(nk):
+        bi = bodies[j]
+        o = out + 6 * j
+        mat33_vec(t.R_GB + 9 * bi, stations + 3 * j, r)
+        memcpy(o, t.A_bias + 6 * bi, 6 * sizeof(double))
+        cross3_add(o, r, o + 3)
+        cross3(t.V_GB + 6 * bi, r, wr)
+        cross3_add(t.V_GB + 6 * bi, wr, o + 3)
+
+
 cdef class TreeKernels:
     """Compiled multibody kernels over one frozen tree, with their cache arrays.
 
@@ -481,8 +527,7 @@ cdef class TreeKernels:
         mirrored, so it is exactly symmetric. Needs realize_position.
         Cost: m O(n) sweeps and m^2 nu / 2 multiplications.
         """
-        cdef Py_ssize_t m = G.shape[0], nu = self.nu, i, j
-        cdef double e
+        cdef Py_ssize_t m = G.shape[0], nu = self.nu
         if G.shape[1] != nu or YT.shape[0] != m or YT.shape[1] != nu or A.shape[0] != m or A.shape[1] != m:
             raise ValueError(f"constraint_operators: G, YT must be ({m}, {nu}) and A ({m}, {m})")
         if m == 0:
@@ -493,13 +538,7 @@ cdef class TreeKernels:
         if not self._abi_valid:
             self.realize_articulated()
         with nogil:
-            for i in range(m):
-                k_multiply_by_m_inv(&self.t, &G[i, 0], &YT[i, 0])
-            for i in range(m):
-                for j in range(i + 1):
-                    e = dot_n(&G[i, 0], &YT[j, 0], nu)
-                    A[i, j] = e
-                    A[j, i] = e
+            constraint_operators_t(&self.t, m, &G[0, 0], &YT[0, 0], &A[0, 0])
 
     def frame_jacobian_transpose_rows(self, const idx_t[::1] bodies, const double[:, ::1] stations,
                                       const double[:, :, ::1] F, const idx_t[::1] rows, const idx_t[::1] starts,
@@ -524,17 +563,10 @@ cdef class TreeKernels:
 
     cdef void _jt_entries(self, const idx_t[::1] bodies, const double[:, ::1] stations, const double[:, :, ::1] F,
                           Py_ssize_t j0, Py_ssize_t j1, double* out) noexcept:
-        cdef Py_ssize_t j, bi
-        cdef double r[3]
         cdef double* Fb = _dp(self._F)
         with nogil:
-            memset(Fb, 0, 6 * self.nb * sizeof(double))
-            for j in range(j0, j1):
-                bi = bodies[j]
-                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
-                add6(Fb + 6 * bi, &F[j, 0, 0])
-                cross3_add(r, &F[j, 1, 0], Fb + 6 * bi)
-            k_jacobian_transpose(&self.t, Fb, out)
+            jt_entries_t(&self.t, &bodies[0] if j1 > j0 else NULL, &stations[0, 0] if j1 > j0 else NULL,
+                         &F[0, 0, 0] if j1 > j0 else NULL, j0, j1, Fb, out)
 
     def jacobian(self, const double[::1] x, double[:, :, ::1] out):
         """out (nb,2,3) = J x: body spatial velocities (at body origins) for speeds x."""
@@ -581,20 +613,9 @@ cdef class TreeKernels:
         """out (k,2,3) = JDot u for the frames of :meth:`frame_jacobian`: the
         angular acceleration and the station acceleration when udot = 0.
         Needs realize_velocity."""
-        cdef Py_ssize_t j, nk = bodies.shape[0]
-        cdef Py_ssize_t bi
-        cdef double r[3]
-        cdef double wr[3]
-        cdef double* o
-        with nogil:
-            for j in range(nk):
-                bi = bodies[j]
-                o = &out[j, 0, 0]
-                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
-                memcpy(o, self.t.A_bias + 6 * bi, 6 * sizeof(double))
-                cross3_add(o, r, o + 3)
-                cross3(self.t.V_GB + 6 * bi, r, wr)
-                cross3_add(self.t.V_GB + 6 * bi, wr, o + 3)
+        if bodies.shape[0]:
+            with nogil:
+                frame_bias_t(&self.t, bodies.shape[0], &bodies[0], &stations[0, 0], &out[0, 0, 0])
 
     def multiply_by_n(self, bint transpose, const double[::1] x, double[::1] out):
         """out = N x (x (nu,), out (nq,)) or N^T x (x (nq,), out (nu,)).

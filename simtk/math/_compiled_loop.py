@@ -8,9 +8,10 @@ path's arithmetic exactly (``core/stepper.pxi``), so a trajectory does not depen
 took its steps. After a segment of steps the advanced State is written with the last step's t
 and y and realized to Acceleration, which computes the same caches the Python path leaves.
 
-Quaternions the stepper projects (normalizes) and weights itself, as the Python path does. Everything
-else Python does after or between steps keeps the loop in Python: witnesses of triggered events
-(evaluated after every step), projection onto constraints, auto-update discrete variables, z
+Quaternions the stepper projects (normalizes) and weights itself, as the Python path does, and Ball
+constraints it solves in every derivative and projects after every step (``core/loop_constraints.pxi``).
+Everything else Python does after or between steps keeps the loop in Python: witnesses of triggered
+events (evaluated after every step), other kinds of constraints, auto-update discrete variables, z
 variables, unit weights of a System's own rule, and a System whose elements realize in Python.
 ``Integrator.describe_fast_path()`` says which. A change of the instance between calls (a Property,
 a disabled force) is followed: the loop is chosen again, as the Python path's next realization
@@ -37,14 +38,16 @@ _EMPTY = np.zeros(0)
 class CompiledLoop:
     """One continuous interval's compiled stepper and its preallocated controls."""
 
-    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch")
+    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch", "_n_equations")
 
     def __init__(self, integrator, derivatives: tuple, spec: tuple):
         method, A, b, e, fsal = spec
-        batch, quaternion_q, quaternion_bodies = derivatives
-        self.stepper = _core.make_tree_stepper(batch, method, A, b, e, fsal=fsal,
-                                               error_control=integrator._has_error_control,
-                                               quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies)
+        batch, quaternion_q, quaternion_bodies, constraints = derivatives
+        self.stepper = _core.make_tree_stepper(
+            batch, method, A, b, e, fsal=fsal, error_control=integrator._has_error_control,
+            quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies,
+            constraints=constraints)
+        self._n_equations = 0 if constraints is None else constraints.m
         self.ctl = np.zeros(_CTL["size"])
         self.cnt = np.zeros(_CNT["size"], dtype=np.int64)
         self._verlet = method == "verlet"
@@ -56,8 +59,10 @@ class CompiledLoop:
         self.instance_epoch = integrator._adv._inval_epoch[INSTANCE]
 
     def describe(self) -> str:
+        solved = (f", solving and projecting {self._n_equations} constraint equations in its steps"
+                  if self._n_equations else "")
         return (f"compiled time loop: {self._method} steps over {self._nbodies} bodies run in the compiled "
-                "core, many steps per call, returning to Python at report, event and final times")
+                f"core{solved}, many steps per call, returning to Python at report, event and final times")
 
     def run(self, integ, t_max: float, max_steps: int) -> tuple[int, bool]:
         """Take steps towards ``t_max`` (at most ``max_steps``, 0: no limit) from the integrator's
@@ -200,9 +205,12 @@ class CompiledLoopChoice:
             reasons.append(f"{len(self._witnesses)} event witnesses are evaluated in Python after every step "
                            f"({names}{', ...' if len(self._witnesses) > 3 else ''})")
         derivatives, why = self._system._compiled_derivatives(s)
-        # the compiled loop projects (normalizes) quaternions and refreshes their weights itself
+        # the compiled loop projects (normalizes) quaternions, refreshes their weights, and solves and
+        # projects the constraints it was given itself
         n_quaternions = len(derivatives[2]) if derivatives is not None else 0
-        if self._has_constraints and not (s.get_nu_err() == 0 and s.get_nq_err() == n_quaternions):
+        n_equations = derivatives[3].m if derivatives is not None and derivatives[3] is not None else 0
+        if self._has_constraints and derivatives is not None and not (
+                s.get_nu_err() == n_equations and s.get_nq_err() == n_quaternions + n_equations):
             reasons.append("the State is projected onto its constraints in Python after every step "
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:

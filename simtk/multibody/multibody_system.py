@@ -11,6 +11,7 @@ from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
 from ._fused import make_fused
+from .constraints._compiled import loop_constraints_spec, make_loop_constraints
 from .matter import SimbodyMatterSubsystem
 
 __all__ = ["MultibodySystem"]
@@ -159,15 +160,19 @@ class MultibodySystem(System):
         if (not self._own_weight_rules() or t.calc_q_err_weights is not System.calc_q_err_weights
                 or t.calc_u_err_weights is not System.calc_u_err_weights):
             return None, f"{t.__name__} overrides the unit weights of error control, which are computed in Python"
+        spec, why = loop_constraints_spec(matter, matter._cache(state).plan)
+        if why:
+            return None, why
         try:
-            batch = matter._batch_entry(state).batch
+            batch = matter._batch_entry(state, constraints_solved_by_caller=True).batch
         except NotImplementedError as exc:
             # the batch's reason without its advice to batch users
             why = str(exc).split("batched dynamics: ", 1)[-1].split(";", 1)[0]
             return None, why.replace(", which the batch kernels cannot run", "")
         layout = matter._layout(state)
         qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
-        return (batch, matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb], qb), None
+        constraints = None if spec is None else make_loop_constraints(batch, spec)
+        return (batch, matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb], qb, constraints), None
 
     def _passive(self, sub: Subsystem) -> bool:
         """True when ``sub`` has no realize hook from Time to Acceleration (a holder of variables, such

@@ -497,9 +497,10 @@ FALLBACKS = {
     # case: (first mobilizer, what to add, integrator, setup, substrings the reason must contain)
     "triggered event": ("Pin", _with_trigger, RungeKuttaMersonIntegrator, None, ("event witnesses", "link_crossing")),
     "custom force": ("Pin", _with_custom_force, RungeKutta3Integrator, None, ("Force.Custom", "python_push", "Python")),
-    "rod": ("Pin", _with_rod, RungeKuttaMersonIntegrator, None, ("projected onto its constraints", "1 position")),
+    "rod": ("Pin", _with_rod, RungeKuttaMersonIntegrator, None, ("constraints (Rod) are solved in Python",
+                                                                  "Ball constraints only")),
     "constant speed": ("Pin", _with_constant_speed, RungeKuttaFeldbergIntegrator, None,
-                       ("projected onto its constraints", "1 velocity")),
+                       ("constraints (ConstantSpeed) are solved in Python",)),
     "auxiliary z": ("Pin", lambda system, *_: Clock(system, "clock"), RungeKuttaMersonIntegrator, None,
                     ("auxiliary variables z", "'clock'")),
     "auto-update": ("Pin", lambda system, *_: StepCounter(system, "counter"), SemiExplicitEuler2Integrator, None,

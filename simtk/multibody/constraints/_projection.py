@@ -14,7 +14,7 @@ from ... import _core
 from ...common.errors import ConstraintViolationError
 from ...common.stage import POSITION, VELOCITY
 from ...common.state import State
-from ._solver import _Factor, gmap
+from ._solver import _SMALL, _Factor, gmap
 
 __all__: list[str] = []
 
@@ -26,6 +26,28 @@ def _max_abs(x) -> float:
 def normalize_quaternions(q: np.ndarray, layout) -> None:
     # compiled, and summed in a fixed order, as the compiled time loop normalizes
     _core.normalize_quaternions(q, layout.qoff[layout.quaternion_bodies])
+
+
+_NO_INT = np.zeros(0, dtype=np.intp)
+
+
+def _least_norm_step(P: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The least-norm dx with P dx = r (the least-squares one when there is none).
+
+    Up to ``_SMALL`` rows: dx = P^T (P P^T)^-1 r by the compiled Cholesky factor (rows of zeros
+    left out), the step the compiled time loop takes; LAPACK's least squares when P has more rows
+    or is rank-deficient or ill-conditioned."""
+    m, n = P.shape
+    if 0 < m <= _SMALL and n:
+        B, L, keep = np.empty((m, m)), np.empty((m, m)), np.empty(m, dtype=np.intp)
+        _core._k.gram(P, B)
+        nk = _core._k.factor_kept(B, L, keep)
+        if nk >= 0:
+            dx = np.empty(n)
+            _core._k.multiplier_step(np.ascontiguousarray(r), np.ascontiguousarray(L[:nk, :nk]),
+                                     _NO_INT if nk == m else keep[:nk].copy(), P, np.empty(m), dx)
+            return dx
+    return np.linalg.lstsq(P, r, rcond=None)[0]
 
 
 def project_q(matter, state: State, accuracy: float) -> bool:
@@ -50,8 +72,7 @@ def project_q(matter, state: State, accuracy: float) -> bool:
         best = min(best, err)
         cache = matter._cache(state)
         g = gmap(matter, state, cache)
-        P = g.G[:plan.mp]
-        du = np.linalg.lstsq(P, -ss.qerr[:plan.mp], rcond=None)[0]
+        du = _least_norm_step(g.G[:plan.mp], -ss.qerr[:plan.mp])
         dq = np.zeros(cache.ws.nq)
         cache.ws.multiply_by_n(False, du, dq)
         q = matter.upd_q(state)
@@ -89,14 +110,18 @@ def project_u(matter, state: State, accuracy: float) -> bool:
         if err <= target:
             break
         g = gmap(matter, state, matter._cache(state), need_inverse=True)
-        # Mass-weighted: du = -M^-1 G^T (G M^-1 G^T)^+ uerr changes the kinetic energy least.
-        if n == plan.m:
-            lam = g.factor.solve(np.ascontiguousarray(ss.uerr[:n]))
+        # Mass-weighted: du = M^-1 G^T (G M^-1 G^T)^+ uerr changes the kinetic energy least.
+        rhs = np.ascontiguousarray(ss.uerr[:n])
+        factor = g.factor if n == plan.m else _Factor(np.ascontiguousarray(g.A[:n, :n]))
+        YT = g.YT if n == plan.m else g.YT[:n]
+        if factor.compiled:  # the solve and lam YT in one call, as the compiled time loop takes them
+            du = np.empty(YT.shape[1])
+            _core._k.multiplier_step(rhs, factor.chol, _NO_INT if factor.keep is None else factor.keep, YT,
+                                     np.empty(n), du)
         else:
-            lam = _Factor(np.ascontiguousarray(g.A[:n, :n])).solve(np.ascontiguousarray(ss.uerr[:n]))
-        du = -(lam @ g.YT[:n])
+            du = factor.solve(rhs) @ YT
         u = matter.upd_u(state)
-        u += du
+        u -= du
         changed = True
     else:
         system.realize(state, VELOCITY)

@@ -121,12 +121,14 @@ class BatchDynamics:
             packed.extend(getter(state))
         return tuple(packed)
 
-    def _batch_entry(self, state: State) -> _Entry:
+    def _batch_entry(self, state: State, constraints_solved_by_caller: bool = False) -> _Entry:
         # One entry per Instance cache: the force sets belong to the same instance (a change of any
-        # subsystem's Instance makes a new matter cache), so a found entry is current.
+        # subsystem's Instance makes a new matter cache), so a found entry is current. The batch
+        # kernels have no constraint solver: a caller that solves the constraints itself (the
+        # compiled time loop) says so.
         cache = self._at(state, INSTANCE, "batched dynamics")
         entry = _batches.get(cache)
-        if entry is not None:
+        if entry is not None and (constraints_solved_by_caller or not cache.plan.m):
             return entry
         packed = self._batch_packed(state)
         layout = cache.layout
@@ -134,7 +136,7 @@ class BatchDynamics:
             raise NotImplementedError(
                 f"{self._where()}: batched dynamics: {layout.custom[0]!r} is a Custom mobilizer, whose "
                 "kinematics run in Python; the batch kernels run only the built-in mobilizers")
-        if cache.plan.m:
+        if cache.plan.m and not constraints_solved_by_caller:
             raise NotImplementedError(
                 f"{self._where()}: batched dynamics: {cache.plan.m} constraint equations are enabled "
                 "(constraints, locks or prescribed Motions); the batch kernels have no constraint solver. "

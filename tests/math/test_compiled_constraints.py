@@ -1,0 +1,263 @@
+"""Ball constraints in the compiled time loop against the Python loop: the same trajectory, bitwise.
+
+The compiled loop solves point-coincidence equations (``Constraint.Ball``) in every derivative and
+projects q and u onto them after every step (``core/loop_constraints.pxi``), by the same compiled
+functions, in the same order, as the Python path's solve and projection. So, as in
+``test_compiled_loop.py``, every comparison is exact and the only expected values are the other
+path's; closing errors are checked against the constraint tolerance the integrator was given.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from simtk import Stage
+from simtk.multibody import Constraint, MobilizedBody
+from simtk.multibody.constraints._projection import _least_norm_step
+from simtk.spatial import Transform
+from simtk.testing import multibody_systems, states
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_compiled_loop import (  # noqa: E402
+    _MODE_PARAM,
+    COMPILED_TWINS,
+    MOBILITIES,
+    _configure,
+    add_force,
+    counting_compiled_steps,
+    drive,
+    force_specs,
+    models,
+    pin_chain,
+    report_times,
+    traced_step_to,
+    twins,
+)
+
+#: Mobilizers of two or more mobilities: a chain of two to four of them closed to Ground has at least
+#: four degrees of freedom, so its Ball's three equations are independent (but at singular poses).
+RICH_KINDS = tuple(k for k, n in MOBILITIES.items() if n >= 2)
+
+
+def rich_chains():
+    """Chains of two to four multi-dof mobilizers under gravity, with a few more built-in forces."""
+    return st.lists(force_specs, min_size=0, max_size=3).flatmap(lambda specs: multibody_systems(
+        min_bodies=2, max_bodies=4, kinds=RICH_KINDS, chain=True,
+        extend=lambda model: [add_force(model, s) for s in specs]))
+
+
+_station = st.lists(st.floats(-0.4, 0.4, allow_nan=False, allow_infinity=False), min_size=3, max_size=3)
+
+
+def close_with_ball(model, state, j: int, i: int, s2) -> tuple:
+    """Add a Ball that holds station ``s2`` of body ``j`` where it is in ``state`` on body ``i``
+    (Ground when 0), and return the new System's State with ``state``'s t, q and u."""
+    matter = model.matter
+    b2 = model.bodies[j]
+    b1 = matter.get_mobilized_body(i)
+    model.system.realize(state, Stage.Position)
+    p_G = b2.find_station_location_in_ground(state, s2)
+    X_GB1 = b1.get_body_transform(state)
+    s1 = X_GB1.shift_base_station_to_frame(p_G)
+    ball = Constraint.Ball(b1, s1, b2, s2)
+    closed = model.system.realize_topology()
+    model.system.realize(closed, Stage.Model)
+    closed.set_time(state.get_time())
+    closed.upd_q()[:] = state.get_q()
+    closed.upd_u()[:] = state.get_u()
+    return ball, closed
+
+
+# ---------------------------------------------------------------------------------------------- random loops
+@pytest.mark.parametrize("mode", ["default", "fixed_step", "project_every_step", "constraint_tolerance",
+                                  "infinity_norm", "step_limit"])
+@pytest.mark.parametrize("name", list(COMPILED_TWINS))
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_random_ball_loops_agree_bitwise(name, mode, data):
+    """Law: a random tree of built-in mobilizers closed by a Ball (between a body and Ground or another
+    body, so that the equations are measured in Ground or in a moving ancestor) runs in the compiled
+    loop, with the same trajectory, statistics and advanced State after every ``step_to`` as the
+    Python loop, bitwise. Where the compiled factor refuses A (a loop with fewer than three degrees of
+    freedom: A is singular), the step goes back to Python, which takes A's eigen-decomposition; the
+    trajectory is still the same."""
+    rich = data.draw(st.booleans(), label="a chain of multi-dof mobilizers closed to Ground")
+    model = data.draw(rich_chains() if rich else models(max_bodies=4), label="model")
+    state = data.draw(states(model.system), label="state")
+    nb = len(model.bodies)
+    j = nb - 1 if rich else data.draw(st.integers(0, nb - 1), label="constrained body")
+    i = 0 if rich else data.draw(st.integers(0, nb).filter(lambda k: k != j + 1), label="other body (0: Ground)")
+    _, state = close_with_ball(model, state, j, i, data.draw(_station, label="station"))
+    param = data.draw(_MODE_PARAM[mode], label="param")
+    reports = data.draw(report_times, label="report times")
+    a, b = twins(model.system, COMPILED_TWINS[name], _configure(mode, param, 1e-3, 0.0))
+    ra, rb = _initialize(a, state), _initialize(b, state)
+    assert type(ra) is type(rb), (ra, rb)
+    assume(ra is None)  # a configuration whose velocity projection fails fails alike on both paths
+    why = a.describe_fast_path()
+    assert why.startswith("compiled time loop:") and "3 constraint equations" in why, why
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(a, b, reports, max_steps=800)
+    if rich and ended != "raised":
+        assert compiled_steps[0] > 0, "a well-posed random loop took no compiled step"
+
+
+def _initialize(integ, state):
+    try:
+        integ.initialize(state)
+    except Exception as exc:  # compared by type between the paths
+        return exc
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- well-posed loops
+def within_tolerance(integ) -> bool:
+    """The integrator's own test after a step: the RMS of the (unit-weighted) position errors and that
+    of the velocity errors are within the constraint tolerance."""
+    s, tol = integ.get_state(), integ.get_constraint_tolerance_in_use()
+    return all(np.sqrt(np.mean(e * e)) <= tol for e in (s.get_q_err(), s.get_u_err()))
+
+
+def four_bar():
+    """Three 0.5 m pin links from Ground, the tip held by a Ball at a Ground point: a planar
+    four-bar whose out-of-plane equation is a row of zeros (left out of the factor)."""
+    system, matter, forces, bodies = pin_chain(3)
+    Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
+    return system, bodies
+
+
+def spatial_loop():
+    """A Ball-mobilized link and a Pin link, closed to a second Ball-mobilized link (hanging from
+    another Ground point) by a Ball between the two tips: the equations are in Ground, the
+    quaternions projected too."""
+    system, matter, forces, bodies = pin_chain(2, "Ball")
+    other = MobilizedBody.Ball(matter.ground, Transform([0.7, 0.0, 0.2]), bodies[0].get_body(), Transform())
+    Constraint.Ball(bodies[1], [0, -0.5, 0], other, [0, -0.25, 0])
+    return system, bodies + [other]
+
+
+def relative_loop():
+    """A Free base carrying two branches (a Ball and a Pin link; a Pin link) whose tips a Ball ties
+    together: the branches' common ancestor is the moving base, so the equations are measured in
+    its frame."""
+    system, matter, forces, bodies = pin_chain(1, "Free")
+    base = bodies[0]
+    link = bodies[0].get_body()
+    a1 = MobilizedBody.Ball(base, Transform([0.2, -0.5, 0]), link, Transform())
+    a2 = MobilizedBody.Pin(a1, Transform([0, -0.5, 0]), link, Transform())
+    b1 = MobilizedBody.Pin(base, Transform([-0.2, -0.5, 0]), link, Transform())
+    Constraint.Ball(a2, [0, -0.5, 0], b1, [0.0, -0.25, 0])
+    return system, [base, a1, a2, b1]
+
+
+LOOPS = {"four-bar": four_bar, "spatial": spatial_loop, "relative": relative_loop}
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+@pytest.mark.parametrize("name", list(COMPILED_TWINS))
+def test_well_posed_loops_run_every_step_compiled_bitwise(name, loop):
+    """Law: on a loop whose constraint matrix has full rank (but for rows of zeros), the compiled loop
+    takes every step, bitwise as the Python loop, and keeps the closing errors within the constraint
+    tolerance."""
+    system, bodies = LOOPS[loop]()
+    state = system.realize_topology()
+    system.realize(state, Stage.Model)
+    state.upd_u()[:] = np.linspace(-1.0, 1.5, state.get_nu())
+    a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
+    a.initialize(state)
+    b.initialize(state)
+    why = a.describe_fast_path()
+    assert why.startswith("compiled time loop:") and "3 constraint equations" in why, why
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(a, b, [0.1, 0.3], max_steps=5000)
+    assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken() > 0
+    assert within_tolerance(a)
+    assert a.get_num_projections() > 0
+
+
+def test_the_four_bar_keeps_its_closure_over_a_long_run():
+    """The compiled loop's projection holds the four-bar closed over 3 s at accuracy 1e-3 (the
+    closing errors stay within the tolerance, by the integrator's RMS norm, at every report), and its energy drifts no more than the
+    integrator's accuracy allows (the loop is conservative: gravity only)."""
+    system, bodies = four_bar()
+    state = system.realize_topology()
+    system.realize(state, Stage.Model)
+    integ = COMPILED_TWINS["RungeKuttaMerson"](system)
+    integ.set_accuracy(1e-3)
+    integ.initialize(state)
+    s = integ.get_state()
+    e0 = system.calc_energy(s)
+    scale = abs(system.calc_potential_energy(s)) + 9.81 * 3 * 1.0  # m g h over the chain's height
+    with counting_compiled_steps() as compiled_steps:
+        for t in np.linspace(0.25, 3.0, 12):
+            integ.step_to(t)
+            assert within_tolerance(integ)
+    s = integ.get_state()
+    assert compiled_steps[0] == integ.get_num_steps_taken()
+    assert abs(system.calc_energy(s) - e0) <= 1e-2 * scale
+
+
+def test_a_ball_loop_step_to_does_not_allocate_per_step():
+    """Law: the constrained compiled loop allocates nothing per step (traced growth and peak of n and
+    2n fixed steps are the same few KB)."""
+    system, bodies = four_bar()
+    integ = COMPILED_TWINS["SemiExplicitEuler"](system)
+    integ.set_fixed_step_size(1e-3)
+    state = system.realize_topology()
+    integ.initialize(state)
+    integ.step_to(0.05)
+    traced_step_to(integ, 20, 1e-3)
+    for _ in range(3):
+        steps1, growth1, peak1 = traced_step_to(integ, 500, 1e-3)
+        steps2, growth2, peak2 = traced_step_to(integ, 1000, 1e-3)
+        if abs(growth2 - growth1) < 1024 and abs(peak2 - peak1) < 1024:
+            break
+    assert abs(steps1 - 500) <= 1 and abs(steps2 - 1000) <= 1
+    assert max(growth1, growth2, peak1, peak2) < 8 * 1024, (growth1, growth2, peak1, peak2)
+    assert abs(growth2 - growth1) < 1024 and abs(peak2 - peak1) < 1024
+
+
+def test_other_constraint_kinds_keep_the_python_loop_and_say_so():
+    """A Rod (a kind the compiled loop does not solve) beside a Ball keeps the model on the Python loop,
+    and ``describe_fast_path`` names the kinds."""
+    system, matter, forces, bodies = pin_chain(3)
+    Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
+    Constraint.Rod(matter.ground, [0.0, 0.0, 0.0], bodies[0], [0, -0.5, 0], 0.5)
+    state = system.realize_topology()
+    integ = COMPILED_TWINS["RungeKuttaMerson"](system)
+    integ.initialize(state)
+    why = integ.describe_fast_path()
+    assert why.startswith("Python time loop: ") and "Ball, Rod" in why and "solved in Python" in why, why
+
+
+# ---------------------------------------------------------------------------------------------- the Newton step
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 8), extra=st.integers(0, 6), seed=st.integers(0, 2**32 - 1))
+def test_the_least_norm_step_is_lstsq_s_for_full_row_rank(m, extra, seed):
+    """The position projection's Newton step P^T (P P^T)^-1 r is the least-norm solution that LAPACK's
+    least squares gives, to round-off relative to the condition of P P^T."""
+    rng = np.random.default_rng(seed)
+    P = rng.normal(size=(m, m + extra))
+    r = rng.normal(size=m)
+    dx = _least_norm_step(P, r)
+    ref = np.linalg.lstsq(P, r, rcond=None)[0]
+    cond = np.linalg.cond(P) ** 2
+    assume(cond < 1e6)
+    tol = 64 * cond * np.finfo(float).eps * (np.linalg.norm(ref) + 1.0)
+    assert np.linalg.norm(dx - ref) <= tol
+    assert np.linalg.norm(P @ dx - r) <= 64 * cond * np.finfo(float).eps * (np.linalg.norm(r) + 1.0)
+
+
+def test_the_least_norm_step_falls_back_to_lstsq_when_rank_deficient():
+    """Dependent rows (a Ball on a one-dof loop): the compiled factor refuses P P^T and the step is
+    LAPACK's least-squares one, exactly."""
+    rng = np.random.default_rng(3)
+    P = rng.normal(size=(3, 5))
+    P[2] = P[0] + 2.0 * P[1]
+    r = rng.normal(size=3)
+    assert np.array_equal(_least_norm_step(P, r), np.linalg.lstsq(P, r, rcond=None)[0])
