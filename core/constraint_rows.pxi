@@ -149,3 +149,99 @@ def coincident_fast(TreeKernels ws, const idx_t[::1] a, bint ground, const doubl
         with nogil:
             coincident_fast_t(&ws.t, K, &a[0], ground, &AB[0, 0, 0], NULL if ground else &verr[0], &Gud[0],
                               &out[0])
+
+
+# Angle (ConstantAngle, ConstantOrientation and Weld's orientation rows): K rows
+# b . f - cos, with b = R_GB_b a_b the unit axis on the base body and f = R_GB_f a_f
+# the one on the follower; the force map applies the torque c = f x b to the
+# follower and -c to the base. The geometry kept at a q is (b, f) per row, (K, 2, 3).
+
+cdef void angle_position_t(const Tree* t, Py_ssize_t K, const idx_t* bb, const double* ab, const idx_t* bf,
+                           const double* af, const double* cosv, double* perr, double* geom) noexcept nogil:
+    # the nogil core of angle_position
+    cdef Py_ssize_t k
+    for k in range(K):
+        mat33_vec(t.R_GB + 9 * bb[k], ab + 3 * k, geom + 6 * k)
+        mat33_vec(t.R_GB + 9 * bf[k], af + 3 * k, geom + 6 * k + 3)
+        perr[k] = dot3(geom + 6 * k, geom + 6 * k + 3) - cosv[k]
+
+
+cdef void angle_force_map_t(Py_ssize_t K, const double* geom, double* c, double* F) noexcept nogil:
+    # the nogil core of angle_force_map (F (K, 2, 2, 3): the torques of entries 0 and 1 written)
+    cdef Py_ssize_t k, i
+    for k in range(K):
+        cross3(geom + 6 * k + 3, geom + 6 * k, c + 3 * k)
+        for i in range(3):
+            F[12 * k + i] = c[3 * k + i]
+            F[12 * k + 6 + i] = -c[3 * k + i]
+
+
+cdef void angle_fast_t(const Tree* t, Py_ssize_t K, const idx_t* bb, const idx_t* bf, const double* geom,
+                       const double* c, const double* Gud, double* out) noexcept nogil:
+    # the nogil core of angle_fast (needs A_bias: not a lean tree)
+    cdef Py_ssize_t k, i
+    cdef double d[3]
+    cdef double x[3]
+    cdef double y[3]
+    cdef double xb[3]
+    cdef double yf[3]
+    cdef const double* wb
+    cdef const double* wf
+    for k in range(K):
+        wb = t.V_GB + 6 * bb[k]
+        wf = t.V_GB + 6 * bf[k]
+        for i in range(3):
+            d[i] = t.A_bias[6 * bf[k] + i] - t.A_bias[6 * bb[k] + i]
+        cross3(wf, geom + 6 * k + 3, x)  # w_f x f
+        cross3(x, geom + 6 * k, xb)      # (w_f x f) x b
+        cross3(wb, geom + 6 * k, y)      # w_b x b
+        cross3(y, geom + 6 * k + 3, yf)  # (w_b x b) x f
+        for i in range(3):
+            x[i] = wf[i] - wb[i]
+            y[i] = xb[i] - yf[i]
+        out[k] = (Gud[k] + dot3(d, c + 3 * k)) + dot3(x, y)
+
+
+def angle_position(TreeKernels ws, const idx_t[::1] bb, const double[:, ::1] ab, const idx_t[::1] bf,
+                   const double[:, ::1] af, const double[::1] cosv, double[::1] perr, double[:, :, ::1] geom):
+    """perr (K,) = b . f - cos with b = R_GB_b a_b, f = R_GB_f a_f, and the axes into geom (K, 2, 3)."""
+    cdef Py_ssize_t K = bb.shape[0], k
+    if bf.shape[0] != K or ab.shape[0] != K or af.shape[0] != K or ab.shape[1] != 3 or af.shape[1] != 3 \
+            or cosv.shape[0] != K or perr.shape[0] != K or geom.shape[0] != K or geom.shape[1] != 2 \
+            or geom.shape[2] != 3:
+        raise ValueError("angle_position: the shapes of the axes, cos, perr and geom do not fit K rows")
+    for k in range(K):
+        if not (0 <= bb[k] < ws.nb and 0 <= bf[k] < ws.nb):
+            raise ValueError(f"angle_position: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            angle_position_t(&ws.t, K, &bb[0], &ab[0, 0], &bf[0], &af[0, 0], &cosv[0], &perr[0], &geom[0, 0, 0])
+
+
+def angle_force_map(const double[:, :, ::1] geom, double[:, ::1] c, double[:, :, :, ::1] F):
+    """c (K, 3) = f x b from the axes geom (K, 2, 3), and the torques +c (entry 0, the follower) and
+    -c (entry 1, the base) into F (K, 2, 2, 3)."""
+    cdef Py_ssize_t K = geom.shape[0]
+    if geom.shape[1] != 2 or geom.shape[2] != 3 or c.shape[0] != K or c.shape[1] != 3 or F.shape[0] != K \
+            or F.shape[1] != 2 or F.shape[2] != 2 or F.shape[3] != 3:
+        raise ValueError("angle_force_map: the shapes of geom, c and F do not fit K rows")
+    if K:
+        with nogil:
+            angle_force_map_t(K, &geom[0, 0, 0], &c[0, 0], &F[0, 0, 0, 0])
+
+
+def angle_fast(TreeKernels ws, const idx_t[::1] bb, const idx_t[::1] bf, const double[:, :, ::1] geom,
+               const double[:, ::1] c, const double[::1] Gud, double[::1] out):
+    """The acceleration rows at the unconstrained accelerations: out = Gud + (a_f - a_b) . c +
+    (w_f - w_b) . ((w_f x f) x b - (w_b x b) x f), from the bodies' bias angular accelerations and
+    angular velocities."""
+    cdef Py_ssize_t K = bb.shape[0], k
+    if bf.shape[0] != K or geom.shape[0] != K or geom.shape[1] != 2 or geom.shape[2] != 3 or c.shape[0] != K \
+            or c.shape[1] != 3 or Gud.shape[0] != K or out.shape[0] != K:
+        raise ValueError("angle_fast: the shapes of geom, c, Gud and out do not fit K rows")
+    for k in range(K):
+        if not (0 <= bb[k] < ws.nb and 0 <= bf[k] < ws.nb):
+            raise ValueError(f"angle_fast: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            angle_fast_t(&ws.t, K, &bb[0], &bf[0], &geom[0, 0, 0], &c[0, 0], &Gud[0], &out[0])

@@ -1,45 +1,74 @@
-# The constraints of the compiled time loop: point-coincidence (Ball) equations solved and
-# projected inside TreeStepper's nogil steps.
+# The constraints of the compiled time loop: the rows of Ball, Weld, ConstantOrientation and
+# ConstantAngle constraints (the Coincident and Angle row families) solved and projected inside
+# TreeStepper's nogil steps.
 #
 # The same operations, in the same order, as the Python path's constraint solve
 # (simtk/multibody/constraints/_solver.py) and projection (_projection.py), through the same
 # compiled functions, so a constrained trajectory is bitwise the same on both paths:
 #
-#   position      perr, S = coincident_position_t
-#   G             coincident_force_map_t, then one jt_entries_t per row (the force map's rows)
+#   position      per part: perr rows and the geometry at q (coincident_position_t, angle_position_t)
+#   G             per part: the force map (coincident_force_map_t, angle_force_map_t), then one
+#                 jt_entries_t per row
 #   velocity      verr = G u (_matvec)
 #   acceleration  Y^T, A = constraint_operators_t; L = _factor_kept(A);
-#                 aerr = coincident_fast_t(G udot0, the stations' bias accelerations);
+#                 per part: its aerr rows from its rows of G udot0 (coincident_fast_t with the
+#                 stations' bias accelerations, angle_fast_t);
 #                 lambda, du = _multiplier_step(aerr, L, Y^T);
 #                 udot = udot0 - du, qdotdot = qdotdot0 - N du
 #   project q     Newton steps du = P^T (P P^T)^-1 (-perr) (_gram, _factor_kept, _multiplier_step)
 #   project u     du = Y (G M^-1 G^T)^-1 verr, u -= du
 #
 # The Python layer (simtk/multibody/constraints/_compiled.py) hands over a plan's arrays only
-# when every equation is a Coincident row of one part and A is small enough for the compiled
-# factor (the Python path's _SMALL); anything the compiled factor refuses (a singular or
-# ill-conditioned A) returns the step to Python, which takes its eigen-decomposition.
+# when every equation is a holonomic row of these families and A is small enough for the
+# compiled factor (the Python path's _SMALL); anything the compiled factor refuses (a singular
+# or ill-conditioned A) returns the step to Python, which takes its eigen-decomposition.
 
 from libc.math cimport fabs, INFINITY
 
 
-cdef class LoopConstraints:
-    """The arrays of a plan of Coincident rows and the scratch of their solve (see the file's head).
+cdef enum:
+    LOOP_COINCIDENT = 0
+    LOOP_ANGLE = 1
 
-    Built by ``simtk._core.make_loop_constraints``; a TreeStepper given one solves and projects
-    these equations in its steps.
+#: name -> code of the row families LoopConstraints solves
+LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE}
+
+
+cdef struct LoopPart:
+    int fam             # LOOP_COINCIDENT or LOOP_ANGLE
+    Py_ssize_t K, R     # elements, rows (3K for Coincident, K for Angle)
+    bint ground         # Coincident: every pair's ancestor is Ground
+    bint all_eqs        # its rows are equations 0..m-1, in order
+    const idx_t* eq     # (R,) its equations
+    Py_ssize_t e0, s0   # its first force-map entry and bias station
+    const idx_t* i1     # Coincident: b1, b2, a; Angle: bb, bf
+    const idx_t* i2
+    const idx_t* i3
+    const double* v1    # Coincident: s1, s2 (K, 3); Angle: a_b, a_f (K, 3), cos (K,)
+    const double* v2
+    const double* v3
+    double* geom        # Coincident: S (K, 3); Angle: b, f (K, 2, 3)
+    double* c           # Angle: f x b (K, 3)
+    double* perr        # (R,) its rows of perr, G udot0, verr and aerr
+    double* gud
+    double* verr
+    double* aerr
+
+
+cdef class LoopConstraints:
+    """The arrays of a plan of Coincident and Angle rows and the scratch of their solve (see the
+    file's head).
+
+    Built by ``simtk.multibody.constraints._compiled.make_loop_constraints``; a TreeStepper given
+    one solves and projects these equations in its steps.
     """
 
-    cdef readonly Py_ssize_t K, m, nu, nq, nb
-    cdef readonly bint ground
+    cdef readonly Py_ssize_t m, nu, nq, nb, nparts, nstations
+    cdef double inv1
     cdef object _keep_alive
+    cdef LoopPart* parts
     cdef double[:, ::1] Amv, Lmv, Bmv
     cdef idx_t[::1] keepmv
-    cdef const idx_t* b1
-    cdef const idx_t* b2
-    cdef const idx_t* a
-    cdef const double* s1
-    cdef const double* s2
     cdef const idx_t* e_body
     cdef const idx_t* r_eq
     cdef const idx_t* r_start
@@ -49,7 +78,6 @@ cdef class LoopConstraints:
     cdef double* F
     cdef double* st_s
     cdef double* perr
-    cdef double* S
     cdef double* G
     cdef double* YT
     cdef double* verr
@@ -62,78 +90,168 @@ cdef class LoopConstraints:
     cdef double* dq
     cdef double* rhs
 
-    def __init__(self, TreeBatch batch, b1, s1, b2, s2, a, bint ground, e_body, e_st0, e_F0, rows_eq, rows_start,
+    def __cinit__(self):
+        self.parts = NULL
+
+    def __dealloc__(self):
+        free(self.parts)
+
+    def __init__(self, TreeBatch batch, Py_ssize_t m, list parts, e_body, e_st0, e_F0, rows_eq, rows_start,
                  rows_stop, st_b, st_s0):
-        cdef Py_ssize_t K = len(b1), m = 3 * len(b1), nb = batch.ws.nb, k
-        cdef dict arr = {}
-        self.K, self.m, self.nu, self.nq, self.nb, self.ground = K, m, batch.ws.nu, batch.ws.nq, nb, ground
-        if K == 0 or self.nu == 0:
+        # parts: dicts of family ("coincident": b1, s1, b2, s2, a, ground; "angle": bb, ab, bf, af, cos),
+        # eq (its equations), e0 and s0 (its first entry and station), in the plan's order.
+        cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i
+        cdef list keep = []
+        cdef LoopPart* p
+        self.m, self.nu, self.nq, self.nb = m, batch.ws.nu, batch.ws.nq, nb
+        if m == 0 or self.nu == 0 or not parts:
             raise ValueError("LoopConstraints: no equations, or no speeds to solve for")
 
-        def ints(x, n, what):
+        def ints(x, n=None, what="an index array"):
             v = np.array(x, dtype=np.int64).reshape(-1)
-            if v.shape[0] != n:
+            if n is not None and v.shape[0] != n:
                 raise ValueError(f"LoopConstraints: {what} must have {n} entries, it has {v.shape[0]}")
-            arr[what] = v
+            keep.append(v)
             return v
 
-        def floats(x, shape, what):
+        def bodies(x, n, what):
+            v = ints(x, n, what)
+            if v.shape[0] and (v.min() < 0 or v.max() >= nb):
+                raise ValueError(f"LoopConstraints: {what} names a body outside the tree")
+            return v
+
+        def floats(x, shape):
             v = np.array(x, dtype=np.float64).reshape(shape)
-            arr[what] = v
+            keep.append(v)
             return v
 
-        for name, v in (("b1", ints(b1, K, "b1")), ("b2", ints(b2, K, "b2")), ("a", ints(a, K, "a")),
-                        ("e_body", ints(e_body, 2 * m, "e_body")), ("st_b", ints(st_b, 2 * K, "st_b"))):
-            if v.min() < 0 or v.max() >= nb:
-                raise ValueError(f"LoopConstraints: {name} names a body outside the tree")
-        eq, start, stop = ints(rows_eq, m, "r_eq"), ints(rows_start, m, "r_start"), ints(rows_stop, m, "r_stop")
+        eb = bodies(e_body, None, "e_body")
+        E = eb.shape[0]
+        sb = bodies(st_b, None, "st_b")
+        S = sb.shape[0]
+        self.nstations = S
+        r_eq, r_start, r_stop = ints(rows_eq, m, "rows_eq"), ints(rows_start, m, "rows_start"), \
+            ints(rows_stop, m, "rows_stop")
         for k in range(m):
-            if not (0 <= eq[k] < m and 0 <= start[k] <= stop[k] <= 2 * m):
+            if not (0 <= r_eq[k] < m and 0 <= r_start[k] <= r_stop[k] <= E):
                 raise ValueError(f"LoopConstraints: row {k} is out of range")
-        floats(s1, (K, 3), "s1")
-        floats(s2, (K, 3), "s2")
-        floats(e_st0, (2 * m, 3), "st")
-        floats(e_F0, (2 * m, 2, 3), "F")
-        floats(st_s0, (2 * K, 3), "st_s")
-        for what, n in (("perr", m), ("S", 3 * K), ("G", m * self.nu), ("YT", m * self.nu), ("verr", m),
-                        ("Gud", m), ("AB", 12 * K), ("aerr", m), ("lam", m), ("du", self.nu), ("Fb", 6 * nb),
-                        ("dq", max(self.nq, 1)), ("rhs", m)):
-            arr[what] = np.zeros(n)
-        arr["A"], arr["L"], arr["B"] = np.zeros((m, m)), np.zeros((m, m)), np.zeros((m, m))
-        arr["keep"] = np.zeros(m, dtype=np.int64)
-        self._keep_alive = arr
-        self.Amv, self.Lmv, self.Bmv, self.keepmv = arr["A"], arr["L"], arr["B"], arr["keep"]
-        self.b1, self.b2, self.a = _ip(arr["b1"]), _ip(arr["b2"]), _ip(arr["a"])
-        self.s1, self.s2 = _dp(arr["s1"]), _dp(arr["s2"])
-        self.e_body, self.st_b = _ip(arr["e_body"]), _ip(arr["st_b"])
-        self.r_eq, self.r_start, self.r_stop = _ip(arr["r_eq"]), _ip(arr["r_start"]), _ip(arr["r_stop"])
-        self.st, self.F, self.st_s = _dp(arr["st"]), _dp(arr["F"]), _dp(arr["st_s"])
-        self.perr, self.S, self.G, self.YT = _dp(arr["perr"]), _dp(arr["S"]), _dp(arr["G"]), _dp(arr["YT"])
-        self.verr, self.Gud, self.AB, self.aerr = _dp(arr["verr"]), _dp(arr["Gud"]), _dp(arr["AB"]), _dp(arr["aerr"])
-        self.lam, self.du, self.Fb, self.dq = _dp(arr["lam"]), _dp(arr["du"]), _dp(arr["Fb"]), _dp(arr["dq"])
-        self.rhs = _dp(arr["rhs"])
+        if sorted(r_eq.tolist()) != list(range(m)):
+            raise ValueError("LoopConstraints: the rows do not cover the m equations once each")
+        self.e_body, self.st_b = _ip(eb), _ip(sb)
+        self.r_eq, self.r_start, self.r_stop = _ip(r_eq), _ip(r_start), _ip(r_stop)
+        self.st, self.F, self.st_s = _dp(floats(e_st0, (E, 3))), _dp(floats(e_F0, (E, 2, 3))), \
+            _dp(floats(st_s0, (S, 3)))
+
+        def scratch(n):
+            v = np.zeros(max(n, 1))
+            keep.append(v)
+            return v
+
+        self.perr, self.verr, self.Gud, self.aerr = _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m))
+        self.lam, self.rhs = _dp(scratch(m)), _dp(scratch(m))
+        self.G, self.YT = _dp(scratch(m * self.nu)), _dp(scratch(m * self.nu))
+        self.AB, self.du, self.Fb, self.dq = _dp(scratch(6 * S)), _dp(scratch(self.nu)), _dp(scratch(6 * nb)), _dp(scratch(self.nq))
+        arrays = {name: np.zeros((m, m)) for name in ("A", "L", "B")}
+        arrays["keep"] = np.zeros(m, dtype=np.int64)
+        keep.append(arrays)
+        self.Amv, self.Lmv, self.Bmv, self.keepmv = arrays["A"], arrays["L"], arrays["B"], arrays["keep"]
+        self.parts = <LoopPart*>malloc(len(parts) * sizeof(LoopPart))
+        if self.parts == NULL:
+            raise MemoryError()
+        self.nparts = 0
+        seen = 0
+        for spec in parts:
+            p = &self.parts[self.nparts]
+            memset(p, 0, sizeof(LoopPart))
+            p.fam = LOOP_FAMILIES[spec["family"]]
+            if p.fam == LOOP_COINCIDENT:
+                K = len(spec["b1"])
+                R = 3 * K
+                p.i1, p.i2, p.i3 = _ip(bodies(spec["b1"], K, "b1")), _ip(bodies(spec["b2"], K, "b2")), \
+                    _ip(bodies(spec["a"], K, "a"))
+                p.v1, p.v2 = _dp(floats(spec["s1"], (K, 3))), _dp(floats(spec["s2"], (K, 3)))
+                p.ground = bool(spec["ground"])
+                p.geom = _dp(scratch(3 * K))
+                if spec["s0"] + 2 * K > S:
+                    raise ValueError("LoopConstraints: a Coincident part's stations are out of range")
+            else:
+                K = len(spec["bb"])
+                R = K
+                p.i1, p.i2 = _ip(bodies(spec["bb"], K, "bb")), _ip(bodies(spec["bf"], K, "bf"))
+                p.v1, p.v2 = _dp(floats(spec["ab"], (K, 3))), _dp(floats(spec["af"], (K, 3)))
+                p.v3 = _dp(floats(spec["cos"], (K,)))
+                p.geom, p.c = _dp(scratch(6 * K)), _dp(scratch(3 * K))
+            eq = ints(spec["eq"], R, "a part's equations")
+            if K == 0 or eq.min() < 0 or eq.max() >= m or spec["e0"] + 2 * R > E or spec["e0"] < 0 \
+                    or spec["s0"] < 0:
+                raise ValueError("LoopConstraints: a part's equations or entries are out of range")
+            p.K, p.R, p.eq, p.e0, p.s0 = K, R, _ip(eq), spec["e0"], spec["s0"]
+            p.all_eqs = eq.tolist() == list(range(m))
+            p.perr, p.gud, p.verr, p.aerr = _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R))
+            seen += R
+            self.nparts += 1
+        if seen != m:
+            raise ValueError(f"LoopConstraints: the parts have {seen} rows for {m} equations")
+        self._keep_alive = keep
 
     cdef void positions(self, const Tree* t) noexcept nogil:
-        # perr and S at the tree's realized positions
-        coincident_position_t(t, self.K, self.b1, self.s1, self.b2, self.s2, self.a, self.ground, self.perr, self.S)
+        # perr and each part's geometry at the tree's realized positions (position_errors)
+        cdef Py_ssize_t j, r
+        cdef LoopPart* p
+        for j in range(self.nparts):
+            p = &self.parts[j]
+            if p.fam == LOOP_COINCIDENT:
+                coincident_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.i3, p.ground, p.perr, p.geom)
+            else:
+                angle_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.v3, p.perr, p.geom)
+            for r in range(p.R):
+                self.perr[p.eq[r]] = p.perr[r]
 
     cdef void build_g(self, Tree* t) noexcept nogil:
-        # the force map at S and the rows of G from it (after positions)
-        cdef Py_ssize_t k
-        coincident_force_map_t(t, self.K, self.b1, self.a, self.ground, self.S, self.st, self.F, self.st_s)
+        # each part's force map, then the rows of G from it (_build_gmap; after positions)
+        cdef Py_ssize_t j, k
+        cdef LoopPart* p
+        for j in range(self.nparts):
+            p = &self.parts[j]
+            if p.fam == LOOP_COINCIDENT:
+                coincident_force_map_t(t, p.K, p.i1, p.i3, p.ground, p.geom, self.st + 3 * p.e0, self.F + 6 * p.e0,
+                                       self.st_s + 3 * p.s0)
+            else:
+                angle_force_map_t(p.K, p.geom, p.c, self.F + 6 * p.e0)
         for k in range(self.m):
             jt_entries_t(t, self.e_body, self.st, self.F, self.r_start[k], self.r_stop[k], self.Fb,
                          self.G + self.r_eq[k] * self.nu)
 
     cdef Py_ssize_t factor(self, Tree* t) noexcept nogil:
-        # Y^T, A and A's kept Cholesky factor at the tree's positions and articulated inertias
+        # Y^T, A and A's kept Cholesky factor at the tree's positions and articulated inertias; for
+        # one equation its reciprocal (0 when A is 0), as the Python path's _Factor takes it
+        cdef double a
         constraint_operators_t(t, self.m, self.G, self.YT, &self.Amv[0, 0])
+        if self.m == 1:
+            a = self.Amv[0, 0]
+            self.inv1 = 1.0 / a if a > 0.0 else 0.0
+            return 1
         return _factor_kept(self.Amv, self.Lmv, self.keepmv)
+
+    cdef void solve(self, const double* rhs, Py_ssize_t nk) noexcept nogil:
+        # lam = A^+ rhs from the factor (nk: factor's code) and du = lam Y^T, as _Factor and
+        # solve_accelerations / project_u take them (one equation: scalar arithmetic)
+        cdef Py_ssize_t j
+        if self.m == 1:
+            self.lam[0] = rhs[0] * self.inv1
+            for j in range(self.nu):
+                self.du[j] = self.YT[j] * self.lam[0]
+            return
+        _multiplier_step(rhs, self.Lmv[:nk, :nk], NULL if nk == self.m else &self.keepmv[0], self.YT, self.m,
+                         self.nu, self.lam, self.du)
 
     cdef bint correct(self, Tree* t) noexcept nogil:
         # The constrained udot and qdotdot in place of the tree's unconstrained ones (after a
         # realization to Acceleration at q, u); False when A's factor is refused (Python solves it).
-        cdef Py_ssize_t nk, i, m = self.m
+        cdef Py_ssize_t nk, i, j, r, m = self.m
+        cdef LoopPart* p
+        cdef const double* gud
+        cdef const double* verr
         self.positions(t)
         self.build_g(t)
         _matvec(self.G, m, self.nu, t.u, self.verr)
@@ -141,17 +259,30 @@ cdef class LoopConstraints:
         if nk < 0:
             return False
         _matvec(self.G, m, self.nu, t.udot, self.Gud)
-        frame_bias_t(t, 2 * self.K, self.st_b, self.st_s, self.AB)
-        coincident_fast_t(t, self.K, self.a, self.ground, self.AB, self.verr, self.Gud, self.aerr)
-        _multiplier_step(self.aerr, self.Lmv[:nk, :nk], NULL if nk == m else &self.keepmv[0], self.YT, m,
-                         self.nu, self.lam, self.du)
+        if self.nstations:
+            frame_bias_t(t, self.nstations, self.st_b, self.st_s, self.AB)
+        for j in range(self.nparts):  # solve_accelerations' loop over the parts
+            p = &self.parts[j]
+            if p.all_eqs:
+                gud, verr = self.Gud, self.verr
+            else:
+                for r in range(p.R):
+                    p.gud[r] = self.Gud[p.eq[r]]
+                    p.verr[r] = self.verr[p.eq[r]]
+                gud, verr = p.gud, p.verr
+            if p.fam == LOOP_COINCIDENT:
+                coincident_fast_t(t, p.K, p.i3, p.ground, self.AB + 6 * p.s0, verr, gud, p.aerr)
+            else:
+                angle_fast_t(t, p.K, p.i1, p.i2, p.geom, p.c, gud, p.aerr)
+            for r in range(p.R):
+                self.aerr[p.eq[r]] = p.aerr[r]
+        self.solve(self.aerr, nk)
         for i in range(self.nu):
             t.udot[i] = t.udot[i] - self.du[i]
         _n_mul(t, t.q, self.du, self.dq)
         for i in range(self.nq):
             t.qdotdot[i] = t.qdotdot[i] - self.dq[i]
         return True
-
     cdef Py_ssize_t newton_step(self, Tree* t, double* q) noexcept nogil:
         # q += N du with du = P^T (P P^T)^-1 (-perr), P = G (after positions at q); returns the
         # factor's code (< 0: refused, q unchanged)

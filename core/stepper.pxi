@@ -441,8 +441,7 @@ cdef class TreeStepper:
                 nk = self.constraints.factor(t)
                 if nk < 0:
                     return False
-            _multiplier_step(self.constraints.verr, self.constraints.Lmv[:nk, :nk], NULL if nk == m else &self.constraints.keepmv[0], self.constraints.YT, m,
-                             self.constraints.nu, self.constraints.lam, self.constraints.du)
+            self.constraints.solve(self.constraints.verr, nk)
             for i in range(self.constraints.nu):
                 u[i] = u[i] - self.constraints.du[i]
             changed[0] = True

@@ -498,7 +498,7 @@ FALLBACKS = {
     "triggered event": ("Pin", _with_trigger, RungeKuttaMersonIntegrator, None, ("event witnesses", "link_crossing")),
     "custom force": ("Pin", _with_custom_force, RungeKutta3Integrator, None, ("Force.Custom", "python_push", "Python")),
     "rod": ("Pin", _with_rod, RungeKuttaMersonIntegrator, None, ("constraints (Rod) are solved in Python",
-                                                                  "Ball constraints only")),
+                                                                  "constraints only")),
     "constant speed": ("Pin", _with_constant_speed, RungeKuttaFeldbergIntegrator, None,
                        ("constraints (ConstantSpeed) are solved in Python",)),
     "auxiliary z": ("Pin", lambda system, *_: Clock(system, "clock"), RungeKuttaMersonIntegrator, None,

@@ -1,10 +1,10 @@
 """The constraints the compiled time loop solves itself: which plans qualify, and their arrays.
 
 The compiled loop (``simtk_core.TreeStepper`` with a ``LoopConstraints``) repeats the Python path's
-constraint solve and projection for point-coincidence equations (``Constraint.Ball``): one part of
-Coincident rows holding every equation, small enough for the compiled factor. Any other kind (a Rod,
-a Weld's orientation rows, a Custom constraint, a lock or Motion) keeps the model on the Python
-time loop, and ``Integrator.describe_fast_path`` names it.
+constraint solve and projection for the rows of the Coincident and Angle families: ``Ball``,
+``Weld``, ``ConstantOrientation`` and ``ConstantAngle`` constraints, when A is small enough for the
+compiled factor. Any other kind (a Rod, a point in a plane, a Custom constraint, a lock or Motion)
+keeps the model on the Python time loop, and ``Integrator.describe_fast_path`` names it.
 """
 from __future__ import annotations
 
@@ -22,32 +22,41 @@ def _kinds(matter, plan: _Plan) -> str:
     return ", ".join(names)
 
 
+#: The row families the compiled loop evaluates, by the name LoopConstraints knows them by.
+_FAMILIES = {rows.Coincident: "coincident", rows.Angle: "angle"}
+_COMPILED_KINDS = "Ball, Weld, ConstantOrientation and ConstantAngle"
+
+
 def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]:
-    """``(spec, None)`` for ``simtk._core.make_loop_constraints`` when the compiled loop can solve
-    the plan's equations, ``(None, None)`` when there are none, else ``(None, reason)``."""
+    """``(spec, None)`` for :func:`make_loop_constraints` when the compiled loop can solve the plan's
+    equations, ``(None, None)`` when there are none, else ``(None, reason)``."""
     if plan.m == 0:
         return None, None
-    parts = plan.parts
-    if len(parts) != 1 or parts[0].fam is not rows.Coincident or plan.customs or plan.mv or plan.ma:
+    if plan.customs or plan.mv or plan.ma or any(p.fam not in _FAMILIES for p in plan.parts):
         return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python; the compiled loop "
-                      "solves Ball constraints only")
-    part = parts[0]
-    if not (part.whole and part.all_eqs) or plan.quaternion_err_start != plan.mp:
+                      f"solves {_COMPILED_KINDS} constraints only")
+    if plan.quaternion_err_start != plan.mp:
         return None, f"its constraints ({_kinds(matter, plan)}) are laid out for the Python solve"
     if plan.m > _SMALL:
         return None, (f"its {plan.m} constraint equations are factored by LAPACK in Python (the compiled "
                       f"loop factors up to {_SMALL})")
-    P = part.P
+    parts = []
+    for part in plan.parts:
+        P = part.P
+        spec = dict(family=_FAMILIES[part.fam], eq=part.eq_flat, e0=part.e0, s0=part.s0)
+        if part.fam is rows.Coincident:
+            spec.update(b1=P["b1"], s1=P["s1"], b2=P["b2"], s2=P["s2"], a=P["a"], ground=bool(P["ground"]))
+        else:
+            spec.update(bb=P["bb"], ab=P["ab"], bf=P["bf"], af=P["af"], cos=P["cos"])
+        parts.append(spec)
     eq, start, stop = plan.rows
-    return dict(m=plan.m, b1=P["b1"], s1=P["s1"], b2=P["b2"], s2=P["s2"], a=P["a"], ground=bool(P["ground"]),
-                e_body=plan.e_body, e_st0=plan.e_st0, e_F0=plan.e_F0, rows_eq=eq, rows_start=start,
-                rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0), None
+    return dict(m=plan.m, parts=parts, e_body=plan.e_body, e_st0=plan.e_st0, e_F0=plan.e_F0, rows_eq=eq,
+                rows_start=start, rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0), None
 
 
 def make_loop_constraints(batch, spec: dict):
     """The ``simtk_core.LoopConstraints`` of ``spec`` (from :func:`loop_constraints_spec`) over the
     tree of ``batch`` (a ``simtk_core.TreeBatch``), for ``simtk._core.make_tree_stepper``."""
-    return _core._k.LoopConstraints(batch, spec["b1"], spec["s1"], spec["b2"], spec["s2"], spec["a"],
-                                    bool(spec["ground"]), spec["e_body"], spec["e_st0"], spec["e_F0"],
+    return _core._k.LoopConstraints(batch, spec["m"], spec["parts"], spec["e_body"], spec["e_st0"], spec["e_F0"],
                                     spec["rows_eq"], spec["rows_start"], spec["rows_stop"], spec["st_b"],
                                     spec["st_s0"])

@@ -21,7 +21,8 @@ off the constraint manifold:
 ``Rod``          ``|p_S2 - p_S1| - L`` along Cz = unit(p_S2 - p_S1), forces at the two stations; when the
                  stations coincide (|d| < eps^1.25) Cz is body 1's z axis, as in Simbody.
 ``Angle``        ConstantAngle, ConstantOrientation and Weld's rotation rows: ``b . f - cos(theta)``
-                 for unit axes b (base) and f (follower), torques about c = f x b.
+                 for unit axes b (base) and f (follower), torques about c = f x b (position, force
+                 map and fast rows in the compiled core).
 ``NoSlip``       NoSlip1D: ``n . (v1_P - v0_P)`` at the contact point P and direction n fixed on the
                  case body; as in Simbody the acceleration row is that of the material points P0,
                  P1 (``n . (a1_P - a0_P - (w_GC + w_GA) x (v1_P - v0_P))`` in Ground terms), which
@@ -414,8 +415,10 @@ class Angle:
 
     @staticmethod
     def position(P, kin):
-        b, f = Angle._axes(P, kin)
-        return _dot(b, f) - P["cos"], (b, f)
+        K = P["K"]
+        perr, geom = np.empty(K), np.empty((K, 2, 3))  # geom: the axes b, f in Ground
+        _core._k.angle_position(kin.ws, P["bb"], P["ab"], P["bf"], P["af"], P["cos"], perr, geom)
+        return perr, geom
 
     @staticmethod
     def velocity(P, kin) -> np.ndarray:
@@ -437,18 +440,17 @@ class Angle:
     @staticmethod
     def force_map(P, kin, geometry, st, F, sts):
         """Torque +c on the follower, -c on the base, c = f x b."""
-        b, f = Angle._axes(P, kin) if geometry is None else geometry
-        c = _cross(f, b)
-        F[:, 0, 0] = c
-        F[:, 1, 0] = -c
-        return b, f, c
+        geom = Angle.position(P, kin)[1] if geometry is None else geometry
+        c = np.empty((P["K"], 3))
+        _core._k.angle_force_map(geom, c, F)
+        return geom, c
 
     @staticmethod
     def fast(P, h, ctx) -> np.ndarray:
-        b, f, c = h
-        Ab = ctx.Abias[:, 0]
-        wb, wf = _take(ctx.V, P["bb"])[:, 0], _take(ctx.V, P["bf"])[:, 0]
-        return ctx.Gud_part + _dot(_take(Ab, P["bf"]) - _take(Ab, P["bb"]), c) + Angle._velocity_product(b, f, wb, wf)
+        geom, c = h
+        out = np.empty(P["K"])
+        _core._k.angle_fast(ctx.ws, P["bb"], P["bf"], geom, c, ctx.Gud_part, out)
+        return out
 
 
 # ====================================================================== NoSlip (NoSlip1D)
