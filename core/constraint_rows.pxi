@@ -245,3 +245,219 @@ def angle_fast(TreeKernels ws, const idx_t[::1] bb, const idx_t[::1] bf, const d
     if K:
         with nogil:
             angle_fast_t(&ws.t, K, &bb[0], &bf[0], &geom[0, 0, 0], &c[0, 0], &Gud[0], &out[0])
+
+
+# Plane (PointInPlane, PointOnLine): K rows n . (p_S - p_B) - h, n = R_GB n_B fixed on the plane
+# body B (bp), S station s on the follower (bf); +n at S on the follower, -n at the plane body's
+# material point C at S. The geometry kept at a q is (n, d = p_S - p_B) per row, (K, 2, 3).
+
+cdef void plane_position_t(const Tree* t, Py_ssize_t K, const idx_t* bp, const double* nB, const double* h,
+                           const idx_t* bf, const double* s, double* perr, double* geom) noexcept nogil:
+    # the nogil core of plane_position
+    cdef Py_ssize_t k, i
+    cdef double r[3]
+    cdef double S[3]
+    for k in range(K):
+        _station(t, bf[k], s + 3 * k, r, S)
+        mat33_vec(t.R_GB + 9 * bp[k], nB + 3 * k, geom + 6 * k)
+        for i in range(3):
+            geom[6 * k + 3 + i] = S[i] - t.p_GB[3 * bp[k] + i]
+        perr[k] = dot3(geom + 6 * k, geom + 6 * k + 3) - h[k]
+
+
+cdef void plane_force_map_t(const Tree* t, Py_ssize_t K, const idx_t* bp, const double* geom, double* st, double* F,
+                            double* sts) noexcept nogil:
+    # the nogil core of plane_force_map
+    cdef Py_ssize_t k, i
+    cdef double sC[3]
+    for k in range(K):
+        mat33T_vec(t.R_GB + 9 * bp[k], geom + 6 * k + 3, sC)
+        for i in range(3):
+            st[6 * k + 3 + i] = sC[i]
+            sts[3 * (K + k) + i] = sC[i]
+            F[12 * k + 3 + i] = geom[6 * k + i]
+            F[12 * k + 9 + i] = -geom[6 * k + i]
+
+
+cdef void plane_fast_t(const Tree* t, Py_ssize_t K, const idx_t* bp, const double* geom, const double* AB,
+                       const double* VS, const double* Gud, double* out) noexcept nogil:
+    # the nogil core of plane_fast
+    cdef Py_ssize_t k, i
+    cdef double dv[3]
+    cdef double c[3]
+    cdef double e[3]
+    for k in range(K):
+        for i in range(3):
+            dv[i] = VS[6 * k + 3 + i] - VS[6 * (K + k) + 3 + i]
+        cross3(t.V_GB + 6 * bp[k], dv, c)
+        for i in range(3):
+            e[i] = (AB[6 * k + 3 + i] - AB[6 * (K + k) + 3 + i]) - 2.0 * c[i]
+        out[k] = Gud[k] + dot3(geom + 6 * k, e)
+
+
+def plane_position(TreeKernels ws, const idx_t[::1] bp, const double[:, ::1] nB, const double[::1] h,
+                   const idx_t[::1] bf, const double[:, ::1] s, double[::1] perr, double[:, :, ::1] geom):
+    """perr (K,) = n . (p_S - p_B) - h with n = R_GB n_B, and (n, p_S - p_B) into geom (K, 2, 3)."""
+    cdef Py_ssize_t K = bp.shape[0], k
+    if bf.shape[0] != K or nB.shape[0] != K or s.shape[0] != K or nB.shape[1] != 3 or s.shape[1] != 3 \
+            or h.shape[0] != K or perr.shape[0] != K or geom.shape[0] != K or geom.shape[1] != 2 \
+            or geom.shape[2] != 3:
+        raise ValueError("plane_position: the shapes of n, h, s, perr and geom do not fit K rows")
+    for k in range(K):
+        if not (0 <= bp[k] < ws.nb and 0 <= bf[k] < ws.nb):
+            raise ValueError(f"plane_position: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            plane_position_t(&ws.t, K, &bp[0], &nB[0, 0], &h[0], &bf[0], &s[0, 0], &perr[0], &geom[0, 0, 0])
+
+
+def plane_force_map(TreeKernels ws, const idx_t[::1] bp, const double[:, :, ::1] geom, double[:, :, ::1] st,
+                    double[:, :, :, ::1] F, double[:, ::1] sts):
+    """The force map at this q for unit multipliers: +n at S on the follower (entry 0, its station
+    a template), -n at C on the plane body (entry 1); writes C's station sC = R_GB^T (p_S - p_B)
+    into st (K, 2, 3) (entry 1) and sts (2K, 3) (its second half), and the forces into F."""
+    cdef Py_ssize_t K = bp.shape[0], k
+    if geom.shape[0] != K or geom.shape[1] != 2 or geom.shape[2] != 3 or st.shape[0] != K or st.shape[1] != 2 \
+            or st.shape[2] != 3 or F.shape[0] != K or F.shape[1] != 2 or F.shape[2] != 2 or F.shape[3] != 3 \
+            or sts.shape[0] != 2 * K or sts.shape[1] != 3:
+        raise ValueError("plane_force_map: the shapes of geom, st, F and sts do not fit K rows")
+    for k in range(K):
+        if not 0 <= bp[k] < ws.nb:
+            raise ValueError(f"plane_force_map: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            plane_force_map_t(&ws.t, K, &bp[0], &geom[0, 0, 0], &st[0, 0, 0], &F[0, 0, 0, 0], &sts[0, 0])
+
+
+def plane_fast(TreeKernels ws, const idx_t[::1] bp, const double[:, :, ::1] geom, const double[:, :, ::1] AB,
+               const double[:, :, ::1] VS, const double[::1] Gud, double[::1] out):
+    """The acceleration rows at the unconstrained accelerations: out = Gud + n . (a_S - a_C
+    - 2 w_B x (v_S - v_C)), from the stations' bias accelerations AB and velocities VS (2K, 2, 3)."""
+    cdef Py_ssize_t K = bp.shape[0], k
+    if geom.shape[0] != K or AB.shape[0] != 2 * K or VS.shape[0] != 2 * K or Gud.shape[0] != K \
+            or out.shape[0] != K:
+        raise ValueError("plane_fast: the shapes of geom, AB, VS, Gud and out do not fit K rows")
+    for k in range(K):
+        if not 0 <= bp[k] < ws.nb:
+            raise ValueError(f"plane_fast: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            plane_fast_t(&ws.t, K, &bp[0], &geom[0, 0, 0], &AB[0, 0, 0], &VS[0, 0, 0], &Gud[0], &out[0])
+
+
+# Rod: K rows |p_S2 - p_S1| - L along Cz = (p_S2 - p_S1) / |p_S2 - p_S1|, the force +Cz at S2 on
+# body 2 and -Cz at S1 on body 1. When the stations coincide (|d| < eps^1.25, ROD_TINY) Cz is
+# body 1's z axis and the distance 0, as in Simbody. The geometry kept at a q is (Cz, dist) per
+# row, (K, 4); dist == 0 marks the coincident case.
+
+cdef double ROD_TINY = 2.220446049250313e-16 ** 1.25
+
+
+cdef void rod_position_t(const Tree* t, Py_ssize_t K, const idx_t* b1, const double* s1, const idx_t* b2,
+                         const double* s2, const double* L, double* perr, double* geom) noexcept nogil:
+    # the nogil core of rod_position
+    cdef Py_ssize_t k, i
+    cdef double r[3]
+    cdef double S2[3]
+    cdef double S1[3]
+    cdef double d[3]
+    cdef double dist
+    for k in range(K):
+        _station(t, b2[k], s2 + 3 * k, r, S2)
+        _station(t, b1[k], s1 + 3 * k, r, S1)
+        for i in range(3):
+            d[i] = S2[i] - S1[i]
+        dist = sqrt(dot3(d, d))
+        if dist >= ROD_TINY:
+            for i in range(3):
+                geom[4 * k + i] = d[i] / dist
+        else:
+            for i in range(3):
+                geom[4 * k + i] = t.R_GB[9 * b1[k] + 3 * i + 2]  # body 1's z axis
+            dist = 0.0
+        geom[4 * k + 3] = dist
+        perr[k] = dist - L[k]
+
+
+cdef void rod_force_map_t(Py_ssize_t K, const double* geom, double* F) noexcept nogil:
+    # the nogil core of rod_force_map
+    cdef Py_ssize_t k, i
+    for k in range(K):
+        for i in range(3):
+            F[12 * k + 3 + i] = geom[4 * k + i]
+            F[12 * k + 9 + i] = -geom[4 * k + i]
+
+
+cdef void rod_fast_t(const Tree* t, Py_ssize_t K, const idx_t* b1, const idx_t* a, const double* geom,
+                     const double* AB, const double* VS, const double* verr, const double* Gud,
+                     double* out) noexcept nogil:
+    # the nogil core of rod_fast
+    cdef Py_ssize_t k, i
+    cdef double dv[3]
+    cdef double da[3]
+    cdef double w[3]
+    cdef double x[3]
+    cdef double y[3]
+    cdef double curv
+    cdef const double* Cz
+    cdef const double* wA
+    for k in range(K):
+        Cz = geom + 4 * k
+        for i in range(3):
+            dv[i] = VS[6 * k + 3 + i] - VS[6 * (K + k) + 3 + i]
+            da[i] = AB[6 * k + 3 + i] - AB[6 * (K + k) + 3 + i]
+        if geom[4 * k + 3] != 0.0:
+            curv = (dot3(dv, dv) - verr[k] * verr[k]) / geom[4 * k + 3]
+        else:  # coincident stations: dv . (w_1 - w_A) x Cz - 2 Cz . (w_A x dv)
+            wA = t.V_GB + 6 * a[k]
+            for i in range(3):
+                w[i] = t.V_GB[6 * b1[k] + i] - wA[i]
+            cross3(w, Cz, x)
+            cross3(wA, dv, y)
+            curv = dot3(dv, x) - 2.0 * dot3(Cz, y)
+        out[k] = (Gud[k] + dot3(Cz, da)) + curv
+
+
+def rod_position(TreeKernels ws, const idx_t[::1] b1, const double[:, ::1] s1, const idx_t[::1] b2,
+                 const double[:, ::1] s2, const double[::1] L, double[::1] perr, double[:, ::1] geom):
+    """perr (K,) = |p_S2 - p_S1| - L and (Cz, dist) into geom (K, 4) (see the Rod rows above)."""
+    cdef Py_ssize_t K = b1.shape[0], k
+    if b2.shape[0] != K or s1.shape[0] != K or s2.shape[0] != K or s1.shape[1] != 3 or s2.shape[1] != 3 \
+            or L.shape[0] != K or perr.shape[0] != K or geom.shape[0] != K or geom.shape[1] != 4:
+        raise ValueError("rod_position: the shapes of the stations, L, perr and geom do not fit K rows")
+    for k in range(K):
+        if not (0 <= b1[k] < ws.nb and 0 <= b2[k] < ws.nb):
+            raise ValueError(f"rod_position: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            rod_position_t(&ws.t, K, &b1[0], &s1[0, 0], &b2[0], &s2[0, 0], &L[0], &perr[0], &geom[0, 0])
+
+
+def rod_force_map(const double[:, ::1] geom, double[:, :, :, ::1] F):
+    """The forces +Cz (entry 0, at S2 on body 2) and -Cz (entry 1, at S1 on body 1) into F (K, 2, 2, 3)."""
+    cdef Py_ssize_t K = geom.shape[0]
+    if geom.shape[1] != 4 or F.shape[0] != K or F.shape[1] != 2 or F.shape[2] != 2 or F.shape[3] != 3:
+        raise ValueError("rod_force_map: the shapes of geom and F do not fit K rows")
+    if K:
+        with nogil:
+            rod_force_map_t(K, &geom[0, 0], &F[0, 0, 0, 0])
+
+
+def rod_fast(TreeKernels ws, const idx_t[::1] b1, const idx_t[::1] a, const double[:, ::1] geom,
+             const double[:, :, ::1] AB, const double[:, :, ::1] VS, const double[::1] verr, const double[::1] Gud,
+             double[::1] out):
+    """The acceleration rows at the unconstrained accelerations: out = Gud + Cz . (a_S2 - a_S1) +
+    (|dv|^2 - verr^2) / dist with dv = v_S2 - v_S1 (or, for coincident stations, the rotating-frame
+    terms dv . ((w_1 - w_A) x Cz) - 2 Cz . (w_A x dv)); AB, VS (2K, 2, 3) the stations' bias
+    accelerations and velocities (S2's, then S1's), verr (K,) the realized velocity errors."""
+    cdef Py_ssize_t K = b1.shape[0], k
+    if a.shape[0] != K or geom.shape[0] != K or geom.shape[1] != 4 or AB.shape[0] != 2 * K \
+            or VS.shape[0] != 2 * K or verr.shape[0] != K or Gud.shape[0] != K or out.shape[0] != K:
+        raise ValueError("rod_fast: the shapes of geom, AB, VS, verr, Gud and out do not fit K rows")
+    for k in range(K):
+        if not (0 <= b1[k] < ws.nb and 0 <= a[k] < ws.nb):
+            raise ValueError(f"rod_fast: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            rod_fast_t(&ws.t, K, &b1[0], &a[0], &geom[0, 0], &AB[0, 0, 0], &VS[0, 0, 0], &verr[0], &Gud[0],
+                       &out[0])

@@ -1,18 +1,17 @@
-# The constraints of the compiled time loop: the rows of Ball, Weld, ConstantOrientation and
-# ConstantAngle constraints (the Coincident and Angle row families) solved and projected inside
-# TreeStepper's nogil steps.
+# The constraints of the compiled time loop: the rows of Ball, Weld, ConstantOrientation,
+# ConstantAngle, Rod, PointInPlane and PointOnLine constraints (the Coincident, Angle, Plane and
+# Rod row families) solved and projected inside TreeStepper's nogil steps.
 #
 # The same operations, in the same order, as the Python path's constraint solve
 # (simtk/multibody/constraints/_solver.py) and projection (_projection.py), through the same
 # compiled functions, so a constrained trajectory is bitwise the same on both paths:
 #
-#   position      per part: perr rows and the geometry at q (coincident_position_t, angle_position_t)
-#   G             per part: the force map (coincident_force_map_t, angle_force_map_t), then one
-#                 jt_entries_t per row
+#   position      per part: perr rows and the geometry at q (<family>_position_t)
+#   G             per part: the force map (<family>_force_map_t), then one jt_entries_t per row
 #   velocity      verr = G u (_matvec)
 #   acceleration  Y^T, A = constraint_operators_t; L = _factor_kept(A);
-#                 per part: its aerr rows from its rows of G udot0 (coincident_fast_t with the
-#                 stations' bias accelerations, angle_fast_t);
+#                 per part: its aerr rows from its rows of G udot0, the stations' bias
+#                 accelerations and (Plane, Rod) velocities (<family>_fast_t);
 #                 lambda, du = _multiplier_step(aerr, L, Y^T);
 #                 udot = udot0 - du, qdotdot = qdotdot0 - N du
 #   project q     Newton steps du = P^T (P P^T)^-1 (-perr) (_gram, _factor_kept, _multiplier_step)
@@ -29,25 +28,27 @@ from libc.math cimport fabs, INFINITY
 cdef enum:
     LOOP_COINCIDENT = 0
     LOOP_ANGLE = 1
+    LOOP_PLANE = 2
+    LOOP_ROD = 3
 
 #: name -> code of the row families LoopConstraints solves
-LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE}
+LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE, "plane": LOOP_PLANE, "rod": LOOP_ROD}
 
 
 cdef struct LoopPart:
-    int fam             # LOOP_COINCIDENT or LOOP_ANGLE
-    Py_ssize_t K, R     # elements, rows (3K for Coincident, K for Angle)
+    int fam             # LOOP_COINCIDENT, LOOP_ANGLE, LOOP_PLANE or LOOP_ROD
+    Py_ssize_t K, R     # elements, rows (3K for Coincident, K for the others)
     bint ground         # Coincident: every pair's ancestor is Ground
     bint all_eqs        # its rows are equations 0..m-1, in order
     const idx_t* eq     # (R,) its equations
     Py_ssize_t e0, s0   # its first force-map entry and bias station
-    const idx_t* i1     # Coincident: b1, b2, a; Angle: bb, bf
+    const idx_t* i1     # Coincident: b1, b2, a; Angle: bb, bf; Plane: bp, bf; Rod: b1, b2, a
     const idx_t* i2
     const idx_t* i3
-    const double* v1    # Coincident: s1, s2 (K, 3); Angle: a_b, a_f (K, 3), cos (K,)
-    const double* v2
+    const double* v1    # Coincident: s1, s2 (K, 3); Angle: a_b, a_f (K, 3), cos (K,);
+    const double* v2    # Plane: n_B, s (K, 3), h (K,); Rod: s1, s2 (K, 3), L (K,)
     const double* v3
-    double* geom        # Coincident: S (K, 3); Angle: b, f (K, 2, 3)
+    double* geom        # Coincident: S (K, 3); Angle: b, f; Plane: n, d (K, 2, 3); Rod: Cz, dist (K, 4)
     double* c           # Angle: f x b (K, 3)
     double* perr        # (R,) its rows of perr, G udot0, verr and aerr
     double* gud
@@ -56,8 +57,8 @@ cdef struct LoopPart:
 
 
 cdef class LoopConstraints:
-    """The arrays of a plan of Coincident and Angle rows and the scratch of their solve (see the
-    file's head).
+    """The arrays of a plan of Coincident, Angle, Plane and Rod rows and the scratch of their solve
+    (see the file's head).
 
     Built by ``simtk.multibody.constraints._compiled.make_loop_constraints``; a TreeStepper given
     one solves and projects these equations in its steps.
@@ -65,6 +66,7 @@ cdef class LoopConstraints:
 
     cdef readonly Py_ssize_t m, nu, nq, nb, nparts, nstations
     cdef double inv1
+    cdef bint needs_vs
     cdef object _keep_alive
     cdef LoopPart* parts
     cdef double[:, ::1] Amv, Lmv, Bmv
@@ -83,6 +85,7 @@ cdef class LoopConstraints:
     cdef double* verr
     cdef double* Gud
     cdef double* AB
+    cdef double* VS
     cdef double* aerr
     cdef double* lam
     cdef double* du
@@ -98,8 +101,9 @@ cdef class LoopConstraints:
 
     def __init__(self, TreeBatch batch, Py_ssize_t m, list parts, e_body, e_st0, e_F0, rows_eq, rows_start,
                  rows_stop, st_b, st_s0):
-        # parts: dicts of family ("coincident": b1, s1, b2, s2, a, ground; "angle": bb, ab, bf, af, cos),
-        # eq (its equations), e0 and s0 (its first entry and station), in the plan's order.
+        # parts: dicts of family ("coincident": b1, s1, b2, s2, a, ground; "angle": bb, ab, bf, af, cos;
+        # "plane": bp, n, h, bf, s; "rod": b1, s1, b2, s2, L, a), eq (its equations), e0 and s0 (its
+        # first entry and station), in the plan's order.
         cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i
         cdef list keep = []
         cdef LoopPart* p
@@ -150,6 +154,7 @@ cdef class LoopConstraints:
         self.perr, self.verr, self.Gud, self.aerr = _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m))
         self.lam, self.rhs = _dp(scratch(m)), _dp(scratch(m))
         self.G, self.YT = _dp(scratch(m * self.nu)), _dp(scratch(m * self.nu))
+        self.VS = _dp(scratch(6 * S))
         self.AB, self.du, self.Fb, self.dq = _dp(scratch(6 * S)), _dp(scratch(self.nu)), _dp(scratch(6 * nb)), _dp(scratch(self.nq))
         arrays = {name: np.zeros((m, m)) for name in ("A", "L", "B")}
         arrays["keep"] = np.zeros(m, dtype=np.int64)
@@ -172,15 +177,32 @@ cdef class LoopConstraints:
                 p.v1, p.v2 = _dp(floats(spec["s1"], (K, 3))), _dp(floats(spec["s2"], (K, 3)))
                 p.ground = bool(spec["ground"])
                 p.geom = _dp(scratch(3 * K))
-                if spec["s0"] + 2 * K > S:
-                    raise ValueError("LoopConstraints: a Coincident part's stations are out of range")
-            else:
+            elif p.fam == LOOP_ANGLE:
                 K = len(spec["bb"])
                 R = K
                 p.i1, p.i2 = _ip(bodies(spec["bb"], K, "bb")), _ip(bodies(spec["bf"], K, "bf"))
                 p.v1, p.v2 = _dp(floats(spec["ab"], (K, 3))), _dp(floats(spec["af"], (K, 3)))
                 p.v3 = _dp(floats(spec["cos"], (K,)))
                 p.geom, p.c = _dp(scratch(6 * K)), _dp(scratch(3 * K))
+            elif p.fam == LOOP_PLANE:
+                K = len(spec["bp"])
+                R = K
+                p.i1, p.i2 = _ip(bodies(spec["bp"], K, "bp")), _ip(bodies(spec["bf"], K, "bf"))
+                p.v1, p.v2 = _dp(floats(spec["n"], (K, 3))), _dp(floats(spec["s"], (K, 3)))
+                p.v3 = _dp(floats(spec["h"], (K,)))
+                p.geom = _dp(scratch(6 * K))
+                self.needs_vs = True
+            else:
+                K = len(spec["b1"])
+                R = K
+                p.i1, p.i2, p.i3 = _ip(bodies(spec["b1"], K, "b1")), _ip(bodies(spec["b2"], K, "b2")), \
+                    _ip(bodies(spec["a"], K, "a"))
+                p.v1, p.v2 = _dp(floats(spec["s1"], (K, 3))), _dp(floats(spec["s2"], (K, 3)))
+                p.v3 = _dp(floats(spec["L"], (K,)))
+                p.geom = _dp(scratch(4 * K))
+                self.needs_vs = True
+            if p.fam != LOOP_ANGLE and spec["s0"] + 2 * K > S:
+                raise ValueError("LoopConstraints: a part's stations are out of range")
             eq = ints(spec["eq"], R, "a part's equations")
             if K == 0 or eq.min() < 0 or eq.max() >= m or spec["e0"] + 2 * R > E or spec["e0"] < 0 \
                     or spec["s0"] < 0:
@@ -202,8 +224,12 @@ cdef class LoopConstraints:
             p = &self.parts[j]
             if p.fam == LOOP_COINCIDENT:
                 coincident_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.i3, p.ground, p.perr, p.geom)
-            else:
+            elif p.fam == LOOP_ANGLE:
                 angle_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.v3, p.perr, p.geom)
+            elif p.fam == LOOP_PLANE:
+                plane_position_t(t, p.K, p.i1, p.v1, p.v3, p.i2, p.v2, p.perr, p.geom)
+            else:
+                rod_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.v3, p.perr, p.geom)
             for r in range(p.R):
                 self.perr[p.eq[r]] = p.perr[r]
 
@@ -216,8 +242,12 @@ cdef class LoopConstraints:
             if p.fam == LOOP_COINCIDENT:
                 coincident_force_map_t(t, p.K, p.i1, p.i3, p.ground, p.geom, self.st + 3 * p.e0, self.F + 6 * p.e0,
                                        self.st_s + 3 * p.s0)
-            else:
+            elif p.fam == LOOP_ANGLE:
                 angle_force_map_t(p.K, p.geom, p.c, self.F + 6 * p.e0)
+            elif p.fam == LOOP_PLANE:
+                plane_force_map_t(t, p.K, p.i1, p.geom, self.st + 3 * p.e0, self.F + 6 * p.e0, self.st_s + 3 * p.s0)
+            else:
+                rod_force_map_t(p.K, p.geom, self.F + 6 * p.e0)
         for k in range(self.m):
             jt_entries_t(t, self.e_body, self.st, self.F, self.r_start[k], self.r_stop[k], self.Fb,
                          self.G + self.r_eq[k] * self.nu)
@@ -261,6 +291,8 @@ cdef class LoopConstraints:
         _matvec(self.G, m, self.nu, t.udot, self.Gud)
         if self.nstations:
             frame_bias_t(t, self.nstations, self.st_b, self.st_s, self.AB)
+            if self.needs_vs:
+                frame_jacobian_t(t, self.nstations, self.st_b, self.st_s, t.u, self.Fb, self.VS)
         for j in range(self.nparts):  # solve_accelerations' loop over the parts
             p = &self.parts[j]
             if p.all_eqs:
@@ -272,8 +304,12 @@ cdef class LoopConstraints:
                 gud, verr = p.gud, p.verr
             if p.fam == LOOP_COINCIDENT:
                 coincident_fast_t(t, p.K, p.i3, p.ground, self.AB + 6 * p.s0, verr, gud, p.aerr)
-            else:
+            elif p.fam == LOOP_ANGLE:
                 angle_fast_t(t, p.K, p.i1, p.i2, p.geom, p.c, gud, p.aerr)
+            elif p.fam == LOOP_PLANE:
+                plane_fast_t(t, p.K, p.i1, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, gud, p.aerr)
+            else:
+                rod_fast_t(t, p.K, p.i1, p.i3, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, verr, gud, p.aerr)
             for r in range(p.R):
                 self.aerr[p.eq[r]] = p.aerr[r]
         self.solve(self.aerr, nk)

@@ -167,6 +167,19 @@ cdef void frame_bias_t(const Tree* t, Py_ssize_t nk, const idx_t* bodies, const 
         cross3_add(t.V_GB + 6 * bi, wr, o + 3)
 
 
+cdef void frame_jacobian_t(Tree* t, Py_ssize_t nk, const idx_t* bodies, const double* stations, const double* x,
+                           double* V, double* out) noexcept nogil:
+    # out (nk, 2, 3): the spatial velocities (w, station velocity) of the frames at stations[j] on
+    # bodies[j] for speeds x; V (nb, 2, 3) scratch for J x at the body origins
+    cdef Py_ssize_t j, bi
+    cdef double r[3]
+    k_jacobian(t, x, V)
+    for j in range(nk):
+        bi = bodies[j]
+        mat33_vec(t.R_GB + 9 * bi, stations + 3 * j, r)
+        motion_origin_to_point(V + 6 * bi, r, out + 6 * j)
+
+
 cdef class TreeKernels:
     """Compiled multibody kernels over one frozen tree, with their cache arrays.
 
@@ -586,19 +599,13 @@ cdef class TreeKernels:
         """out (k,2,3): spatial velocity (w, velocity of the station) of each
         frame whose origin is ``stations[j]`` (in its body's frame) on body
         ``bodies[j]``, for speeds x."""
-        cdef Py_ssize_t j, nk = bodies.shape[0]
-        cdef Py_ssize_t bi
-        cdef double r[3]
+        cdef Py_ssize_t nk = bodies.shape[0]
         cdef const double* xp = &x[0] if self.nu > 0 else NULL
         cdef double* V = _dp(self._F)
         if nk == 0:
             return
         with nogil:
-            k_jacobian(&self.t, xp, V)
-            for j in range(nk):
-                bi = bodies[j]
-                mat33_vec(self.t.R_GB + 9 * bi, &stations[j, 0], r)
-                motion_origin_to_point(V + 6 * bi, r, &out[j, 0, 0])
+            frame_jacobian_t(&self.t, nk, &bodies[0], &stations[0, 0], xp, V, &out[0, 0, 0])
 
     def frame_jacobian_transpose(self, const idx_t[::1] bodies, const double[:, ::1] stations,
                                  const double[:, :, ::1] F, double[::1] out):

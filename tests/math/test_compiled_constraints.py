@@ -8,6 +8,7 @@ path's; closing errors are checked against the constraint tolerance the integrat
 """
 from __future__ import annotations
 
+import pickle
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -36,6 +37,7 @@ from test_compiled_loop import (  # noqa: E402
     models,
     pin_chain,
     report_times,
+    statistics,
     traced_step_to,
     twins,
 )
@@ -56,7 +58,8 @@ _station = st.lists(st.floats(-0.4, 0.4, allow_nan=False, allow_infinity=False),
 
 
 #: The kinds the compiled loop solves, and how many equations each has.
-KINDS = {"Ball": 3, "Weld": 6, "ConstantOrientation": 3, "ConstantAngle": 1}
+KINDS = {"Ball": 3, "Weld": 6, "ConstantOrientation": 3, "ConstantAngle": 1, "Rod": 1, "PointInPlane": 1,
+         "PointOnLine": 2}
 
 
 def close_loop(model, state, kind: str, j: int, i: int, s2, angles) -> tuple:
@@ -64,8 +67,11 @@ def close_loop(model, state, kind: str, j: int, i: int, s2, angles) -> tuple:
     satisfies: a Ball holding station ``s2`` of body ``j`` where it is on body ``i``; a Weld holding
     the frame at ``s2`` rotated by body-fixed ``angles`` where it is; a ConstantOrientation keeping
     that frame's orientation; a ConstantAngle keeping the angle the two bodies' axes (their x and
-    the rotated frame's y) make now (None, None when that is within 0.3 of 0 or pi). Returns the
-    constraint and the new System's State with ``state``'s t, q and u."""
+    the rotated frame's y) make now (None, None when that is within 0.3 of 0 or pi); a Rod
+    keeping the distance from station ``s2`` to station ``angles`` of body ``i`` (None, None when it
+    is below 0.05); a PointInPlane (PointOnLine) holding station ``s2`` in the plane (on the line)
+    through where it is now, normal to (along) the rotated frame's x axis. Returns the constraint
+    and the new System's State with ``state``'s t, q and u."""
     matter = model.matter
     b2 = model.bodies[j]
     b1 = matter.get_mobilized_body(i)
@@ -79,6 +85,17 @@ def close_loop(model, state, kind: str, j: int, i: int, s2, angles) -> tuple:
         c = Constraint.Weld(b1, X_B1F, b2, X_B2M)
     elif kind == "ConstantOrientation":
         c = Constraint.ConstantOrientation(b1, X_B1F.R, b2, X_B2M.R)
+    elif kind == "Rod":
+        length = float(np.linalg.norm(X_GB2.shift_frame_station_to_base(s2) - X_GB1.shift_frame_station_to_base(angles)))
+        if length < 0.05:
+            return None, None
+        c = Constraint.Rod(b1, angles, b2, s2, length)
+    elif kind in ("PointInPlane", "PointOnLine"):
+        axis = X_B1F.R.matrix[:, 0]
+        if kind == "PointInPlane":
+            c = Constraint.PointInPlane(b1, axis, float(axis @ X_B1F.p), b2, s2)
+        else:
+            c = Constraint.PointOnLine(b1, axis, X_B1F.p, b2, s2)
     else:
         axis_f = X_B2M.R.matrix[:, 1]
         b_G, f_G = X_GB1.R.matrix[:, 0], X_GB2.R.matrix @ axis_f
@@ -98,7 +115,7 @@ def close_loop(model, state, kind: str, j: int, i: int, s2, angles) -> tuple:
 @pytest.mark.parametrize("mode", ["default", "fixed_step", "project_every_step", "constraint_tolerance",
                                   "infinity_norm", "step_limit"])
 @pytest.mark.parametrize("name", list(COMPILED_TWINS))
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_random_loops_agree_bitwise(name, mode, data):
     """Law: a random tree of built-in mobilizers closed by a Ball, Weld, ConstantOrientation or
@@ -217,8 +234,23 @@ def oriented_pair():
     return model.system, state
 
 
+def rods_and_planes():
+    """A Ball link, a Pin link and a Pin link, bent: the tip kept at its distance from a Ground point
+    (Rod), the middle link's end in a plane of Ground (PointInPlane) and the first link's end on a
+    line of Ground (PointOnLine): rows of the Rod and Plane families, whose fast rows read the
+    stations' velocities."""
+    model, state = _bent_chain(["Ball", "Pin", "Pin"])
+    steps = [("Rod", 2, [0, -0.5, 0], [0.3, -1.4, 0.2]), ("PointInPlane", 1, [0, -0.5, 0], [0.2, 0.5, 0.1]),
+             ("PointOnLine", 0, [0, -0.5, 0], [0.9, -0.3, 0.4])]
+    for kind, j, s2, other in steps:
+        c, state = close_loop(model, state, kind, j, 0, s2, other)
+        assert c is not None
+    return model.system, state
+
+
 LOOPS = {"four-bar": (four_bar, 3), "spatial": (spatial_loop, 3), "relative": (relative_loop, 3),
-         "weld": (welded_chain, 6), "orientation and angle": (oriented_pair, 4)}
+         "weld": (welded_chain, 6), "orientation and angle": (oriented_pair, 4),
+         "rod, plane and line": (rods_and_planes, 4)}
 
 
 @pytest.mark.parametrize("loop", list(LOOPS))
@@ -240,6 +272,46 @@ def test_well_posed_loops_run_every_step_compiled_bitwise(name, loop):
     assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken() > 0
     assert within_tolerance(a)
     assert a.get_num_projections() > 0
+
+
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "Verlet"])
+def test_a_pickled_constrained_integrator_continues_bitwise(name):
+    """Law: an integrator of a welded chain pickled mid-run (its compiled stepper and constraint arrays
+    are built again) continues bitwise as the original, in the compiled loop."""
+    system, state = welded_chain()
+    a = COMPILED_TWINS[name](system)
+    a.initialize(state)
+    a.step_to(0.1)
+    b = pickle.loads(pickle.dumps(a))
+    assert "6 constraint equations" in b.describe_fast_path(), b.describe_fast_path()
+    a.step_to(0.3)
+    with counting_compiled_steps() as compiled_steps:
+        b.step_to(0.3)
+    assert compiled_steps[0] > 0
+    np.testing.assert_array_equal(b.get_state().get_y(), a.get_state().get_y())
+    assert statistics(b) == statistics(a)
+
+
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler"])
+def test_a_constraint_disabled_mid_run_is_followed_alike(name):
+    """Law: disabling the Ball of the four-bar in the advanced State between calls (and reinitializing
+    at Instance) frees the chain on both loops alike; the compiled loop then runs without constraint
+    equations."""
+    system, state = four_bar()
+    ball = system.get_matter_subsystem().get_constraint(0)
+    a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
+    for integ in (a, b):
+        integ.initialize(state)
+    drive(a, b, [0.1])
+    for integ in (a, b):
+        ball.disable(integ.upd_advanced_state())
+        integ.reinitialize(Stage.Instance)
+    why = a.describe_fast_path()
+    assert why.startswith("compiled time loop:") and "constraint equations" not in why, why
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(a, b, [0.3])
+    assert ended == "reached" and compiled_steps[0] > 0
+    assert len(a.get_state().get_q_err()) == 0
 
 
 def test_the_four_bar_keeps_its_closure_over_a_long_run():
@@ -282,16 +354,16 @@ def test_a_ball_loop_step_to_does_not_allocate_per_step():
 
 
 def test_other_constraint_kinds_keep_the_python_loop_and_say_so():
-    """A Rod (a kind the compiled loop does not solve) beside a Ball keeps the model on the Python loop,
-    and ``describe_fast_path`` names the kinds."""
+    """A ConstantSpeed (a velocity-level kind the compiled loop does not solve) beside a Ball keeps the
+    model on the Python loop, and ``describe_fast_path`` names the kinds."""
     system, matter, forces, bodies = pin_chain(3)
     Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
-    Constraint.Rod(matter.ground, [0.0, 0.0, 0.0], bodies[0], [0, -0.5, 0], 0.5)
+    Constraint.ConstantSpeed(bodies[0], 0, 0.1)
     state = system.realize_topology()
     integ = COMPILED_TWINS["RungeKuttaMerson"](system)
     integ.initialize(state)
     why = integ.describe_fast_path()
-    assert why.startswith("Python time loop: ") and "Ball, Rod" in why and "solved in Python" in why, why
+    assert why.startswith("Python time loop: ") and "Ball, ConstantSpeed" in why and "solved in Python" in why, why
 
 
 # ---------------------------------------------------------------------------------------------- the Newton step

@@ -485,8 +485,8 @@ def _with_custom_force(system, matter, forces, bodies):
     Force.Custom(forces, PythonPush()).set_name("python_push")
 
 
-def _with_rod(system, matter, forces, bodies):
-    Constraint.Rod(matter.ground, [0.3, -0.5, 0], bodies[1], [0, 0, 0], 0.6)
+def _with_constant_coordinate(system, matter, forces, bodies):
+    Constraint.ConstantCoordinate(bodies[1], 0, 0.3)
 
 
 def _with_constant_speed(system, matter, forces, bodies):
@@ -497,8 +497,8 @@ FALLBACKS = {
     # case: (first mobilizer, what to add, integrator, setup, substrings the reason must contain)
     "triggered event": ("Pin", _with_trigger, RungeKuttaMersonIntegrator, None, ("event witnesses", "link_crossing")),
     "custom force": ("Pin", _with_custom_force, RungeKutta3Integrator, None, ("Force.Custom", "python_push", "Python")),
-    "rod": ("Pin", _with_rod, RungeKuttaMersonIntegrator, None, ("constraints (Rod) are solved in Python",
-                                                                  "constraints only")),
+    "constant coordinate": ("Pin", _with_constant_coordinate, RungeKuttaMersonIntegrator, None,
+                            ("constraints (ConstantCoordinate) are solved in Python", "constraints only")),
     "constant speed": ("Pin", _with_constant_speed, RungeKuttaFeldbergIntegrator, None,
                        ("constraints (ConstantSpeed) are solved in Python",)),
     "auxiliary z": ("Pin", lambda system, *_: Clock(system, "clock"), RungeKuttaMersonIntegrator, None,

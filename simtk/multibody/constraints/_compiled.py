@@ -1,10 +1,11 @@
 """The constraints the compiled time loop solves itself: which plans qualify, and their arrays.
 
 The compiled loop (``simtk_core.TreeStepper`` with a ``LoopConstraints``) repeats the Python path's
-constraint solve and projection for the rows of the Coincident and Angle families: ``Ball``,
-``Weld``, ``ConstantOrientation`` and ``ConstantAngle`` constraints, when A is small enough for the
-compiled factor. Any other kind (a Rod, a point in a plane, a Custom constraint, a lock or Motion)
-keeps the model on the Python time loop, and ``Integrator.describe_fast_path`` names it.
+constraint solve and projection for the rows of the holonomic families (Coincident, Angle, Plane,
+Rod): ``Ball``, ``Weld``, ``ConstantOrientation``, ``ConstantAngle``, ``Rod``, ``PointInPlane`` and
+``PointOnLine`` constraints, when A is small enough for the compiled factor. Any other kind
+(``NoSlip1D``, a coupler, a Custom constraint, a lock or Motion) keeps the model on the Python time
+loop, and ``Integrator.describe_fast_path`` names it.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ def _kinds(matter, plan: _Plan) -> str:
 
 
 #: The row families the compiled loop evaluates, by the name LoopConstraints knows them by.
-_FAMILIES = {rows.Coincident: "coincident", rows.Angle: "angle"}
-_COMPILED_KINDS = "Ball, Weld, ConstantOrientation and ConstantAngle"
+_FAMILIES = {rows.Coincident: "coincident", rows.Angle: "angle", rows.Plane: "plane", rows.Rod: "rod"}
+_COMPILED_KINDS = "Ball, Weld, ConstantOrientation, ConstantAngle, Rod, PointInPlane and PointOnLine"
 
 
 def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]:
@@ -46,8 +47,12 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
         spec = dict(family=_FAMILIES[part.fam], eq=part.eq_flat, e0=part.e0, s0=part.s0)
         if part.fam is rows.Coincident:
             spec.update(b1=P["b1"], s1=P["s1"], b2=P["b2"], s2=P["s2"], a=P["a"], ground=bool(P["ground"]))
-        else:
+        elif part.fam is rows.Angle:
             spec.update(bb=P["bb"], ab=P["ab"], bf=P["bf"], af=P["af"], cos=P["cos"])
+        elif part.fam is rows.Plane:
+            spec.update(bp=P["bp"], n=P["n"], h=P["h"], bf=P["bf"], s=P["s"])
+        else:
+            spec.update(b1=P["b1"], s1=P["s1"], b2=P["b2"], s2=P["s2"], L=P["L"], a=P["a"])
         parts.append(spec)
     eq, start, stop = plan.rows
     return dict(m=plan.m, parts=parts, e_body=plan.e_body, e_st0=plan.e_st0, e_F0=plan.e_F0, rows_eq=eq,

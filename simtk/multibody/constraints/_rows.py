@@ -5,8 +5,7 @@ arrays of the matter subsystem (all in Ground), and reproduces Simbody's equatio
 off the constraint manifold:
 
 ===============  ===================================================================================
-``Coincident``   (position, force map and fast rows in the compiled core: core/constraint_rows.pxi)
-                 Ball and the translation rows of Weld: station S (s2 on body 2) and P (s1 on body 1)
+``Coincident``   Ball and the translation rows of Weld: station S (s2 on body 2) and P (s1 on body 1)
                  coincide. As in Simbody the three rows are measured and expressed in the *ancestor*
                  A of the two bodies, and body 1 takes its reaction at its material point C that is
                  currently at S (not at P):
@@ -21,8 +20,7 @@ off the constraint manifold:
 ``Rod``          ``|p_S2 - p_S1| - L`` along Cz = unit(p_S2 - p_S1), forces at the two stations; when the
                  stations coincide (|d| < eps^1.25) Cz is body 1's z axis, as in Simbody.
 ``Angle``        ConstantAngle, ConstantOrientation and Weld's rotation rows: ``b . f - cos(theta)``
-                 for unit axes b (base) and f (follower), torques about c = f x b (position, force
-                 map and fast rows in the compiled core).
+                 for unit axes b (base) and f (follower), torques about c = f x b.
 ``NoSlip``       NoSlip1D: ``n . (v1_P - v0_P)`` at the contact point P and direction n fixed on the
                  case body; as in Simbody the acceleration row is that of the material points P0,
                  P1 (``n . (a1_P - a0_P - (w_GC + w_GA) x (v1_P - v0_P))`` in Ground terms), which
@@ -46,12 +44,15 @@ depend on q, and ``writes``, which of the three ``force_map`` writes at each q (
 - ``fast(P, handle, ctx) -> (R,)``: the acceleration rows at the unconstrained accelerations as
   ``G udot0 + bias``, the biases from one kernel call for the stations of all families.
 
+The holonomic families (Coincident, Plane, Rod, Angle) evaluate ``position``, ``force_map`` and
+``fast`` in the compiled core (``core/constraint_rows.pxi``), the functions the compiled time loop
+calls, so a constrained trajectory is the same on both loops; their ``velocity`` and
+``acceleration`` rows stay numpy, the independent reference.
+
 Shapes: ``R`` (nb, 3, 3), ``p`` (nb, 3), ``V`` and ``A`` (nb, 2, 3) = (angular, body-origin
 linear) in Ground.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -226,8 +227,10 @@ class Plane:
 
     @staticmethod
     def position(P, kin):
-        rS, n, d = Plane._geometry(P, kin)
-        return _dot(n, d) - P["h"], (n, d)
+        K = P["K"]
+        perr, geom = np.empty(K), np.empty((K, 2, 3))  # geom: n and p_S - p_B in Ground
+        _core._k.plane_position(kin.ws, P["bp"], P["n"], P["h"], P["bf"], P["s"], perr, geom)
+        return perr, geom
 
     @staticmethod
     def _relative_velocity(P, kin, rS, d):
@@ -251,20 +254,15 @@ class Plane:
     @staticmethod
     def force_map(P, kin, geometry, st, F, sts):
         """+n at S on the follower, -n at the plane body's material point C at S."""
-        n, d = Plane._geometry(P, kin)[1:] if geometry is None else geometry
-        sC = _rot_t(_take(kin.R, P["bp"]), d)
-        st[:, 1] = sC
-        sts[P["K"]:] = sC
-        F[:, 0, 1] = n
-        F[:, 1, 1] = -n
-        return n
+        geom = Plane.position(P, kin)[1] if geometry is None else geometry
+        _core._k.plane_force_map(kin.ws, P["bp"], geom, st, F, sts)
+        return geom
 
     @staticmethod
-    def fast(P, n, ctx) -> np.ndarray:
-        K = P["K"]
-        AB, VS = ctx.AB_part, ctx.VS_part
-        e = AB[:K, 1] - AB[K:, 1] - 2.0 * _cross(_take(ctx.V, P["bp"])[:, 0], VS[:K, 1] - VS[K:, 1])
-        return ctx.Gud_part + _dot(n, e)
+    def fast(P, geom, ctx) -> np.ndarray:
+        out = np.empty(P["K"])
+        _core._k.plane_fast(ctx.ws, P["bp"], geom, ctx.AB_part, ctx.VS_part, ctx.Gud_part, out)
+        return out
 
 
 def simbody_perpendiculars(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -294,7 +292,6 @@ class Rod:
         P["e_st0"] = np.stack([P["s2"], P["s1"]], axis=1)  # forces at the stations themselves
         P["s_st0"] = P["s21"]
         P["writes"] = {"F"}
-        P["L0"] = float(P["L"][0])
         return P
 
     @staticmethod
@@ -313,23 +310,10 @@ class Rod:
 
     @staticmethod
     def position(P, kin):
-        if P["K"] == 1:
-            return Rod._position_one(P, kin)
-        _, Cz, dist, sing = Rod._geometry(P, kin)
-        return dist - P["L"], (Cz, dist, sing)
-
-    @staticmethod
-    def _position_one(P, kin):
-        """One rod in scalar arithmetic (numpy's per-call cost dominates for a single element)."""
-        b21 = P["b21"]
-        (r2, r1), (p2, p1) = np.matmul(kin.R.take(b21, axis=0), P["s21"][:, :, None])[:, :, 0].tolist(), \
-            kin.p.take(b21, axis=0).tolist()
-        d = (p2[0] + r2[0] - p1[0] - r1[0], p2[1] + r2[1] - p1[1] - r1[1], p2[2] + r2[2] - p1[2] - r1[2])
-        dist = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-        if dist < _TINY:
-            _, Cz, dist_a, sing = Rod._geometry(P, kin)
-            return dist_a - P["L"], (Cz, dist_a, sing)
-        return dist - P["L0"], ((d[0] / dist, d[1] / dist, d[2] / dist), dist, None)
+        K = P["K"]
+        perr, geom = np.empty(K), np.empty((K, 4))  # geom: Cz and the distance (0: coincident stations)
+        _core._k.rod_position(kin.ws, P["b1"], P["s1"], P["b2"], P["s2"], P["L"], perr, geom)
+        return perr, geom
 
     @staticmethod
     def _relative_velocity(P, kin, r):
@@ -367,31 +351,15 @@ class Rod:
 
     @staticmethod
     def force_map(P, kin, geometry, st, F, sts):
-        Cz, dist, sing = Rod._geometry(P, kin)[1:] if geometry is None else geometry
-        F[:, 0, 1] = Cz
-        F[:, 1, 1] = (-Cz[0], -Cz[1], -Cz[2]) if type(Cz) is tuple else -Cz
-        return Cz, dist, sing
+        geom = Rod.position(P, kin)[1] if geometry is None else geometry
+        _core._k.rod_force_map(geom, F)
+        return geom
 
     @staticmethod
-    def fast(P, h, ctx):
-        Cz, dist, sing = h
-        if type(dist) is float:
-            return Rod._fast_one(Cz, dist, ctx)
-        K = P["K"]
-        AB, VS = ctx.AB_part, ctx.VS_part
-        dv = VS[:K, 1] - VS[K:, 1]
-        return ctx.Gud_part + _dot(Cz, AB[:K, 1] - AB[K:, 1]) + Rod._curvature(P, ctx.V, Cz, dist, sing, dv,
-                                                                               ctx.verr_part)
-
-    @staticmethod
-    def _fast_one(Cz, dist, ctx) -> float:
-        """One (non-singular) rod in scalar arithmetic."""
-        (_, a2), (_, a1) = ctx.AB_part.tolist()
-        (_, v2), (_, v1) = ctx.VS_part.tolist()
-        dv = (v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2])
-        c = float(ctx.verr_part[0])
-        return (float(ctx.Gud_part[0]) + Cz[0] * (a2[0] - a1[0]) + Cz[1] * (a2[1] - a1[1]) + Cz[2] * (a2[2] - a1[2])
-                + (dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2] - c * c) / dist)
+    def fast(P, geom, ctx) -> np.ndarray:
+        out = np.empty(P["K"])
+        _core._k.rod_fast(ctx.ws, P["b1"], P["a"], geom, ctx.AB_part, ctx.VS_part, ctx.verr_part, ctx.Gud_part, out)
+        return out
 
 
 # ====================================================================== Angle (ConstantAngle, orientation rows)
