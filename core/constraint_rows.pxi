@@ -461,3 +461,91 @@ def rod_fast(TreeKernels ws, const idx_t[::1] b1, const idx_t[::1] a, const doub
         with nogil:
             rod_fast_t(&ws.t, K, &b1[0], &a[0], &geom[0, 0], &AB[0, 0, 0], &VS[0, 0, 0], &verr[0], &Gud[0],
                        &out[0])
+
+
+# NoSlip (NoSlip1D): K nonholonomic rows n . (v1_P - v0_P) at the contact point P and direction n
+# fixed on the case body bc; +n on moving body 1 and -n on moving body 0, each at its material
+# point at P. Only the force map and the fast rows (the velocity rows are G u); the geometry kept
+# is n (K, 3).
+
+cdef void noslip_force_map_t(const Tree* t, Py_ssize_t K, const idx_t* bc, const double* pC, const double* nC,
+                             const idx_t* b0, const idx_t* b1, double* n, double* st, double* F,
+                             double* sts) noexcept nogil:
+    # the nogil core of noslip_force_map
+    cdef Py_ssize_t k, i
+    cdef double r[3]
+    cdef double Pg[3]
+    cdef double d[3]
+    cdef double s1[3]
+    cdef double s0[3]
+    for k in range(K):
+        _station(t, bc[k], pC + 3 * k, r, Pg)
+        mat33_vec(t.R_GB + 9 * bc[k], nC + 3 * k, n + 3 * k)
+        for i in range(3):
+            d[i] = Pg[i] - t.p_GB[3 * b1[k] + i]
+        mat33T_vec(t.R_GB + 9 * b1[k], d, s1)
+        for i in range(3):
+            d[i] = Pg[i] - t.p_GB[3 * b0[k] + i]
+        mat33T_vec(t.R_GB + 9 * b0[k], d, s0)
+        for i in range(3):
+            st[6 * k + i] = s1[i]
+            st[6 * k + 3 + i] = s0[i]
+            sts[3 * k + i] = s1[i]
+            sts[3 * (K + k) + i] = s0[i]
+            F[12 * k + 3 + i] = n[3 * k + i]
+            F[12 * k + 9 + i] = -n[3 * k + i]
+
+
+cdef void noslip_fast_t(const Tree* t, Py_ssize_t K, const idx_t* bc, const idx_t* a, const double* n,
+                        const double* AB, const double* VS, const double* Gud, double* out) noexcept nogil:
+    # the nogil core of noslip_fast
+    cdef Py_ssize_t k, i
+    cdef double w[3]
+    cdef double dv[3]
+    cdef double c[3]
+    cdef double e[3]
+    for k in range(K):
+        for i in range(3):
+            w[i] = t.V_GB[6 * bc[k] + i] + t.V_GB[6 * a[k] + i]
+            dv[i] = VS[6 * k + 3 + i] - VS[6 * (K + k) + 3 + i]
+        cross3(w, dv, c)
+        for i in range(3):
+            e[i] = (AB[6 * k + 3 + i] - AB[6 * (K + k) + 3 + i]) - c[i]
+        out[k] = Gud[k] + dot3(n + 3 * k, e)
+
+
+def noslip_force_map(TreeKernels ws, const idx_t[::1] bc, const double[:, ::1] pC, const double[:, ::1] nC,
+                     const idx_t[::1] b0, const idx_t[::1] b1, double[:, ::1] n, double[:, :, ::1] st,
+                     double[:, :, :, ::1] F, double[:, ::1] sts):
+    """The force map at this q for unit multipliers: +n at body 1's material point at P (entry 0),
+    -n at body 0's (entry 1); writes their stations into st (K, 2, 3) and sts (2K, 3) (body 1's,
+    then body 0's), the forces into F (K, 2, 2, 3) and n = R_GC n_C into n (K, 3)."""
+    cdef Py_ssize_t K = bc.shape[0], k
+    if pC.shape[0] != K or nC.shape[0] != K or pC.shape[1] != 3 or nC.shape[1] != 3 or b0.shape[0] != K \
+            or b1.shape[0] != K or n.shape[0] != K or n.shape[1] != 3 or st.shape[0] != K or st.shape[1] != 2 \
+            or st.shape[2] != 3 or F.shape[0] != K or F.shape[1] != 2 or F.shape[2] != 2 or F.shape[3] != 3 \
+            or sts.shape[0] != 2 * K or sts.shape[1] != 3:
+        raise ValueError("noslip_force_map: the shapes of the arrays do not fit K rows")
+    for k in range(K):
+        if not (0 <= bc[k] < ws.nb and 0 <= b0[k] < ws.nb and 0 <= b1[k] < ws.nb):
+            raise ValueError(f"noslip_force_map: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            noslip_force_map_t(&ws.t, K, &bc[0], &pC[0, 0], &nC[0, 0], &b0[0], &b1[0], &n[0, 0], &st[0, 0, 0],
+                               &F[0, 0, 0, 0], &sts[0, 0])
+
+
+def noslip_fast(TreeKernels ws, const idx_t[::1] bc, const idx_t[::1] a, const double[:, ::1] n,
+                const double[:, :, ::1] AB, const double[:, :, ::1] VS, const double[::1] Gud, double[::1] out):
+    """The acceleration rows at the unconstrained accelerations: out = Gud + n . (a_1 - a_0
+    - (w_C + w_A) x (v_1 - v_0)) at the material points (AB, VS (2K, 2, 3): body 1's, then body 0's)."""
+    cdef Py_ssize_t K = bc.shape[0], k
+    if a.shape[0] != K or n.shape[0] != K or n.shape[1] != 3 or AB.shape[0] != 2 * K or VS.shape[0] != 2 * K \
+            or Gud.shape[0] != K or out.shape[0] != K:
+        raise ValueError("noslip_fast: the shapes of n, AB, VS, Gud and out do not fit K rows")
+    for k in range(K):
+        if not (0 <= bc[k] < ws.nb and 0 <= a[k] < ws.nb):
+            raise ValueError(f"noslip_fast: row {k} names a body outside the tree")
+    if K:
+        with nogil:
+            noslip_fast_t(&ws.t, K, &bc[0], &a[0], &n[0, 0], &AB[0, 0, 0], &VS[0, 0, 0], &Gud[0], &out[0])

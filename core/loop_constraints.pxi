@@ -30,25 +30,33 @@ cdef enum:
     LOOP_ANGLE = 1
     LOOP_PLANE = 2
     LOOP_ROD = 3
+    LOOP_COORD = 4      # q_i - value (ConstantCoordinate): G's row is row i of N
+    LOOP_SPEED = 5      # u_i - value (ConstantSpeed, a lock's u = 0 or u = u0): G's row is e_i
+    LOOP_NOSLIP = 6     # n . (v1_P - v0_P) (NoSlip1D): velocity-level, G u
 
 #: name -> code of the row families LoopConstraints solves
-LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE, "plane": LOOP_PLANE, "rod": LOOP_ROD}
+LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE, "plane": LOOP_PLANE, "rod": LOOP_ROD,
+                 "coordinate": LOOP_COORD, "speed": LOOP_SPEED, "noslip": LOOP_NOSLIP}
 
 
 cdef struct LoopPart:
-    int fam             # LOOP_COINCIDENT, LOOP_ANGLE, LOOP_PLANE or LOOP_ROD
+    int fam             # LOOP_COINCIDENT, LOOP_ANGLE, LOOP_PLANE, LOOP_ROD, LOOP_COORD or LOOP_SPEED
     Py_ssize_t K, R     # elements, rows (3K for Coincident, K for the others)
     bint ground         # Coincident: every pair's ancestor is Ground
     bint all_eqs        # its rows are equations 0..m-1, in order
     const idx_t* eq     # (R,) its equations
     Py_ssize_t e0, s0   # its first force-map entry and bias station
-    const idx_t* i1     # Coincident: b1, b2, a; Angle: bb, bf; Plane: bp, bf; Rod: b1, b2, a
+    const idx_t* i1     # Coincident: b1, b2, a; Angle: bb, bf; Plane: bp, bf; Rod: b1, b2, a;
+                        # coordinate: the q index, its body; speed: the u index
     const idx_t* i2
     const idx_t* i3
+    const idx_t* i4     # NoSlip: bc, b0, b1, a
     const double* v1    # Coincident: s1, s2 (K, 3); Angle: a_b, a_f (K, 3), cos (K,);
-    const double* v2    # Plane: n_B, s (K, 3), h (K,); Rod: s1, s2 (K, 3), L (K,)
+    const double* v2    # Plane: n_B, s (K, 3), h (K,); Rod: s1, s2 (K, 3), L (K,); coordinate, speed: value (K,);
+                        # NoSlip: p_C, n_C (K, 3)
     const double* v3
-    double* geom        # Coincident: S (K, 3); Angle: b, f; Plane: n, d (K, 2, 3); Rod: Cz, dist (K, 4)
+    double* geom        # Coincident: S (K, 3); Angle: b, f; Plane: n, d (K, 2, 3); Rod: Cz, dist (K, 4);
+                        # NoSlip: n (K, 3)
     double* c           # Angle: f x b (K, 3)
     double* perr        # (R,) its rows of perr, G udot0, verr and aerr
     double* gud
@@ -64,9 +72,10 @@ cdef class LoopConstraints:
     one solves and projects these equations in its steps.
     """
 
-    cdef readonly Py_ssize_t m, nu, nq, nb, nparts, nstations
+    cdef readonly Py_ssize_t mp, m, nu, nq, nb, nparts, nstations
     cdef double inv1
     cdef bint needs_vs
+    cdef Py_ssize_t nrows
     cdef object _keep_alive
     cdef LoopPart* parts
     cdef double[:, ::1] Amv, Lmv, Bmv
@@ -99,16 +108,17 @@ cdef class LoopConstraints:
     def __dealloc__(self):
         free(self.parts)
 
-    def __init__(self, TreeBatch batch, Py_ssize_t m, list parts, e_body, e_st0, e_F0, rows_eq, rows_start,
-                 rows_stop, st_b, st_s0):
+    def __init__(self, TreeBatch batch, Py_ssize_t mp, Py_ssize_t m, list parts, e_body, e_st0, e_F0, rows_eq,
+                 rows_start, rows_stop, st_b, st_s0):
         # parts: dicts of family ("coincident": b1, s1, b2, s2, a, ground; "angle": bb, ab, bf, af, cos;
-        # "plane": bp, n, h, bf, s; "rod": b1, s1, b2, s2, L, a), eq (its equations), e0 and s0 (its
-        # first entry and station), in the plan's order.
+        # "plane": bp, n, h, bf, s; "rod": b1, s1, b2, s2, L, a; "coordinate": q, body, value; "speed":
+        # u, value), eq (its equations), e0 and s0 (its first entry and station), in the plan's order.
+        # The equations 0..mp-1 are holonomic (position errors), mp..m-1 velocity-level (speed rows).
         cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i
         cdef list keep = []
         cdef LoopPart* p
-        self.m, self.nu, self.nq, self.nb = m, batch.ws.nu, batch.ws.nq, nb
-        if m == 0 or self.nu == 0 or not parts:
+        self.mp, self.m, self.nu, self.nq, self.nb = mp, m, batch.ws.nu, batch.ws.nq, nb
+        if m == 0 or self.nu == 0 or not parts or not 0 <= mp <= m:
             raise ValueError("LoopConstraints: no equations, or no speeds to solve for")
 
         def ints(x, n=None, what="an index array"):
@@ -134,13 +144,12 @@ cdef class LoopConstraints:
         sb = bodies(st_b, None, "st_b")
         S = sb.shape[0]
         self.nstations = S
-        r_eq, r_start, r_stop = ints(rows_eq, m, "rows_eq"), ints(rows_start, m, "rows_start"), \
-            ints(rows_stop, m, "rows_stop")
-        for k in range(m):
+        r_eq = ints(rows_eq, None, "rows_eq")
+        self.nrows = r_eq.shape[0]
+        r_start, r_stop = ints(rows_start, self.nrows, "rows_start"), ints(rows_stop, self.nrows, "rows_stop")
+        for k in range(self.nrows):
             if not (0 <= r_eq[k] < m and 0 <= r_start[k] <= r_stop[k] <= E):
                 raise ValueError(f"LoopConstraints: row {k} is out of range")
-        if sorted(r_eq.tolist()) != list(range(m)):
-            raise ValueError("LoopConstraints: the rows do not cover the m equations once each")
         self.e_body, self.st_b = _ip(eb), _ip(sb)
         self.r_eq, self.r_start, self.r_stop = _ip(r_eq), _ip(r_start), _ip(r_stop)
         self.st, self.F, self.st_s = _dp(floats(e_st0, (E, 3))), _dp(floats(e_F0, (E, 2, 3))), \
@@ -151,12 +160,13 @@ cdef class LoopConstraints:
             keep.append(v)
             return v
 
-        self.perr, self.verr, self.Gud, self.aerr = _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m))
+        self.perr, self.verr, self.Gud, self.aerr = _dp(scratch(mp)), _dp(scratch(m)), _dp(scratch(m)), _dp(scratch(m))
         self.lam, self.rhs = _dp(scratch(m)), _dp(scratch(m))
         self.G, self.YT = _dp(scratch(m * self.nu)), _dp(scratch(m * self.nu))
         self.VS = _dp(scratch(6 * S))
         self.AB, self.du, self.Fb, self.dq = _dp(scratch(6 * S)), _dp(scratch(self.nu)), _dp(scratch(6 * nb)), _dp(scratch(self.nq))
-        arrays = {name: np.zeros((m, m)) for name in ("A", "L", "B")}
+        arrays = {name: np.zeros((m, m)) for name in ("A", "L")}
+        arrays["B"] = np.zeros((max(mp, 1), max(mp, 1)))
         arrays["keep"] = np.zeros(m, dtype=np.int64)
         keep.append(arrays)
         self.Amv, self.Lmv, self.Bmv, self.keepmv = arrays["A"], arrays["L"], arrays["B"], arrays["keep"]
@@ -164,7 +174,7 @@ cdef class LoopConstraints:
         if self.parts == NULL:
             raise MemoryError()
         self.nparts = 0
-        seen = 0
+        seen = []
         for spec in parts:
             p = &self.parts[self.nparts]
             memset(p, 0, sizeof(LoopPart))
@@ -192,7 +202,7 @@ cdef class LoopConstraints:
                 p.v3 = _dp(floats(spec["h"], (K,)))
                 p.geom = _dp(scratch(6 * K))
                 self.needs_vs = True
-            else:
+            elif p.fam == LOOP_ROD:
                 K = len(spec["b1"])
                 R = K
                 p.i1, p.i2, p.i3 = _ip(bodies(spec["b1"], K, "b1")), _ip(bodies(spec["b2"], K, "b2")), \
@@ -201,19 +211,49 @@ cdef class LoopConstraints:
                 p.v3 = _dp(floats(spec["L"], (K,)))
                 p.geom = _dp(scratch(4 * K))
                 self.needs_vs = True
-            if p.fam != LOOP_ANGLE and spec["s0"] + 2 * K > S:
+            elif p.fam == LOOP_NOSLIP:
+                K = len(spec["bc"])
+                R = K
+                p.i1, p.i2, p.i3 = _ip(bodies(spec["bc"], K, "bc")), _ip(bodies(spec["b0"], K, "b0")), \
+                    _ip(bodies(spec["b1"], K, "b1"))
+                p.i4 = _ip(bodies(spec["a"], K, "a"))
+                p.v1, p.v2 = _dp(floats(spec["P"], (K, 3))), _dp(floats(spec["n"], (K, 3)))
+                p.geom = _dp(scratch(3 * K))
+                self.needs_vs = True
+            elif p.fam == LOOP_COORD:
+                K = len(spec["q"])
+                R = K
+                qi = ints(spec["q"], K, "q")
+                if qi.min() < 0 or qi.max() >= self.nq:
+                    raise ValueError("LoopConstraints: a coordinate row names no q")
+                p.i1, p.i2 = _ip(qi), _ip(bodies(spec["body"], K, "body"))
+                p.v3 = _dp(floats(spec["value"], (K,)))
+            else:
+                K = len(spec["u"])
+                R = K
+                ui = ints(spec["u"], K, "u")
+                if ui.min() < 0 or ui.max() >= self.nu:
+                    raise ValueError("LoopConstraints: a speed row names no u")
+                p.i1 = _ip(ui)
+                p.v3 = _dp(floats(spec["value"], (K,)))
+            if p.fam in (LOOP_COINCIDENT, LOOP_PLANE, LOOP_ROD, LOOP_NOSLIP) and spec["s0"] + 2 * K > S:
                 raise ValueError("LoopConstraints: a part's stations are out of range")
             eq = ints(spec["eq"], R, "a part's equations")
-            if K == 0 or eq.min() < 0 or eq.max() >= m or spec["e0"] + 2 * R > E or spec["e0"] < 0 \
+            entries = p.fam != LOOP_COORD and p.fam != LOOP_SPEED  # the force-map entries it writes
+            if K == 0 or eq.min() < 0 or eq.max() >= m or (entries and spec["e0"] + 2 * R > E) or spec["e0"] < 0 \
                     or spec["s0"] < 0:
                 raise ValueError("LoopConstraints: a part's equations or entries are out of range")
             p.K, p.R, p.eq, p.e0, p.s0 = K, R, _ip(eq), spec["e0"], spec["s0"]
             p.all_eqs = eq.tolist() == list(range(m))
             p.perr, p.gud, p.verr, p.aerr = _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R))
-            seen += R
+            velocity_level = p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP
+            if (eq.max() >= mp) != velocity_level or (eq.min() < mp) != (not velocity_level):
+                raise ValueError("LoopConstraints: the velocity-level rows must be the equations mp..m-1, the "
+                                 "others 0..mp-1")
+            seen.extend(eq.tolist())
             self.nparts += 1
-        if seen != m:
-            raise ValueError(f"LoopConstraints: the parts have {seen} rows for {m} equations")
+        if sorted(seen) != list(range(m)):
+            raise ValueError(f"LoopConstraints: the parts' rows do not cover the {m} equations once each")
         self._keep_alive = keep
 
     cdef void positions(self, const Tree* t) noexcept nogil:
@@ -228,8 +268,13 @@ cdef class LoopConstraints:
                 angle_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.v3, p.perr, p.geom)
             elif p.fam == LOOP_PLANE:
                 plane_position_t(t, p.K, p.i1, p.v1, p.v3, p.i2, p.v2, p.perr, p.geom)
-            else:
+            elif p.fam == LOOP_ROD:
                 rod_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.v3, p.perr, p.geom)
+            elif p.fam == LOOP_COORD:
+                for r in range(p.R):
+                    p.perr[r] = t.q[p.i1[r]] - p.v3[r]
+            else:
+                continue  # velocity-level rows have no position error
             for r in range(p.R):
                 self.perr[p.eq[r]] = p.perr[r]
 
@@ -246,11 +291,48 @@ cdef class LoopConstraints:
                 angle_force_map_t(p.K, p.geom, p.c, self.F + 6 * p.e0)
             elif p.fam == LOOP_PLANE:
                 plane_force_map_t(t, p.K, p.i1, p.geom, self.st + 3 * p.e0, self.F + 6 * p.e0, self.st_s + 3 * p.s0)
-            else:
+            elif p.fam == LOOP_ROD:
                 rod_force_map_t(p.K, p.geom, self.F + 6 * p.e0)
-        for k in range(self.m):
+            elif p.fam == LOOP_NOSLIP:
+                noslip_force_map_t(t, p.K, p.i1, p.v1, p.v2, p.i2, p.i3, p.geom, self.st + 3 * p.e0,
+                                   self.F + 6 * p.e0, self.st_s + 3 * p.s0)
+        for k in range(self.nrows):
             jt_entries_t(t, self.e_body, self.st, self.F, self.r_start[k], self.r_stop[k], self.Fb,
                          self.G + self.r_eq[k] * self.nu)
+        for j in range(self.nparts):  # then the mobility entries, as _build_gmap adds them
+            p = &self.parts[j]
+            if p.fam == LOOP_COORD:
+                self._coordinate_rows(t, p)
+            elif p.fam == LOOP_SPEED:
+                for k in range(p.R):
+                    memset(self.G + p.eq[k] * self.nu, 0, self.nu * sizeof(double))
+                    self.G[p.eq[k] * self.nu + p.i1[k]] += 1.0
+
+    cdef void _coordinate_rows(self, Tree* t, LoopPart* p) noexcept nogil:
+        # G's row of q_i - value: row i of N over its body's speeds, as _n_rows evaluates it (N times
+        # each unit speed) and _coord_mobility_forces adds it (six entries a row, the ones past the
+        # body's speeds adding 0 at column 0)
+        cdef Py_ssize_t k, j, b, u0, nub, q0
+        cdef double x[6]
+        cdef double out[7]
+        cdef double v
+        cdef double* row
+        for k in range(p.R):
+            row = self.G + p.eq[k] * self.nu
+            memset(row, 0, self.nu * sizeof(double))
+            b = p.i2[k]
+            u0, q0 = t.uoff[b], t.qoff[b]
+            nub = t.uoff[b + 1] - u0
+            for j in range(6):
+                if j < nub:
+                    memset(x, 0, 6 * sizeof(double))
+                    memset(out, 0, 7 * sizeof(double))
+                    x[j] = 1.0
+                    joint_n_mul(<int>t.jtype[b], t.q + q0, x, out)
+                    v = 1.0 * out[p.i1[k] - q0]
+                    row[u0 + j] += v
+                else:
+                    row[0] += 1.0 * 0.0
 
     cdef Py_ssize_t factor(self, Tree* t) noexcept nogil:
         # Y^T, A and A's kept Cholesky factor at the tree's positions and articulated inertias; for
@@ -284,7 +366,7 @@ cdef class LoopConstraints:
         cdef const double* verr
         self.positions(t)
         self.build_g(t)
-        _matvec(self.G, m, self.nu, t.u, self.verr)
+        self.velocity_errors(t.u)
         nk = self.factor(t)
         if nk < 0:
             return False
@@ -308,8 +390,16 @@ cdef class LoopConstraints:
                 angle_fast_t(t, p.K, p.i1, p.i2, p.geom, p.c, gud, p.aerr)
             elif p.fam == LOOP_PLANE:
                 plane_fast_t(t, p.K, p.i1, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, gud, p.aerr)
-            else:
+            elif p.fam == LOOP_ROD:
                 rod_fast_t(t, p.K, p.i1, p.i3, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, verr, gud, p.aerr)
+            elif p.fam == LOOP_NOSLIP:
+                noslip_fast_t(t, p.K, p.i1, p.i4, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, gud, p.aerr)
+            elif p.fam == LOOP_COORD:  # qdotdot0_i (the class's acceleration errors at udot0)
+                for r in range(p.R):
+                    p.aerr[r] = t.qdotdot[p.i1[r]]
+            else:  # udot0_i
+                for r in range(p.R):
+                    p.aerr[r] = t.udot[p.i1[r]]
             for r in range(p.R):
                 self.aerr[p.eq[r]] = p.aerr[r]
         self.solve(self.aerr, nk)
@@ -319,29 +409,40 @@ cdef class LoopConstraints:
         for i in range(self.nq):
             t.qdotdot[i] = t.qdotdot[i] - self.dq[i]
         return True
+    cdef void velocity_errors(self, const double* u) noexcept nogil:
+        # verr = G u, the speed rows u_i - value (as realize_velocity computes them; after build_g)
+        cdef Py_ssize_t j, r
+        cdef LoopPart* p
+        _matvec(self.G, self.m, self.nu, u, self.verr)
+        for j in range(self.nparts):
+            p = &self.parts[j]
+            if p.fam == LOOP_SPEED:
+                for r in range(p.R):
+                    self.verr[p.eq[r]] = u[p.i1[r]] - p.v3[r]
+
     cdef Py_ssize_t newton_step(self, Tree* t, double* q) noexcept nogil:
-        # q += N du with du = P^T (P P^T)^-1 (-perr), P = G (after positions at q); returns the
-        # factor's code (< 0: refused, q unchanged)
-        cdef Py_ssize_t nk, i, m = self.m
+        # q += N du with du = P^T (P P^T)^-1 (-perr), P = the mp holonomic rows of G (after positions
+        # at q); returns the factor's code (< 0: refused, q unchanged)
+        cdef Py_ssize_t nk, i, mp = self.mp
         self.build_g(t)
-        for i in range(m):
+        for i in range(mp):
             self.rhs[i] = -self.perr[i]
-        _gram(self.G, m, self.nu, &self.Bmv[0, 0])
+        _gram(self.G, mp, self.nu, &self.Bmv[0, 0])
         nk = _factor_kept(self.Bmv, self.Lmv, self.keepmv)
         if nk < 0:
             return nk
-        _multiplier_step(self.rhs, self.Lmv[:nk, :nk], NULL if nk == m else &self.keepmv[0], self.G, m,
+        _multiplier_step(self.rhs, self.Lmv[:nk, :nk], NULL if nk == mp else &self.keepmv[0], self.G, mp,
                          self.nu, self.lam, self.du)
         _n_mul(t, q, self.du, self.dq)
         for i in range(self.nq):
             q[i] = q[i] + self.dq[i]
         return nk
 
-    cdef double max_abs(self, const double* x) noexcept nogil:
-        # max |x_i| over the m equations; NaN if any is NaN
+    cdef double max_abs(self, const double* x, Py_ssize_t n) noexcept nogil:
+        # max |x_i| over n entries; NaN if any is NaN
         cdef Py_ssize_t i
         cdef double r = 0.0, v
-        for i in range(self.m):
+        for i in range(n):
             v = fabs(x[i])
             if v != v:
                 return v

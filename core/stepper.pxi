@@ -280,7 +280,7 @@ cdef class TreeStepper:
         self.constraints = constraints
         self.has_constraints = constraints is not None
         # the position constraint errors as the State lays them out: the equations', then the quaternions'
-        self._qerr = np.zeros(self.nquat + (constraints.m if constraints is not None else 0))
+        self._qerr = np.zeros(self.nquat + (constraints.mp if constraints is not None else 0))
         self._w1 = np.zeros(self.ny)
         self.block = <double*>malloc(_block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
         if self.block == NULL:
@@ -400,14 +400,14 @@ cdef class TreeStepper:
         cdef double* q = y
         cdef double* u = y + self.nq
         cdef double target = 0.01 * tol, best = INFINITY, err = 0.0
-        cdef Py_ssize_t it, nk = -1, i, m = self.constraints.m
-        cdef bint converged = False
-        for it in range(30):
+        cdef Py_ssize_t it, nk = -1, i, m = self.constraints.m, mp = self.constraints.mp
+        cdef bint converged = mp == 0  # no position equations: project_q stops after the quaternions
+        for it in range(30 if mp else 0):
             if q != t.q:
                 memcpy(t.q, q, self.nq * sizeof(double))
             k_position(t)
             self.constraints.positions(t)
-            err = self.constraints.max_abs(self.constraints.perr)
+            err = self.constraints.max_abs(self.constraints.perr, mp)
             if err != err:
                 return False
             if err <= target or (err >= 0.5 * best and err <= tol):
@@ -423,15 +423,19 @@ cdef class TreeStepper:
             memcpy(t.q, q, self.nq * sizeof(double))
             k_position(t)
             self.constraints.positions(t)
-            err = self.constraints.max_abs(self.constraints.perr)
+            err = self.constraints.max_abs(self.constraints.perr, mp)
         if not err <= tol:
             return False
+        if mp == 0:  # the positions at q (the quaternions may have been normalized)
+            memcpy(t.q, q, self.nq * sizeof(double))
+            k_position(t)
+            self.constraints.positions(t)
         self.constraints.build_g(t)  # G at the projected q
         k_articulated(t)
         converged = False
         for it in range(5):
-            _matvec(self.constraints.G, m, self.constraints.nu, u, self.constraints.verr)
-            err = self.constraints.max_abs(self.constraints.verr)
+            self.constraints.velocity_errors(u)
+            err = self.constraints.max_abs(self.constraints.verr, m)
             if err != err:
                 return False
             if err <= target:
@@ -446,8 +450,8 @@ cdef class TreeStepper:
                 u[i] = u[i] - self.constraints.du[i]
             changed[0] = True
         if not converged:
-            _matvec(self.constraints.G, m, self.constraints.nu, u, self.constraints.verr)
-            err = self.constraints.max_abs(self.constraints.verr)
+            self.constraints.velocity_errors(u)
+            err = self.constraints.max_abs(self.constraints.verr, m)
         return err <= tol
 
     def run(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
@@ -578,8 +582,8 @@ cdef class TreeStepper:
                 # the weighted constraint error norm (the error weights are ones), as _constraint_error_norm
                 nerr = 0
                 if self.has_constraints:
-                    memcpy(qerr, self.constraints.perr, self.constraints.m * sizeof(double))
-                    nerr = self.constraints.m
+                    memcpy(qerr, self.constraints.perr, self.constraints.mp * sizeof(double))
+                    nerr = self.constraints.mp
                 for k in range(self.nquat):
                     qerr[nerr + k] = self.scr.t.qerr[quat_b[k]]
                 worst = py_max(0.0, _rms_or_max(qerr, nerr + self.nquat, infinity))

@@ -208,9 +208,10 @@ class CompiledLoopChoice:
         # the compiled loop projects (normalizes) quaternions, refreshes their weights, and solves and
         # projects the constraints it was given itself
         n_quaternions = len(derivatives[2]) if derivatives is not None else 0
-        n_equations = derivatives[3].m if derivatives is not None and derivatives[3] is not None else 0
+        solved = derivatives[3] if derivatives is not None else None
+        n_equations, n_position = (solved.m, solved.mp) if solved is not None else (0, 0)
         if self._has_constraints and derivatives is not None and not (
-                s.get_nu_err() == n_equations and s.get_nq_err() == n_quaternions + n_equations):
+                s.get_nu_err() == n_equations and s.get_nq_err() == n_quaternions + n_position):
             reasons.append("the State is projected onto its constraints in Python after every step "
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:

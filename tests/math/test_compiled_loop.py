@@ -49,6 +49,7 @@ from simtk.multibody import (
     Force,
     GeneralForceSubsystem,
     MobilizedBody,
+    Motion,
     MultibodySystem,
     SimbodyMatterSubsystem,
 )
@@ -485,22 +486,22 @@ def _with_custom_force(system, matter, forces, bodies):
     Force.Custom(forces, PythonPush()).set_name("python_push")
 
 
-def _with_constant_coordinate(system, matter, forces, bodies):
-    Constraint.ConstantCoordinate(bodies[1], 0, 0.3)
+def _with_constant_acceleration(system, matter, forces, bodies):
+    Constraint.ConstantAcceleration(bodies[1], 0, 0.3)
 
 
-def _with_constant_speed(system, matter, forces, bodies):
-    Constraint.ConstantSpeed(bodies[0], 0, 0.3)
+def _with_sinusoid(system, matter, forces, bodies):
+    Motion.Sinusoid(bodies[0], Motion.Level.Position, 0.2, 3.0, 0.0)
 
 
 FALLBACKS = {
     # case: (first mobilizer, what to add, integrator, setup, substrings the reason must contain)
     "triggered event": ("Pin", _with_trigger, RungeKuttaMersonIntegrator, None, ("event witnesses", "link_crossing")),
     "custom force": ("Pin", _with_custom_force, RungeKutta3Integrator, None, ("Force.Custom", "python_push", "Python")),
-    "constant coordinate": ("Pin", _with_constant_coordinate, RungeKuttaMersonIntegrator, None,
-                            ("constraints (ConstantCoordinate) are solved in Python", "constraints only")),
-    "constant speed": ("Pin", _with_constant_speed, RungeKuttaFeldbergIntegrator, None,
-                       ("constraints (ConstantSpeed) are solved in Python",)),
+    "constant acceleration": ("Pin", _with_constant_acceleration, RungeKuttaMersonIntegrator, None,
+                              ("constraints (ConstantAcceleration) are solved in Python", "locks only")),
+    "prescribed motion": ("Pin", _with_sinusoid, RungeKuttaFeldbergIntegrator, None,
+                          ("constraints (locks and Motions) are solved in Python",)),
     "auxiliary z": ("Pin", lambda system, *_: Clock(system, "clock"), RungeKuttaMersonIntegrator, None,
                     ("auxiliary variables z", "'clock'")),
     "auto-update": ("Pin", lambda system, *_: StepCounter(system, "counter"), SemiExplicitEuler2Integrator, None,

@@ -44,10 +44,10 @@ depend on q, and ``writes``, which of the three ``force_map`` writes at each q (
 - ``fast(P, handle, ctx) -> (R,)``: the acceleration rows at the unconstrained accelerations as
   ``G udot0 + bias``, the biases from one kernel call for the stations of all families.
 
-The holonomic families (Coincident, Plane, Rod, Angle) evaluate ``position``, ``force_map`` and
-``fast`` in the compiled core (``core/constraint_rows.pxi``), the functions the compiled time loop
-calls, so a constrained trajectory is the same on both loops; their ``velocity`` and
-``acceleration`` rows stay numpy, the independent reference.
+Every family evaluates ``position`` (the holonomic ones), ``force_map`` and ``fast`` in the compiled
+core (``core/constraint_rows.pxi``), the functions the compiled time loop calls, so a constrained
+trajectory is the same on both loops; their ``velocity`` and ``acceleration`` rows stay numpy, the
+independent reference.
 
 Shapes: ``R`` (nb, 3, 3), ``p`` (nb, 3), ``V`` and ``A`` (nb, 2, 3) = (angular, body-origin
 linear) in Ground.
@@ -462,21 +462,12 @@ class NoSlip:
     @staticmethod
     def force_map(P, kin, geometry, st, F, sts):
         """+n on moving body 1 and -n on moving body 0, each at its material point at P."""
-        n, r1, r0 = NoSlip._geometry(P, kin)
-        K = P["K"]
-        s1 = _rot_t(_take(kin.R, P["b1"]), r1)
-        s0 = _rot_t(_take(kin.R, P["b0"]), r0)
-        st[:, 0] = s1
-        st[:, 1] = s0
-        sts[:K] = s1
-        sts[K:] = s0
-        F[:, 0, 1] = n
-        F[:, 1, 1] = -n
+        n = np.empty((P["K"], 3))
+        _core._k.noslip_force_map(kin.ws, P["bc"], P["P"], P["n"], P["b0"], P["b1"], n, st, F, sts)
         return n
 
     @staticmethod
     def fast(P, n, ctx) -> np.ndarray:
-        K = P["K"]
-        AB, VS = ctx.AB_part, ctx.VS_part
-        e = AB[:K, 1] - AB[K:, 1] - _cross(NoSlip._coriolis_axis(P, ctx.V), VS[:K, 1] - VS[K:, 1])
-        return ctx.Gud_part + _dot(n, e)
+        out = np.empty(P["K"])
+        _core._k.noslip_fast(ctx.ws, P["bc"], P["a"], n, ctx.AB_part, ctx.VS_part, ctx.Gud_part, out)
+        return out
