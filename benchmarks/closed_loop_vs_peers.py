@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 from _chain import pin_chain
+from simulation_vs_peers import COM, DT, I_C, LINK, MASS, N_FIXED, T_FINAL, opensim_chain
 
 import simtk
 from simtk import Constraint, Stage
@@ -47,11 +48,7 @@ try:
 except ImportError:
     osim = None
 
-LINK, MASS, COM, I_C = 0.5, 1.0, np.array([0.0, -0.25, 0.0]), np.array([0.02, 0.001, 0.02])
-GRAVITY = np.array([0.0, -9.81, 0.0])
 TIP = np.array([0.0, -LINK, 0.0])
-DT, T_FINAL = 1e-3, 1.0
-N_FIXED = round(T_FINAL / DT)
 
 
 def initial_q(n: int) -> np.ndarray:
@@ -145,21 +142,11 @@ def mujoco_loop_model(n: int, q0: np.ndarray, anchor: np.ndarray):
 
 
 def opensim_loop_model(n: int, q0: np.ndarray, anchor: np.ndarray):
-    model = osim.Model()
-    model.setName(f"loop{n}")
-    model.setGravity(osim.Vec3(*GRAVITY))
-    parent = model.getGround()
-    for i in range(n):
-        body = osim.Body(f"link{i}", MASS, osim.Vec3(*COM), osim.Inertia(*I_C))
-        model.addBody(body)
-        joint = osim.PinJoint(f"pin{i}", parent, osim.Vec3(0, -LINK if i else 0.0, 0), osim.Vec3(0, 0, 0),
-                              body, osim.Vec3(0, 0, 0), osim.Vec3(0, 0, 0))
-        joint.updCoordinate().setDefaultValue(float(q0[i]))
-        model.addJoint(joint)
-        parent = body
-    model.addConstraint(osim.PointConstraint(model.getGround(), osim.Vec3(*anchor), parent, osim.Vec3(*TIP)))
-    state = model.initSystem()
-    coords = [model.getCoordinateSet().get(i) for i in range(n)]
+    """simulation_vs_peers' OpenSim chain with the tip held at the anchor by a PointConstraint."""
+    def close(model, tip_body):
+        model.addConstraint(osim.PointConstraint(model.getGround(), osim.Vec3(*anchor), tip_body, osim.Vec3(*TIP)))
+
+    model, state, coords = opensim_chain(n, q0, close)
     q = np.array([c.getValue(state) for c in coords])
     assert np.allclose(q, q0, atol=1e-9), "OpenSim assembled the loop away from the start pose"
     return model, state, coords

@@ -132,9 +132,10 @@ def pinocchio_chain(n: int):
     return model
 
 
-def opensim_chain(n: int, q0: np.ndarray):
+def opensim_chain(n: int, q0: np.ndarray, extend=None):
     """Bodies with the inertia about the mass center in the body frame (OpenSim's convention); a
-    PinJoint rotates about the common z axis of its parent and child frames."""
+    PinJoint rotates about the common z axis of its parent and child frames. ``extend(model, last
+    body)`` adds more (a constraint) before the system is built."""
     model = osim.Model()
     model.setName(f"chain{n}")
     model.setGravity(osim.Vec3(*GRAVITY))
@@ -147,6 +148,8 @@ def opensim_chain(n: int, q0: np.ndarray):
         joint.updCoordinate().setDefaultValue(float(q0[i]))
         model.addJoint(joint)
         parent = body
+    if extend is not None:
+        extend(model, parent)
     state = model.initSystem()
     coords = [model.getCoordinateSet().get(i) for i in range(n)]
     return model, state, coords

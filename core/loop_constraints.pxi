@@ -1,24 +1,28 @@
-# The constraints of the compiled time loop: the rows of Ball, Weld, ConstantOrientation,
-# ConstantAngle, Rod, PointInPlane and PointOnLine constraints (the Coincident, Angle, Plane and
-# Rod row families) solved and projected inside TreeStepper's nogil steps.
+# The constraints of the compiled time loop, solved and projected inside TreeStepper's nogil
+# steps: the rows of Ball, Weld, ConstantOrientation, ConstantAngle, Rod, PointInPlane and
+# PointOnLine constraints (the Coincident, Angle, Plane and Rod row families), NoSlip1D (velocity
+# level), ConstantCoordinate, and ConstantSpeed and mobilizer locks (held speeds).
 #
 # The same operations, in the same order, as the Python path's constraint solve
 # (simtk/multibody/constraints/_solver.py) and projection (_projection.py), through the same
 # compiled functions, so a constrained trajectory is bitwise the same on both paths:
 #
-#   position      per part: perr rows and the geometry at q (<family>_position_t)
-#   G             per part: the force map (<family>_force_map_t), then one jt_entries_t per row
-#   velocity      verr = G u (_matvec)
-#   acceleration  Y^T, A = constraint_operators_t; L = _factor_kept(A);
+#   position      per part: perr rows and the geometry at q (<family>_position_t; q_i - value)
+#   G             per part: the force map (<family>_force_map_t), one jt_entries_t per family
+#                 row, then the rows of N (coordinates) and of the identity (speeds)
+#   velocity      verr = G u (_matvec), the speed rows u_i - value
+#   acceleration  Y^T, A = constraint_operators_t; L = _factor_kept(A) (one equation: 1 / A);
 #                 per part: its aerr rows from its rows of G udot0, the stations' bias
-#                 accelerations and (Plane, Rod) velocities (<family>_fast_t);
+#                 accelerations and (Plane, Rod, NoSlip) velocities (<family>_fast_t), or
+#                 qdotdot0_i, udot0_i;
 #                 lambda, du = _multiplier_step(aerr, L, Y^T);
 #                 udot = udot0 - du, qdotdot = qdotdot0 - N du
-#   project q     Newton steps du = P^T (P P^T)^-1 (-perr) (_gram, _factor_kept, _multiplier_step)
+#   project q     Newton steps du = P^T (P P^T)^-1 (-perr) over the mp position rows P of G
+#                 (_gram, _factor_kept, _multiplier_step)
 #   project u     du = Y (G M^-1 G^T)^-1 verr, u -= du
 #
 # The Python layer (simtk/multibody/constraints/_compiled.py) hands over a plan's arrays only
-# when every equation is a holonomic row of these families and A is small enough for the
+# when every equation is one of these rows (none acceleration-only) and A is small enough for the
 # compiled factor (the Python path's _SMALL); anything the compiled factor refuses (a singular
 # or ill-conditioned A) returns the step to Python, which takes its eigen-decomposition.
 

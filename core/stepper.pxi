@@ -3,7 +3,7 @@
 # A TreeStepper runs the steps of simtk.math's integrators (explicit
 # Runge-Kutta tables, semi-explicit Euler with and without its error estimate,
 # velocity Verlet) for a System whose derivative is y' = (N(q) u, udot(q, u))
-# with udot from the built-in force sets of a TreeBatch, constrained by the Ball
+# with udot from the built-in force sets of a TreeBatch, constrained by the
 # equations of a LoopConstraints when given (core/loop_constraints.pxi); no z
 # (the Python layer, simtk/math/_compiled_loop.py, checks what it hands over).
 #
@@ -246,7 +246,7 @@ cdef class TreeStepper:
         # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
         # error weights (RK only; ignored otherwise). quaternion_q: the offsets in y of the
         # quaternion coordinates; quaternion_bodies: their bodies (whose qerr is |q| - 1).
-        # constraints: the Coincident equations solved and projected in the steps (or None).
+        # constraints: the constraint equations solved and projected in the steps (or None).
         cdef Py_ssize_t nb = batch.ws.nb
         if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
             raise ValueError(f"TreeStepper: unknown method code {method}")

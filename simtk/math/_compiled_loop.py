@@ -8,11 +8,13 @@ path's arithmetic exactly (``core/stepper.pxi``), so a trajectory does not depen
 took its steps. After a segment of steps the advanced State is written with the last step's t
 and y and realized to Acceleration, which computes the same caches the Python path leaves.
 
-Quaternions the stepper projects (normalizes) and weights itself, as the Python path does, and Ball
-constraints it solves in every derivative and projects after every step (``core/loop_constraints.pxi``).
-Everything else Python does after or between steps keeps the loop in Python: witnesses of triggered
-events (evaluated after every step), other kinds of constraints, auto-update discrete variables, z
-variables, unit weights of a System's own rule, and a System whose elements realize in Python.
+Quaternions the stepper projects (normalizes) and weights itself, as the Python path does, and the
+constraints whose rows are compiled (geometric ones, held coordinates and speeds, locks: see
+``simtk/multibody/constraints/_compiled.py``) it solves in every derivative and projects after every
+step (``core/loop_constraints.pxi``). Everything else Python does after or between steps keeps the
+loop in Python: witnesses of triggered events (evaluated after every step), other kinds of
+constraints, auto-update discrete variables, z variables, unit weights of a System's own rule, and a
+System whose elements realize in Python.
 ``Integrator.describe_fast_path()`` says which. A change of the instance between calls (a Property,
 a disabled force) is followed: the loop is chosen again, as the Python path's next realization
 would see the change.
