@@ -168,7 +168,8 @@ cdef class LoopConstraints:
         self.lam, self.rhs = _dp(scratch(m)), _dp(scratch(m))
         self.G, self.YT = _dp(scratch(m * self.nu)), _dp(scratch(m * self.nu))
         self.VS = _dp(scratch(6 * S))
-        self.AB, self.du, self.Fb, self.dq = _dp(scratch(6 * S)), _dp(scratch(self.nu)), _dp(scratch(6 * nb)), _dp(scratch(self.nq))
+        self.AB, self.du = _dp(scratch(6 * S)), _dp(scratch(self.nu))
+        self.Fb, self.dq = _dp(scratch(6 * nb)), _dp(scratch(self.nq))
         arrays = {name: np.zeros((m, m)) for name in ("A", "L")}
         arrays["B"] = np.zeros((max(mp, 1), max(mp, 1)))
         arrays["keep"] = np.zeros(m, dtype=np.int64)
@@ -361,17 +362,22 @@ cdef class LoopConstraints:
         _multiplier_step(rhs, self.Lmv[:nk, :nk], NULL if nk == self.m else &self.keepmv[0], self.YT, self.m,
                          self.nu, self.lam, self.du)
 
-    cdef bint correct(self, Tree* t) noexcept nogil:
+    cdef bint correct(self, Tree* t, Py_ssize_t nk) noexcept nogil:
         # The constrained udot and qdotdot in place of the tree's unconstrained ones (after a
         # realization to Acceleration at q, u); False when A's factor is refused (Python solves it).
-        cdef Py_ssize_t nk, i, j, r, m = self.m
+        # nk = -2: evaluate everything at q; nk = -1: the geometry and G are current at q (a
+        # projection has just computed them), A's factor is not; nk >= 0: A's factor is current too.
+        # What is reused is what would be computed again from the same q, so the numbers are the same.
+        cdef Py_ssize_t i, j, r, m = self.m
         cdef LoopPart* p
         cdef const double* gud
         cdef const double* verr
-        self.positions(t)
-        self.build_g(t)
+        if nk == -2:
+            self.positions(t)
+            self.build_g(t)
         self.velocity_errors(t.u)
-        nk = self.factor(t)
+        if nk < 0:
+            nk = self.factor(t)
         if nk < 0:
             return False
         _matvec(self.G, m, self.nu, t.udot, self.Gud)

@@ -306,10 +306,27 @@ cdef class TreeStepper:
         cdef BatchScratch* s = &self.scr
         cdef Py_ssize_t bad
         bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
-        if self.has_constraints and not self.constraints.correct(&s.t):
+        if self.has_constraints and not self.constraints.correct(&s.t, -2):
             return False
         memcpy(out, s.t.qdot, self.nq * sizeof(double))
         memcpy(out + self.nq, s.t.udot, self.nu * sizeof(double))
+        return bad < 0 and first_non_finite_at(out, self.ny) < 0
+
+    cdef bint _deriv_after_projection(self, const double* y, double* out, Py_ssize_t nk) noexcept nogil:
+        # _deriv at the q a constraint projection has just left in the tree: its positions,
+        # articulated inertias, constraint geometry, G (and A's factor when nk >= 0) are those of
+        # this q, so only the velocity and forward sweeps and the rest of the solve run again.
+        cdef BatchScratch* s = &self.scr
+        cdef Tree* t = &s.t
+        cdef Py_ssize_t bad
+        memcpy(t.u, y + self.nq, self.nu * sizeof(double))
+        k_velocity(t)
+        bad = _item_forces(s, self.batch.fsets, self.batch.nsets)
+        k_forward(t, s.mf, s.bf)
+        if not self.constraints.correct(t, nk):
+            return False
+        memcpy(out, t.qdot, self.nq * sizeof(double))
+        memcpy(out + self.nq, t.udot, self.nu * sizeof(double))
         return bad < 0 and first_non_finite_at(out, self.ny) < 0
 
     cdef int _attempt(self, double t0, double t1, double* K, const double* y0, double* y, double* err,
@@ -391,11 +408,14 @@ cdef class TreeStepper:
                 err[i] = err[i] + fabs(K1[i] - f0[i]) * (0.5 * h)
         return 1
 
-    cdef bint _project_constraints(self, double* y, double tol, const idx_t* quat_q, bint* changed) noexcept nogil:
+    cdef bint _project_constraints(self, double* y, double tol, const idx_t* quat_q, bint* changed,
+                                   Py_ssize_t* nk_out) noexcept nogil:
         # System.project's constraint part after the quaternions' normalization: project_q's Newton
         # steps, then project_u's mass-weighted corrections (simtk/multibody/constraints/_projection.py,
         # line by line). False when Python must take over (a refused factor, a non-finite error, or
-        # errors left above tol, which Python reports).
+        # errors left above tol, which Python reports). On True the tree holds the positions and
+        # articulated inertias of the projected q, the constraints its G, and nk_out says whether A's
+        # factor at it is current too (>= 0) or not (-1).
         cdef Tree* t = &self.scr.t
         cdef double* q = y
         cdef double* u = y + self.nq
@@ -452,6 +472,7 @@ cdef class TreeStepper:
         if not converged:
             self.constraints.velocity_errors(u)
             err = self.constraints.max_abs(self.constraints.verr, m)
+        nk_out[0] = nk
         return err <= tol
 
     def run(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
@@ -520,7 +541,7 @@ cdef class TreeStepper:
         cdef bint accepted, changed
         cdef double* f_end
         cdef double worst
-        cdef Py_ssize_t nerr
+        cdef Py_ssize_t nerr, nk
         while True:
             if cnt[N_MAX] > 0 and cnt[N_STEPS] >= cnt[N_MAX]:
                 return RUN_STEP_LIMIT
@@ -596,11 +617,16 @@ cdef class TreeStepper:
                 if self.nquat:
                     _normalize_quats(y, quat_q, self.nquat)
                     changed = True
-                if self.has_constraints and not self._project_constraints(y, c[C_CONSTOL], quat_q, &changed):
+                if self.has_constraints and not self._project_constraints(y, c[C_CONSTOL], quat_q, &changed,
+                                                                          &nk):
                     return RUN_PYTHON  # Python projects again and says why it failed
                 if changed:
                     realize += 1
-                    if not self._deriv(y, fend):
+                    if self.has_constraints:
+                        ok = self._deriv_after_projection(y, fend, nk)
+                    else:
+                        ok = self._deriv(y, fend)
+                    if not ok:
                         return RUN_PYTHON  # Python evaluates it again and reports it
                     f_end = fend
             if self.nquat:
