@@ -35,7 +35,7 @@ from enum import IntEnum
 import numpy as np
 
 from .. import _core
-from ..common.errors import StepAdjustment
+from ..common.errors import ConstraintViolationError, StepAdjustment
 from ..common.events import SubsystemEventTrigger, TriggeredEventHandler, TriggeredEventReporter
 from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
@@ -665,8 +665,19 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         """After an accepted step (or localized event): project, auto-update, save as the new start."""
         s = self._adv
         if self._has_constraints or self._project_every_step:
-            if self._project(s):
-                self._realize_derivatives_or_raise(f"after projection at t = {s.get_time()!r}")
+            try:
+                if self._project(s):
+                    self._realize_derivatives_or_raise(f"after projection at t = {s.get_time()!r}")
+            except (FloatingPointError, NonFiniteDerivativeError, ConstraintViolationError) as exc:
+                # A step that cannot be projected (not finite, or too far off the constraints: a
+                # diverging run) is undone like a failed step: the State goes back to the last good
+                # step, and divergence is named as such.
+                self._restore_start()
+                self._n_taken -= 1  # the step is undone
+                report = self._divergence_report(self._h_prev, exc)
+                if report is not None:
+                    raise SimulationDivergedError(report) from exc
+                raise
         mark = s.get_invalidation_mark()
         s.auto_update_discrete_variables()
         if s.get_invalidation_mark() != mark and self._witnesses:
