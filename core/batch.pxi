@@ -176,11 +176,19 @@ cdef Py_ssize_t _item_udot(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, 
     # qdot = N(q) u in s.t.qdot). tau may be NULL (no applied mobility forces).
     # Cost: one position, articulated, velocity and forward sweep, O(n).
     cdef Tree* t = &s.t
-    cdef Py_ssize_t i, bad
     if q != t.q:
         memcpy(t.q, q, t.nq * sizeof(double))
     k_position(t)
     k_articulated(t)
+    return _item_udot_at_q(s, sets, nsets, u, tau)
+
+
+cdef Py_ssize_t _item_udot_at_q(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, const double* u,
+                                const double* tau) noexcept nogil:
+    # _item_udot's velocity-dependent half, at the positions and articulated inertias the tree
+    # holds. Cost: one velocity and forward sweep, O(n).
+    cdef Tree* t = &s.t
+    cdef Py_ssize_t i, bad
     if u != t.u:
         memcpy(t.u, u, t.nu * sizeof(double))
     k_velocity(t)  # lean: no station-bias caches

@@ -26,8 +26,6 @@
 # compiled factor (the Python path's _SMALL); anything the compiled factor refuses (a singular
 # or ill-conditioned A) returns the step to Python, which takes its eigen-decomposition.
 
-from libc.math cimport fabs, INFINITY
-
 
 cdef enum:
     LOOP_COINCIDENT = 0
@@ -447,16 +445,4 @@ cdef class LoopConstraints:
         for i in range(self.nq):
             q[i] = q[i] + self.dq[i]
         return nk
-
-    cdef double max_abs(self, const double* x, Py_ssize_t n) noexcept nogil:
-        # max |x_i| over n entries; NaN if any is NaN
-        cdef Py_ssize_t i
-        cdef double r = 0.0, v
-        for i in range(n):
-            v = fabs(x[i])
-            if v != v:
-                return v
-            if v > r:
-                r = v
-        return r
 

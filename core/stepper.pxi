@@ -300,33 +300,22 @@ cdef class TreeStepper:
         v.flags.writeable = False
         return v
 
-    cdef bint _deriv(self, const double* y, double* out) noexcept nogil:
-        # out = (N(q) u, udot(q, u)) at y = (q, u); False if a force element failed or an entry
-        # is not finite.
+    cdef bint _deriv(self, const double* y, double* out, Py_ssize_t reuse=-2) noexcept nogil:
+        # out = (N(q) u, udot(q, u)) at y = (q, u); False if a force element failed, an entry is not
+        # finite, or the constraints' factor was refused. reuse (constraints only; see
+        # LoopConstraints.correct): -2 evaluates everything at q; -1 and above take the tree's
+        # positions and articulated inertias, and the constraints' G (and factor), as a projection
+        # has just left them at this q.
         cdef BatchScratch* s = &self.scr
         cdef Py_ssize_t bad
-        bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
-        if self.has_constraints and not self.constraints.correct(&s.t, -2):
+        if reuse == -2:
+            bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
+        else:
+            bad = _item_udot_at_q(s, self.batch.fsets, self.batch.nsets, y + self.nq, NULL)
+        if self.has_constraints and not self.constraints.correct(&s.t, reuse):
             return False
         memcpy(out, s.t.qdot, self.nq * sizeof(double))
         memcpy(out + self.nq, s.t.udot, self.nu * sizeof(double))
-        return bad < 0 and first_non_finite_at(out, self.ny) < 0
-
-    cdef bint _deriv_after_projection(self, const double* y, double* out, Py_ssize_t nk) noexcept nogil:
-        # _deriv at the q a constraint projection has just left in the tree: its positions,
-        # articulated inertias, constraint geometry, G (and A's factor when nk >= 0) are those of
-        # this q, so only the velocity and forward sweeps and the rest of the solve run again.
-        cdef BatchScratch* s = &self.scr
-        cdef Tree* t = &s.t
-        cdef Py_ssize_t bad
-        memcpy(t.u, y + self.nq, self.nu * sizeof(double))
-        k_velocity(t)
-        bad = _item_forces(s, self.batch.fsets, self.batch.nsets)
-        k_forward(t, s.mf, s.bf)
-        if not self.constraints.correct(t, nk):
-            return False
-        memcpy(out, t.qdot, self.nq * sizeof(double))
-        memcpy(out + self.nq, t.udot, self.nu * sizeof(double))
         return bad < 0 and first_non_finite_at(out, self.ny) < 0
 
     cdef int _attempt(self, double t0, double t1, double* K, const double* y0, double* y, double* err,
@@ -427,7 +416,7 @@ cdef class TreeStepper:
                 memcpy(t.q, q, self.nq * sizeof(double))
             k_position(t)
             self.constraints.positions(t)
-            err = self.constraints.max_abs(self.constraints.perr, mp)
+            err = _rms_or_max(self.constraints.perr, mp, True)
             if err != err:
                 return False
             if err <= target or (err >= 0.5 * best and err <= tol):
@@ -443,7 +432,7 @@ cdef class TreeStepper:
             memcpy(t.q, q, self.nq * sizeof(double))
             k_position(t)
             self.constraints.positions(t)
-            err = self.constraints.max_abs(self.constraints.perr, mp)
+            err = _rms_or_max(self.constraints.perr, mp, True)
         if not err <= tol:
             return False
         if mp == 0:  # the positions at q (the quaternions may have been normalized)
@@ -455,7 +444,7 @@ cdef class TreeStepper:
         converged = False
         for it in range(5):
             self.constraints.velocity_errors(u)
-            err = self.constraints.max_abs(self.constraints.verr, m)
+            err = _rms_or_max(self.constraints.verr, m, True)
             if err != err:
                 return False
             if err <= target:
@@ -471,7 +460,7 @@ cdef class TreeStepper:
             changed[0] = True
         if not converged:
             self.constraints.velocity_errors(u)
-            err = self.constraints.max_abs(self.constraints.verr, m)
+            err = _rms_or_max(self.constraints.verr, m, True)
         nk_out[0] = nk
         return err <= tol
 
@@ -622,11 +611,7 @@ cdef class TreeStepper:
                     return RUN_PYTHON  # Python projects again and says why it failed
                 if changed:
                     realize += 1
-                    if self.has_constraints:
-                        ok = self._deriv_after_projection(y, fend, nk)
-                    else:
-                        ok = self._deriv(y, fend)
-                    if not ok:
+                    if not self._deriv(y, fend, nk if self.has_constraints else -2):
                         return RUN_PYTHON  # Python evaluates it again and reports it
                     f_end = fend
             if self.nquat:

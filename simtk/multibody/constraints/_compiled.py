@@ -66,7 +66,7 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
             spec = dict(family=_FAMILIES[part.fam], eq=part.eq_flat, e0=part.e0, s0=part.s0)
         else:
             spec = None
-        if spec is None or plan.customs or plan.ma:
+        if spec is None:  # (Custom constraints and acceleration-only rows are such class parts)
             return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python; the compiled loop "
                           f"solves {_COMPILED_KINDS} constraints and locks only")
         parts.append(spec)

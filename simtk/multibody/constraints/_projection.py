@@ -113,15 +113,7 @@ def project_u(matter, state: State, accuracy: float) -> bool:
         # Mass-weighted: du = M^-1 G^T (G M^-1 G^T)^+ uerr changes the kinetic energy least.
         rhs = np.ascontiguousarray(ss.uerr[:n])
         factor = g.factor if n == plan.m else _Factor(np.ascontiguousarray(g.A[:n, :n]))
-        YT = g.YT if n == plan.m else g.YT[:n]
-        if factor.inv1 is not None:  # one equation: scalar arithmetic, as the constrained solve takes it
-            du = YT[0] * (float(rhs[0]) * factor.inv1)
-        elif factor.compiled:  # the solve and lam YT in one call, as the compiled time loop takes them
-            du = np.empty(YT.shape[1])
-            _core._k.multiplier_step(rhs, factor.chol, _NO_INT if factor.keep is None else factor.keep, YT,
-                                     np.empty(n), du)
-        else:
-            du = factor.solve(rhs) @ YT
+        du = factor.step(rhs, g.YT if n == plan.m else g.YT[:n])[1]
         u = matter.upd_u(state)
         u -= du
         changed = True

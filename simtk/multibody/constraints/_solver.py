@@ -497,6 +497,20 @@ class _Factor:
             return x
         return self.pinv @ rhs
 
+    def step(self, rhs: np.ndarray, YT: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The multipliers lam = A^+ rhs and du = lam YT (nu,), as the compiled time loop takes them:
+        scalar arithmetic for one equation, one compiled call for the compiled factor."""
+        if self.inv1 is not None:
+            lam1 = float(rhs[0]) * self.inv1
+            return np.array([lam1]), YT[0] * lam1
+        if self.compiled:
+            lam, du = np.empty(self.m), np.empty(YT.shape[1])
+            _core._k.multiplier_step(np.ascontiguousarray(rhs), self.chol, _NO_INT if self.keep is None else self.keep,
+                                     YT, lam, du)
+            return lam, du
+        lam = self.solve(rhs)
+        return lam, lam @ YT
+
     def _chol_solve(self, rhs: np.ndarray) -> np.ndarray:
         L = self.chol
         if self.compiled:
@@ -681,22 +695,7 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
                     kin.nrow, kin.ncol = g.nrow, g.ncol
             aerr[part.eq] = part.cls._acceleration_errors(part.packed, kin)
     factor = g.factor
-    if factor.inv1 is not None:  # one equation: scalar arithmetic
-        a = float(aerr[0])
-        lam1 = a * factor.inv1
-        du = g.YT[0] * lam1
-        if lam_out is not None:
-            lam_out[0] = lam1
-        if aerr_out is not None:
-            aerr_out[0] = a - float(g.A[0, 0]) * lam1
-        lam_out = aerr_out = None
-    elif factor.compiled:  # the solve and lam YT in one call
-        lam = np.empty(plan.m)
-        du = np.empty(ws.nu)
-        _core._k.multiplier_step(aerr, factor.chol, _NO_INT if factor.keep is None else factor.keep, g.YT, lam, du)
-    else:
-        lam = factor.solve(aerr)
-        du = lam @ g.YT
+    lam, du = factor.step(aerr, g.YT)
     ws.subtract_correction(du, udot0, A0, qdd0, udot, A, qdd)  # udot0 - du, A0 - J du, qdd0 - N du
     if cache.layout.custom:  # Custom mobilizers fill their own qdotdot rows from udot
         np.copyto(ws.udot, udot)
@@ -709,8 +708,11 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
     if aerr_out is not None:
         # aerr is affine in udot: aerr(udot0 - Y lambda) = aerr(udot0) - A lambda, the residual of
         # the multiplier solve (nonzero only for inconsistent constraints).
-        _core._k.matvec(g.A, lam, aerr_out)
-        np.subtract(aerr, aerr_out, out=aerr_out)
+        if factor.inv1 is not None:
+            aerr_out[0] = float(aerr[0]) - float(g.A[0, 0]) * float(lam[0])
+        else:
+            _core._k.matvec(g.A, lam, aerr_out)
+            np.subtract(aerr, aerr_out, out=aerr_out)
 
 
 def multiply_by_g(matter, state: State, cache, x: np.ndarray) -> np.ndarray:
