@@ -1,7 +1,9 @@
 # The constraints of the compiled time loop, solved and projected inside TreeStepper's nogil
 # steps: the rows of Ball, Weld, ConstantOrientation, ConstantAngle, Rod, PointInPlane and
 # PointOnLine constraints (the Coincident, Angle, Plane and Rod row families), NoSlip1D (velocity
-# level), ConstantCoordinate, and ConstantSpeed and mobilizer locks (held speeds).
+# level), ConstantCoordinate and Position-level Motions (coordinates held at a value or moved
+# along a time function), ConstantSpeed, Velocity-level Motions and locks (speeds), and
+# ConstantAcceleration, Acceleration-level Motions and locks (acceleration-only rows).
 #
 # The same operations, in the same order, as the Python path's constraint solve
 # (simtk/multibody/constraints/_solver.py) and projection (_projection.py), through the same
@@ -10,19 +12,23 @@
 #   position      per part: perr rows and the geometry at q (<family>_position_t; q_i - value)
 #   G             per part: the force map (<family>_force_map_t), one jt_entries_t per family
 #                 row, then the rows of N (coordinates) and of the identity (speeds)
-#   velocity      verr = G u (_matvec), the speed rows u_i - value
+#   targets       the coordinate, speed and udot rows' targets at the evaluation's time t:
+#                 a constant, or a sin(w t + p) with its two derivatives (Motion.Sinusoid)
+#   velocity      verr = G u (_matvec), the speed rows u_i - value, a Motion's coordinate
+#                 rows qdot_i - value'
 #   acceleration  Y^T, A = constraint_operators_t; L = _factor_kept(A) (one equation: 1 / A);
 #                 per part: its aerr rows from its rows of G udot0, the stations' bias
 #                 accelerations and (Plane, Rod, NoSlip) velocities (<family>_fast_t), or
-#                 qdotdot0_i, udot0_i;
+#                 qdotdot0_i - value'', udot0_i - value' (speeds), udot0_i - value (udot rows);
 #                 lambda, du = _multiplier_step(aerr, L, Y^T);
 #                 udot = udot0 - du, qdotdot = qdotdot0 - N du
 #   project q     Newton steps du = P^T (P P^T)^-1 (-perr) over the mp position rows P of G
 #                 (_gram, _factor_kept, _multiplier_step)
-#   project u     du = Y (G M^-1 G^T)^-1 verr, u -= du
+#   project u     du = Y (G M^-1 G^T)^-1 verr, u -= du over the nv = mp + mv rows that have a
+#                 velocity error (A's leading block when acceleration-only rows follow)
 #
 # The Python layer (simtk/multibody/constraints/_compiled.py) hands over a plan's arrays only
-# when every equation is one of these rows (none acceleration-only) and A is small enough for the
+# when every equation is one of these rows and A is small enough for the
 # compiled factor (the Python path's _SMALL); anything the compiled factor refuses (a singular
 # or ill-conditioned A) returns the step to Python, which takes its eigen-decomposition.
 
@@ -35,27 +41,34 @@ cdef enum:
     LOOP_COORD = 4      # q_i - value (ConstantCoordinate): G's row is row i of N
     LOOP_SPEED = 5      # u_i - value (ConstantSpeed, a lock's u = 0 or u = u0): G's row is e_i
     LOOP_NOSLIP = 6     # n . (v1_P - v0_P) (NoSlip1D): velocity-level, G u
+    LOOP_UDOT = 7       # udot_i - value (ConstantAcceleration, udot prescribed): acceleration-only, G's row e_i
 
 #: name -> code of the row families LoopConstraints solves
 LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE, "plane": LOOP_PLANE, "rod": LOOP_ROD,
-                 "coordinate": LOOP_COORD, "speed": LOOP_SPEED, "noslip": LOOP_NOSLIP}
+                 "coordinate": LOOP_COORD, "speed": LOOP_SPEED, "noslip": LOOP_NOSLIP, "udot": LOOP_UDOT}
+
+cdef enum:
+    TARGET_CONSTANT = 0  # value, with zero derivatives
+    TARGET_SINUSOID = 1  # a sin(w t + p), a w cos(w t + p), -a w w sin(w t + p)
+
+#: name -> code of the targets' time functions
+LOOP_TARGETS = {"constant": TARGET_CONSTANT, "sinusoid": TARGET_SINUSOID}
 
 
 cdef struct LoopPart:
-    int fam             # LOOP_COINCIDENT, LOOP_ANGLE, LOOP_PLANE, LOOP_ROD, LOOP_COORD or LOOP_SPEED
+    int fam             # a LOOP_* family
     Py_ssize_t K, R     # elements, rows (3K for Coincident, K for the others)
     bint ground         # Coincident: every pair's ancestor is Ground
     bint all_eqs        # its rows are equations 0..m-1, in order
     const idx_t* eq     # (R,) its equations
     Py_ssize_t e0, s0   # its first force-map entry and bias station
     const idx_t* i1     # Coincident: b1, b2, a; Angle: bb, bf; Plane: bp, bf; Rod: b1, b2, a;
-                        # coordinate: the q index, its body; speed: the u index
+                        # coordinate: the q index, its body; speed, udot: the u index
     const idx_t* i2
     const idx_t* i3
     const idx_t* i4     # NoSlip: bc, b0, b1, a
     const double* v1    # Coincident: s1, s2 (K, 3); Angle: a_b, a_f (K, 3), cos (K,);
-    const double* v2    # Plane: n_B, s (K, 3), h (K,); Rod: s1, s2 (K, 3), L (K,); coordinate, speed: value (K,);
-                        # NoSlip: p_C, n_C (K, 3)
+    const double* v2    # Plane: n_B, s (K, 3), h (K,); Rod: s1, s2 (K, 3), L (K,); NoSlip: p_C, n_C (K, 3)
     const double* v3
     double* geom        # Coincident: S (K, 3); Angle: b, f; Plane: n, d (K, 2, 3); Rod: Cz, dist (K, 4);
                         # NoSlip: n (K, 3)
@@ -64,23 +77,31 @@ cdef struct LoopPart:
     double* gud
     double* verr
     double* aerr
+    # coordinate, speed and udot rows: their targets (each row's value and two time derivatives, (R, 3)),
+    # the time functions (TARGET_*, (R,)) and their parameters (sinusoid: a, w, p; (R, 3))
+    double* tv
+    const idx_t* tkind
+    const double* tpar
+    bint timed          # some row's target varies with time
+    bint qdot_rows      # coordinate rows of Motions: their velocity error is qdot_i - value', not G u
 
 
 cdef class LoopConstraints:
-    """The arrays of a plan of Coincident, Angle, Plane and Rod rows and the scratch of their solve
+    """The arrays of a plan of the row families above (LOOP_FAMILIES) and the scratch of their solve
     (see the file's head).
 
     Built by ``simtk.multibody.constraints._compiled.make_loop_constraints``; a TreeStepper given
     one solves and projects these equations in its steps.
     """
 
-    cdef readonly Py_ssize_t mp, m, nu, nq, nb, nparts, nstations
-    cdef double inv1
+    cdef readonly Py_ssize_t mp, nv, m, nu, nq, nb, nparts, nstations
+    cdef readonly bint timed
+    cdef double inv1, inv1v, t_set
     cdef bint needs_vs
     cdef Py_ssize_t nrows
     cdef object _keep_alive
     cdef LoopPart* parts
-    cdef double[:, ::1] Amv, Lmv, Bmv
+    cdef double[:, ::1] Amv, Lmv, Bmv, Avmv
     cdef idx_t[::1] keepmv
     cdef const idx_t* e_body
     cdef const idx_t* r_eq
@@ -110,17 +131,20 @@ cdef class LoopConstraints:
     def __dealloc__(self):
         free(self.parts)
 
-    def __init__(self, TreeBatch batch, Py_ssize_t mp, Py_ssize_t m, list parts, e_body, e_st0, e_F0, rows_eq,
-                 rows_start, rows_stop, st_b, st_s0):
+    def __init__(self, TreeBatch batch, Py_ssize_t mp, Py_ssize_t nv, Py_ssize_t m, list parts, e_body, e_st0, e_F0,
+                 rows_eq, rows_start, rows_stop, st_b, st_s0):
         # parts: dicts of family ("coincident": b1, s1, b2, s2, a, ground; "angle": bb, ab, bf, af, cos;
-        # "plane": bp, n, h, bf, s; "rod": b1, s1, b2, s2, L, a; "coordinate": q, body, value; "speed":
-        # u, value), eq (its equations), e0 and s0 (its first entry and station), in the plan's order.
-        # The equations 0..mp-1 are holonomic (position errors), mp..m-1 velocity-level (speed rows).
-        cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i
+        # "plane": bp, n, h, bf, s; "rod": b1, s1, b2, s2, L, a; "coordinate": q, body, target, params,
+        # qdot_rows; "speed", "udot": u, target, params), eq (its equations), e0 and s0 (its first entry and
+        # station), in the plan's order. The equations 0..mp-1 are holonomic (position errors), mp..nv-1
+        # velocity-level (speed and NoSlip rows), nv..m-1 acceleration-only (udot rows). A target is a name
+        # of LOOP_TARGETS per row, with params (a, w, p) per row; a constant's value is its a.
+        cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i, lo, hi
         cdef list keep = []
         cdef LoopPart* p
-        self.mp, self.m, self.nu, self.nq, self.nb = mp, m, batch.ws.nu, batch.ws.nq, nb
-        if m == 0 or self.nu == 0 or not parts or not 0 <= mp <= m:
+        self.mp, self.nv, self.m, self.nu, self.nq, self.nb = mp, nv, m, batch.ws.nu, batch.ws.nq, nb
+        self.t_set = NAN
+        if m == 0 or self.nu == 0 or not parts or not 0 <= mp <= nv <= m:
             raise ValueError("LoopConstraints: no equations, or no speeds to solve for")
 
         def ints(x, n=None, what="an index array"):
@@ -170,9 +194,11 @@ cdef class LoopConstraints:
         self.Fb, self.dq = _dp(scratch(6 * nb)), _dp(scratch(self.nq))
         arrays = {name: np.zeros((m, m)) for name in ("A", "L")}
         arrays["B"] = np.zeros((max(mp, 1), max(mp, 1)))
+        arrays["Av"] = np.zeros((max(nv, 1), max(nv, 1)))
         arrays["keep"] = np.zeros(m, dtype=np.int64)
         keep.append(arrays)
         self.Amv, self.Lmv, self.Bmv, self.keepmv = arrays["A"], arrays["L"], arrays["B"], arrays["keep"]
+        self.Avmv = arrays["Av"]
         self.parts = <LoopPart*>malloc(len(parts) * sizeof(LoopPart))
         if self.parts == NULL:
             raise MemoryError()
@@ -230,7 +256,7 @@ cdef class LoopConstraints:
                 if qi.min() < 0 or qi.max() >= self.nq:
                     raise ValueError("LoopConstraints: a coordinate row names no q")
                 p.i1, p.i2 = _ip(qi), _ip(bodies(spec["body"], K, "body"))
-                p.v3 = _dp(floats(spec["value"], (K,)))
+                p.qdot_rows = bool(spec["qdot_rows"])
             else:
                 K = len(spec["u"])
                 R = K
@@ -238,21 +264,34 @@ cdef class LoopConstraints:
                 if ui.min() < 0 or ui.max() >= self.nu:
                     raise ValueError("LoopConstraints: a speed row names no u")
                 p.i1 = _ip(ui)
-                p.v3 = _dp(floats(spec["value"], (K,)))
+            if p.fam == LOOP_COORD or p.fam == LOOP_SPEED or p.fam == LOOP_UDOT:
+                kinds = ints([LOOP_TARGETS[name] for name in spec["target"]], K, "target")
+                par = floats(spec["params"], (K, 3))
+                tv = np.zeros((K, 3))
+                tv[:, 0] = par[:, 0]  # a constant's value; its derivatives are 0
+                keep.append(tv)
+                p.tkind, p.tpar, p.tv = _ip(kinds), _dp(par), _dp(tv)
+                p.timed = bool((kinds != TARGET_CONSTANT).any())
+                self.timed = self.timed or p.timed
             if p.fam in (LOOP_COINCIDENT, LOOP_PLANE, LOOP_ROD, LOOP_NOSLIP) and spec["s0"] + 2 * K > S:
                 raise ValueError("LoopConstraints: a part's stations are out of range")
             eq = ints(spec["eq"], R, "a part's equations")
-            entries = p.fam != LOOP_COORD and p.fam != LOOP_SPEED  # the force-map entries it writes
+            entries = p.fam != LOOP_COORD and p.fam != LOOP_SPEED and p.fam != LOOP_UDOT  # force-map entries
             if K == 0 or eq.min() < 0 or eq.max() >= m or (entries and spec["e0"] + 2 * R > E) or spec["e0"] < 0 \
                     or spec["s0"] < 0:
                 raise ValueError("LoopConstraints: a part's equations or entries are out of range")
             p.K, p.R, p.eq, p.e0, p.s0 = K, R, _ip(eq), spec["e0"], spec["s0"]
             p.all_eqs = eq.tolist() == list(range(m))
             p.perr, p.gud, p.verr, p.aerr = _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R))
-            velocity_level = p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP
-            if (eq.max() >= mp) != velocity_level or (eq.min() < mp) != (not velocity_level):
-                raise ValueError("LoopConstraints: the velocity-level rows must be the equations mp..m-1, the "
-                                 "others 0..mp-1")
+            if p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP:
+                lo, hi = mp, nv
+            elif p.fam == LOOP_UDOT:
+                lo, hi = nv, m
+            else:
+                lo, hi = 0, mp
+            if eq.min() < lo or eq.max() >= hi:
+                raise ValueError("LoopConstraints: the position-level rows must be the equations 0..mp-1, the "
+                                 "velocity-level ones mp..nv-1 and the acceleration-only ones nv..m-1")
             seen.extend(eq.tolist())
             self.nparts += 1
         if sorted(seen) != list(range(m)):
@@ -275,9 +314,9 @@ cdef class LoopConstraints:
                 rod_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.v3, p.perr, p.geom)
             elif p.fam == LOOP_COORD:
                 for r in range(p.R):
-                    p.perr[r] = t.q[p.i1[r]] - p.v3[r]
+                    p.perr[r] = t.q[p.i1[r]] - p.tv[3 * r]
             else:
-                continue  # velocity-level rows have no position error
+                continue  # velocity-level and acceleration-only rows have no position error
             for r in range(p.R):
                 self.perr[p.eq[r]] = p.perr[r]
 
@@ -306,7 +345,7 @@ cdef class LoopConstraints:
             p = &self.parts[j]
             if p.fam == LOOP_COORD:
                 self._coordinate_rows(t, p)
-            elif p.fam == LOOP_SPEED:
+            elif p.fam == LOOP_SPEED or p.fam == LOOP_UDOT:
                 for k in range(p.R):
                     memset(self.G + p.eq[k] * self.nu, 0, self.nu * sizeof(double))
                     self.G[p.eq[k] * self.nu + p.i1[k]] += 1.0
@@ -337,28 +376,73 @@ cdef class LoopConstraints:
                 else:
                     row[0] += 1.0 * 0.0
 
-    cdef Py_ssize_t factor(self, Tree* t) noexcept nogil:
-        # Y^T, A and A's kept Cholesky factor at the tree's positions and articulated inertias; for
-        # one equation its reciprocal (0 when A is 0), as the Python path's _Factor takes it
-        cdef double a
-        constraint_operators_t(t, self.m, self.G, self.YT, &self.Amv[0, 0])
-        if self.m == 1:
-            a = self.Amv[0, 0]
-            self.inv1 = 1.0 / a if a > 0.0 else 0.0
-            return 1
-        return _factor_kept(self.Amv, self.Lmv, self.keepmv)
+    cdef void set_time(self, double t) noexcept nogil:
+        # the time-varying targets at t (Motion.Sinusoid's values as motion.py computes them)
+        cdef Py_ssize_t j, r
+        cdef LoopPart* p
+        cdef double a, w, x, sn
+        if not self.timed or t == self.t_set:
+            return
+        self.t_set = t
+        for j in range(self.nparts):
+            p = &self.parts[j]
+            if not p.timed:
+                continue
+            for r in range(p.R):
+                if p.tkind[r] == TARGET_SINUSOID:
+                    a, w = p.tpar[3 * r], p.tpar[3 * r + 1]
+                    x = w * t + p.tpar[3 * r + 2]
+                    sn = sin(x)
+                    p.tv[3 * r] = a * sn
+                    p.tv[3 * r + 1] = a * w * cos(x)
+                    p.tv[3 * r + 2] = -a * w * w * sn
 
-    cdef void solve(self, const double* rhs, Py_ssize_t nk) noexcept nogil:
-        # lam = A^+ rhs from the factor (nk: factor's code) and du = lam Y^T, as _Factor and
-        # solve_accelerations / project_u take them (one equation: scalar arithmetic)
+    cdef Py_ssize_t _factor_of(self, double[:, ::1] A, double* inv1) noexcept nogil:
+        # A's kept Cholesky factor into Lmv, keepmv; for one equation its reciprocal (0 when A is 0),
+        # as the Python path's _Factor takes it
+        cdef double a
+        if A.shape[0] == 1:
+            a = A[0, 0]
+            inv1[0] = 1.0 / a if a > 0.0 else 0.0
+            return 1
+        return _factor_kept(A, self.Lmv, self.keepmv)
+
+    cdef void _solve_of(self, Py_ssize_t n, const double* rhs, Py_ssize_t nk, double inv1) noexcept nogil:
+        # lam = A^+ rhs over the first n equations from their factor (nk: its code) and du = lam Y^T,
+        # as _Factor.step takes them (one equation: scalar arithmetic)
         cdef Py_ssize_t j
-        if self.m == 1:
-            self.lam[0] = rhs[0] * self.inv1
+        if n == 1:
+            self.lam[0] = rhs[0] * inv1
             for j in range(self.nu):
                 self.du[j] = self.YT[j] * self.lam[0]
             return
-        _multiplier_step(rhs, self.Lmv[:nk, :nk], NULL if nk == self.m else &self.keepmv[0], self.YT, self.m,
+        _multiplier_step(rhs, self.Lmv[:nk, :nk], NULL if nk == n else &self.keepmv[0], self.YT, n,
                          self.nu, self.lam, self.du)
+
+    cdef Py_ssize_t factor(self, Tree* t) noexcept nogil:
+        # Y^T, A and A's factor at the tree's positions and articulated inertias
+        constraint_operators_t(t, self.m, self.G, self.YT, &self.Amv[0, 0])
+        return self._factor_of(self.Amv, &self.inv1)
+
+    cdef void solve(self, const double* rhs, Py_ssize_t nk) noexcept nogil:
+        # the multipliers of all m equations and du (after factor)
+        self._solve_of(self.m, rhs, nk, self.inv1)
+
+    cdef Py_ssize_t factor_velocity(self, Tree* t) noexcept nogil:
+        # project_u's factor: A's, or that of its leading nv x nv block (a copy, as project_u takes it)
+        # when acceleration-only rows follow
+        cdef Py_ssize_t i, j
+        if self.nv == self.m:
+            return self.factor(t)
+        constraint_operators_t(t, self.m, self.G, self.YT, &self.Amv[0, 0])
+        for i in range(self.nv):
+            for j in range(self.nv):
+                self.Avmv[i, j] = self.Amv[i, j]
+        return self._factor_of(self.Avmv, &self.inv1v)
+
+    cdef void solve_velocity(self, const double* rhs, Py_ssize_t nk) noexcept nogil:
+        # the multipliers of the nv velocity-level equations and du (after factor_velocity)
+        self._solve_of(self.nv, rhs, nk, self.inv1 if self.nv == self.m else self.inv1v)
 
     cdef bint correct(self, Tree* t, Py_ssize_t nk) noexcept nogil:
         # The constrained udot and qdotdot in place of the tree's unconstrained ones (after a
@@ -373,7 +457,7 @@ cdef class LoopConstraints:
         if nk == -2:
             self.positions(t)
             self.build_g(t)
-        self.velocity_errors(t.u)
+        self.velocity_errors(t, t.u)
         if nk < 0:
             nk = self.factor(t)
         if nk < 0:
@@ -402,12 +486,15 @@ cdef class LoopConstraints:
                 rod_fast_t(t, p.K, p.i1, p.i3, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, verr, gud, p.aerr)
             elif p.fam == LOOP_NOSLIP:
                 noslip_fast_t(t, p.K, p.i1, p.i4, p.geom, self.AB + 6 * p.s0, self.VS + 6 * p.s0, gud, p.aerr)
-            elif p.fam == LOOP_COORD:  # qdotdot0_i (the class's acceleration errors at udot0)
+            elif p.fam == LOOP_COORD:  # qdotdot0_i - value'' (the class's acceleration errors at udot0)
                 for r in range(p.R):
-                    p.aerr[r] = t.qdotdot[p.i1[r]]
-            else:  # udot0_i
+                    p.aerr[r] = t.qdotdot[p.i1[r]] - p.tv[3 * r + 2]
+            elif p.fam == LOOP_SPEED:  # udot0_i - value'
                 for r in range(p.R):
-                    p.aerr[r] = t.udot[p.i1[r]]
+                    p.aerr[r] = t.udot[p.i1[r]] - p.tv[3 * r + 1]
+            else:  # udot0_i - value
+                for r in range(p.R):
+                    p.aerr[r] = t.udot[p.i1[r]] - p.tv[3 * r]
             for r in range(p.R):
                 self.aerr[p.eq[r]] = p.aerr[r]
         self.solve(self.aerr, nk)
@@ -417,16 +504,25 @@ cdef class LoopConstraints:
         for i in range(self.nq):
             t.qdotdot[i] = t.qdotdot[i] - self.dq[i]
         return True
-    cdef void velocity_errors(self, const double* u) noexcept nogil:
-        # verr = G u, the speed rows u_i - value (as realize_velocity computes them; after build_g)
-        cdef Py_ssize_t j, r
+
+    cdef void velocity_errors(self, const Tree* t, const double* u) noexcept nogil:
+        # verr = G u, the speed rows u_i - value, a Motion's coordinate rows qdot_i - value' with qdot_i
+        # from its body's N(q) u (as realize_velocity computes them; after build_g; the udot rows' entries
+        # are not velocity errors)
+        cdef Py_ssize_t j, r, b
         cdef LoopPart* p
+        cdef double qdot[7]
         _matvec(self.G, self.m, self.nu, u, self.verr)
         for j in range(self.nparts):
             p = &self.parts[j]
             if p.fam == LOOP_SPEED:
                 for r in range(p.R):
-                    self.verr[p.eq[r]] = u[p.i1[r]] - p.v3[r]
+                    self.verr[p.eq[r]] = u[p.i1[r]] - p.tv[3 * r]
+            elif p.fam == LOOP_COORD and p.qdot_rows:
+                for r in range(p.R):
+                    b = p.i2[r]
+                    joint_n_mul(<int>t.jtype[b], t.q + t.qoff[b], u + t.uoff[b], qdot)
+                    self.verr[p.eq[r]] = qdot[p.i1[r] - t.qoff[b]] - p.tv[3 * r + 1]
 
     cdef Py_ssize_t newton_step(self, Tree* t, double* q) noexcept nogil:
         # q += N du with du = P^T (P P^T)^-1 (-perr), P = the mp holonomic rows of G (after positions

@@ -13,7 +13,9 @@
 #     functions below, which the Python path calls too (rk_combine,
 #     error_norm), so neither depends on a BLAS's summation order;
 #   - a derivative is _item_udot, the kernels a realization to Acceleration
-#     runs (position, articulated, velocity, the force sets, forward);
+#     runs (position, articulated, velocity, the force sets, forward), at the
+#     time the Python path sets (t0 + c_i h for stage i of a Runge-Kutta
+#     table, t1 at the step's end), where the constraints' targets are taken;
 #   - the step-size control repeats Integrator._take_one_step line by line,
 #     with Python's min/max (py_min, py_max) and libm's pow, which Python's
 #     float ** calls;
@@ -231,7 +233,7 @@ cdef class TreeStepper:
     cdef readonly int method
     cdef readonly Py_ssize_t nq, nu, ny, ns
     cdef readonly bint fsal, error_control
-    cdef object _A, _b, _e, _y, _err, _fend, _qdot, _quat_q, _quat_b, _qerr, _w1
+    cdef object _A, _b, _c, _e, _y, _err, _fend, _qdot, _quat_q, _quat_b, _qerr, _w1
     cdef readonly Py_ssize_t nquat
     cdef readonly LoopConstraints constraints
     cdef bint has_constraints
@@ -242,9 +244,10 @@ cdef class TreeStepper:
         self.block = NULL
 
     def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control, quaternion_q,
-                 quaternion_bodies, LoopConstraints constraints=None):
+                 quaternion_bodies, LoopConstraints constraints=None, c=None):
         # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
-        # error weights (RK only; ignored otherwise). quaternion_q: the offsets in y of the
+        # error weights, c (s,) the nodes (stage i is evaluated at t0 + c_i h; RK only, ignored
+        # otherwise; c None: zeros, for derivatives that do not depend on t). quaternion_q: the offsets in y of the
         # quaternion coordinates; quaternion_bodies: their bodies (whose qerr is |q| - 1).
         # constraints: the constraint equations solved and projected in the steps (or None).
         cdef Py_ssize_t nb = batch.ws.nb
@@ -259,8 +262,10 @@ cdef class TreeStepper:
         self._b = np.ascontiguousarray(b, dtype=np.float64)
         self._e = np.ascontiguousarray(e, dtype=np.float64)
         self.ns = self._e.shape[0] if method == STEPPER_RK else (3 if method == STEPPER_VERLET else 2)
+        self._c = np.zeros(self.ns) if c is None else np.ascontiguousarray(c, dtype=np.float64)
         if method == STEPPER_RK and (self._A.ndim != 2 or self._A.shape[0] != self.ns or self._A.shape[1] != self.ns
-                                     or self._b.shape[0] > self.ns or self._b.shape[0] < 1):
+                                     or self._b.shape[0] > self.ns or self._b.shape[0] < 1
+                                     or self._c.shape != (self.ns,)):
             raise ValueError("TreeStepper: the Runge-Kutta table's shapes do not match")
         self.fsal = fsal
         self.error_control = error_control
@@ -300,10 +305,10 @@ cdef class TreeStepper:
         v.flags.writeable = False
         return v
 
-    cdef bint _deriv(self, const double* y, double* out, Py_ssize_t reuse=-2) noexcept nogil:
-        # out = (N(q) u, udot(q, u)) at y = (q, u); False if a force element failed, an entry is not
-        # finite, or the constraints' factor was refused. reuse (constraints only; see
-        # LoopConstraints.correct): -2 evaluates everything at q; -1 and above take the tree's
+    cdef bint _deriv(self, double t, const double* y, double* out, Py_ssize_t reuse=-2) noexcept nogil:
+        # out = (N(q) u, udot(q, u)) at time t and y = (q, u) (t: the constraints' targets); False if a
+        # force element failed, an entry is not finite, or the constraints' factor was refused. reuse
+        # (constraints only; see LoopConstraints.correct): -2 evaluates everything at q; -1 and above take the tree's
         # positions and articulated inertias, and the constraints' G (and factor), as a projection
         # has just left them at this q.
         cdef BatchScratch* s = &self.scr
@@ -312,15 +317,18 @@ cdef class TreeStepper:
             bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
         else:
             bad = _item_udot_at_q(s, self.batch.fsets, self.batch.nsets, y + self.nq, NULL)
-        if self.has_constraints and not self.constraints.correct(&s.t, reuse):
-            return False
+        if self.has_constraints:
+            self.constraints.set_time(t)
+            if not self.constraints.correct(&s.t, reuse):
+                return False
         memcpy(out, s.t.qdot, self.nq * sizeof(double))
         memcpy(out + self.nq, s.t.udot, self.nu * sizeof(double))
         return bad < 0 and first_non_finite_at(out, self.ny) < 0
 
     cdef int _attempt(self, double t0, double t1, double* K, const double* y0, double* y, double* err,
                       double* ctl, Py_ssize_t* n_realize, const double* qdd0, const double* a_prev,
-                      const double* A, const double* b, const double* e, Py_ssize_t n_b) noexcept nogil:
+                      const double* A, const double* b, const double* e, const double* nodes,
+                      Py_ssize_t n_b) noexcept nogil:
         # One attempt from (t0, y0, K[0]) to t1: y1 into y, the error estimate into err.
         # Returns 1, or 0 when a derivative was not finite (as _attempt_step's False).
         cdef Py_ssize_t nq = self.nq, ny = self.ny, i, j, s = self.ns
@@ -331,16 +339,16 @@ cdef class TreeStepper:
         cdef double* K1
         cdef double* qdot
         if self.method == STEPPER_RK:
-            # stage i: y = y0 + h sum_{k<i} A[i, k] K[k]  (Python: _ExplicitRungeKutta._attempt_step)
+            # stage i at t0 + c_i h: y = y0 + h sum_{k<i} A[i, k] K[k]  (Python: _ExplicitRungeKutta._attempt_step)
             for i in range(1, n_b):
                 _lincomb(y, y0, h, A + s * i, i, K, ny)
                 n_realize[0] += 1
-                if not self._deriv(y, K + i * ny):
+                if not self._deriv(t0 + nodes[i] * h, y, K + i * ny):
                     return 0
             _lincomb(y, y0, h, b, n_b, K, ny)
             if self.fsal:
                 n_realize[0] += 1
-                if not self._deriv(y, K + (s - 1) * ny):
+                if not self._deriv(t1, y, K + (s - 1) * ny):
                     return 0
             _lincomb(err, NULL, h, e, s, K, ny)
             return 1
@@ -358,7 +366,7 @@ cdef class TreeStepper:
             # SemiExplicitEuler2: e_u = h/2 (udot1 - udot0), e_q = q1 - q0 - h/2 (qdot0 + qdot1)
             K1 = K + ny  # the end derivative
             n_realize[0] += 1
-            if not self._deriv(y, K1):
+            if not self._deriv(t1, y, K1):
                 return 0
             for i in range(ny):
                 err[i] = (K1[i] - f0[i]) * (0.5 * h)
@@ -374,12 +382,12 @@ cdef class TreeStepper:
         for i in range(nq):
             y[i] = y[i] + c * qdd0[i]
         n_realize[0] += 1
-        if not self._deriv(y, Kp):
+        if not self._deriv(t1, y, Kp):
             return 0
         for i in range(nq, ny):
             y[i] = ((f0[i] + Kp[i]) * (0.5 * h)) + y0[i]
         n_realize[0] += 1
-        if not self._deriv(y, K1):
+        if not self._deriv(t1, y, K1):
             return 0
         for i in range(nq):
             err[i] = (((f0[i] + K1[i]) * (-0.5 * h)) + y[i]) - y0[i]
@@ -397,20 +405,21 @@ cdef class TreeStepper:
                 err[i] = err[i] + fabs(K1[i] - f0[i]) * (0.5 * h)
         return 1
 
-    cdef bint _project_constraints(self, double* y, double tol, const idx_t* quat_q, bint* changed,
+    cdef bint _project_constraints(self, double t1, double* y, double tol, const idx_t* quat_q, bint* changed,
                                    Py_ssize_t* nk_out) noexcept nogil:
         # System.project's constraint part after the quaternions' normalization: project_q's Newton
         # steps, then project_u's mass-weighted corrections (simtk/multibody/constraints/_projection.py,
         # line by line). False when Python must take over (a refused factor, a non-finite error, or
         # errors left above tol, which Python reports). On True the tree holds the positions and
         # articulated inertias of the projected q, the constraints its G, and nk_out says whether A's
-        # factor at it is current too (>= 0) or not (-1).
+        # factor at it is current too (>= 0) or not (-1). t1: the time of the targets.
         cdef Tree* t = &self.scr.t
         cdef double* q = y
         cdef double* u = y + self.nq
         cdef double target = 0.01 * tol, best = INFINITY, err = 0.0
-        cdef Py_ssize_t it, nk = -1, i, m = self.constraints.m, mp = self.constraints.mp
+        cdef Py_ssize_t it, nk = -1, i, nv = self.constraints.nv, mp = self.constraints.mp
         cdef bint converged = mp == 0  # no position equations: project_q stops after the quaternions
+        self.constraints.set_time(t1)
         for it in range(30 if mp else 0):
             if q != t.q:
                 memcpy(t.q, q, self.nq * sizeof(double))
@@ -441,27 +450,31 @@ cdef class TreeStepper:
             self.constraints.positions(t)
         self.constraints.build_g(t)  # G at the projected q
         k_articulated(t)
+        nk_out[0] = -1
+        if nv == 0:  # acceleration-only equations: project_u has nothing to do
+            return True
         converged = False
         for it in range(5):
-            self.constraints.velocity_errors(u)
-            err = _rms_or_max(self.constraints.verr, m, True)
+            self.constraints.velocity_errors(t, u)
+            err = _rms_or_max(self.constraints.verr, nv, True)
             if err != err:
                 return False
             if err <= target:
                 converged = True
                 break
             if nk < 0:
-                nk = self.constraints.factor(t)
+                nk = self.constraints.factor_velocity(t)
                 if nk < 0:
                     return False
-            self.constraints.solve(self.constraints.verr, nk)
+            self.constraints.solve_velocity(self.constraints.verr, nk)
             for i in range(self.constraints.nu):
                 u[i] = u[i] - self.constraints.du[i]
             changed[0] = True
         if not converged:
-            self.constraints.velocity_errors(u)
-            err = _rms_or_max(self.constraints.verr, m, True)
-        nk_out[0] = nk
+            self.constraints.velocity_errors(t, u)
+            err = _rms_or_max(self.constraints.verr, nv, True)
+        if nv == self.constraints.m:  # A's factor is current (the block's is not A's)
+            nk_out[0] = nk
         return err <= tol
 
     def run(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
@@ -482,8 +495,9 @@ cdef class TreeStepper:
         cdef const double* A = NULL
         cdef const double* b = NULL
         cdef const double* e = NULL
+        cdef const double* nodes = NULL
         cdef const double[:, ::1] Av
-        cdef const double[::1] bv, ev
+        cdef const double[::1] bv, ev, cv
         cdef double[::1] yv = self._y, errv = self._err, fv = self._fend, qev = self._qerr, w1v = self._w1
         cdef const idx_t[::1] qqv = self._quat_q, qbv = self._quat_b
         cdef int code
@@ -498,9 +512,11 @@ cdef class TreeStepper:
             Av = self._A
             bv = self._b
             ev = self._e
+            cv = self._c
             A = &Av[0, 0]
             b = &bv[0]
             e = &ev[0]
+            nodes = &cv[0]
             n_b = bv.shape[0]
         yp = &yv[0]
         errp = &errv[0]
@@ -508,13 +524,14 @@ cdef class TreeStepper:
         with nogil:
             code = self._run(Kp, y0p, &w[0], infinity, c, &cnt[0], yp, errp, fend,
                              &qdd0[0] if qdd0.shape[0] else NULL, &a_prev[0] if a_prev.shape[0] else NULL,
-                             A, b, e, n_b, &qqv[0] if self.nquat else NULL, &qbv[0] if self.nquat else NULL,
+                             A, b, e, nodes, n_b, &qqv[0] if self.nquat else NULL, &qbv[0] if self.nquat else NULL,
                              &qev[0] if qev.shape[0] else NULL, &w1v[0])
         return code
 
     cdef int _run(self, double* K, double* y0, double* w, bint infinity, double* c, idx_t* cnt,
                   double* y, double* err, double* fend, double* qdd0, double* a_prev,
-                  const double* A, const double* b, const double* e, Py_ssize_t n_b, const idx_t* quat_q,
+                  const double* A, const double* b, const double* e, const double* nodes, Py_ssize_t n_b,
+                  const idx_t* quat_q,
                   const idx_t* quat_b, double* qerr, double* w1) noexcept nogil:
         cdef Py_ssize_t ny = self.ny, nq = self.nq, i, k
         cdef Py_ssize_t realize, attempted, err_fail, projected
@@ -556,7 +573,7 @@ cdef class TreeStepper:
                     h_try = h
                     t1 = t0 + h
                 attempted += 1
-                ok = self._attempt(t0, t1, K, y0, y, err, c, &realize, qdd0, a_prev, A, b, e, n_b)
+                ok = self._attempt(t0, t1, K, y0, y, err, c, &realize, qdd0, a_prev, A, b, e, nodes, n_b)
                 accepted = ok and not controlled
                 if accepted:
                     factor = 1.0
@@ -580,7 +597,7 @@ cdef class TreeStepper:
             # the end derivative: evaluated now by the methods that did not, else their last stage
             if end_needed:
                 realize += 1
-                if not self._deriv(y, fend):
+                if not self._deriv(t1, y, fend):
                     return RUN_PYTHON
                 f_end = fend
             else:
@@ -597,8 +614,8 @@ cdef class TreeStepper:
                 for k in range(self.nquat):
                     qerr[nerr + k] = self.scr.t.qerr[quat_b[k]]
                 worst = py_max(0.0, _rms_or_max(qerr, nerr + self.nquat, infinity))
-                if self.has_constraints:
-                    worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.m, infinity))
+                if self.has_constraints and self.constraints.nv:
+                    worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.nv, infinity))
                 project = not (worst <= c[C_CONSTOL])
             if project:
                 projected = 1
@@ -606,12 +623,12 @@ cdef class TreeStepper:
                 if self.nquat:
                     _normalize_quats(y, quat_q, self.nquat)
                     changed = True
-                if self.has_constraints and not self._project_constraints(y, c[C_CONSTOL], quat_q, &changed,
+                if self.has_constraints and not self._project_constraints(t1, y, c[C_CONSTOL], quat_q, &changed,
                                                                           &nk):
                     return RUN_PYTHON  # Python projects again and says why it failed
                 if changed:
                     realize += 1
-                    if not self._deriv(y, fend, nk if self.has_constraints else -2):
+                    if not self._deriv(t1, y, fend, nk if self.has_constraints else -2):
                         return RUN_PYTHON  # Python evaluates it again and reports it
                     f_end = fend
             if self.nquat:

@@ -695,16 +695,16 @@ def normalize_quaternions(q, qoff) -> None:
     _k.normalize_quaternions(q, np.ascontiguousarray(qoff, dtype=np.int64))
 
 
-def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool = False,
-                      error_control: bool = True, quaternion_q=(), quaternion_bodies=(), constraints=None):
+def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool = False, error_control: bool = True,
+                      quaternion_q=(), quaternion_bodies=(), constraints=None, c=None):
     """A ``simtk_core.TreeStepper`` over ``batch`` (a TreeBatch) for ``method``: "rk" (with the
-    table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,) and ``fsal``), "semi_explicit" or "verlet".
-    ``quaternion_q`` are the offsets in y of the quaternion coordinates, ``quaternion_bodies``
-    their bodies: they are projected (normalized) and weighted as the integrators do. ``constraints``:
-    a ``simtk_core.LoopConstraints`` (solved and projected in the steps) or None."""
+    table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,), the nodes ``c`` (s,; None: zeros) and ``fsal``),
+    "semi_explicit" or "verlet". ``quaternion_q`` are the offsets in y of the quaternion coordinates,
+    ``quaternion_bodies`` their bodies: they are projected (normalized) and weighted as the integrators do.
+    ``constraints``: a ``simtk_core.LoopConstraints`` (solved and projected in the steps) or None."""
     z, qq, qb = np.zeros(1), np.asarray(quaternion_q, dtype=np.int64), np.asarray(quaternion_bodies, dtype=np.int64)
     return _k.TreeStepper(batch, _k.STEPPER_METHODS[method], np.zeros((1, 1)) if A is None else A, z if b is None
-                          else b, z if e is None else e, bool(fsal), bool(error_control), qq, qb, constraints)
+                          else b, z if e is None else e, bool(fsal), bool(error_control), qq, qb, constraints, c)
 
 
 # ---------------------------------------------------------------------------------------------

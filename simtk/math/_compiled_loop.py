@@ -43,12 +43,12 @@ class CompiledLoop:
     __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch", "_n_equations")
 
     def __init__(self, integrator, derivatives: tuple, spec: tuple):
-        method, A, b, e, fsal = spec
+        method, A, b, e, fsal, c = spec
         batch, quaternion_q, quaternion_bodies, constraints = derivatives
         self.stepper = _core.make_tree_stepper(
             batch, method, A, b, e, fsal=fsal, error_control=integrator._has_error_control,
             quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies,
-            constraints=constraints)
+            constraints=constraints, c=c)
         self._n_equations = 0 if constraints is None else constraints.m
         self.ctl = np.zeros(_CTL["size"])
         self.cnt = np.zeros(_CNT["size"], dtype=np.int64)
@@ -189,7 +189,7 @@ class CompiledLoopChoice:
             self._setup_loop()
 
     def _compiled_spec(self) -> tuple | None:
-        """Subclass hook: ``(method, A, b, e, fsal)`` of the compiled twin of this method
+        """Subclass hook: ``(method, A, b, e, fsal, c)`` of the compiled twin of this method
         (``simtk._core.make_tree_stepper``), or None when it has none."""
         return None
 
@@ -211,9 +211,9 @@ class CompiledLoopChoice:
         # projects the constraints it was given itself
         n_quaternions = len(derivatives[2]) if derivatives is not None else 0
         solved = derivatives[3] if derivatives is not None else None
-        n_equations, n_position = (solved.m, solved.mp) if solved is not None else (0, 0)
+        n_velocity, n_position = (solved.nv, solved.mp) if solved is not None else (0, 0)
         if self._has_constraints and derivatives is not None and not (
-                s.get_nu_err() == n_equations and s.get_nq_err() == n_quaternions + n_position):
+                s.get_nu_err() == n_velocity and s.get_nq_err() == n_quaternions + n_position):
             reasons.append("the State is projected onto its constraints in Python after every step "
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:

@@ -75,10 +75,12 @@ class _ExplicitRungeKutta(Integrator):
             for i, row in enumerate(self._A):
                 A[i, :i] = row
             n_inner = s - 1 if self._fsal else s
-            arrays = (A, np.ascontiguousarray(self._b[:n_inner]), np.ascontiguousarray(self._e))
+            # c: the nodes, as the stages' times t0 + c h take them (the constraints' targets depend on t)
+            c = np.array(self._c, dtype=np.float64)
+            arrays = (A, np.ascontiguousarray(self._b[:n_inner]), np.ascontiguousarray(self._e), c)
             for a in arrays:
                 a.flags.writeable = False
-            spec = ("rk", *arrays, self._fsal)
+            spec = ("rk", *arrays[:3], self._fsal, c)
             type(self)._spec = spec
         return spec
 

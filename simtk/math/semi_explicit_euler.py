@@ -25,7 +25,7 @@ class _SemiExplicitEulerStep(Integrator):
         self._nq = self._adv.get_nq()
 
     def _compiled_spec(self) -> tuple:
-        return "semi_explicit", None, None, None, False
+        return "semi_explicit", None, None, None, False, None
 
     def _semi_explicit(self, t1: float) -> float:
         t0, nq = self._t0, self._nq

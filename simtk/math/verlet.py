@@ -41,7 +41,7 @@ class VerletIntegrator(Integrator):
         self._have_history = False
 
     def _compiled_spec(self) -> tuple:
-        return "verlet", None, None, None, False
+        return "verlet", None, None, None, False, None
 
     def _setup_interval(self, stage) -> None:
         super()._setup_interval(stage)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simtk import Stage
+from simtk import Function, Stage
 from simtk.common.events import (
     EventTriggerInfo,
     PeriodicEventReporter,
@@ -486,22 +486,37 @@ def _with_custom_force(system, matter, forces, bodies):
     Force.Custom(forces, PythonPush()).set_name("python_push")
 
 
-def _with_constant_acceleration(system, matter, forces, bodies):
-    Constraint.ConstantAcceleration(bodies[1], 0, 0.3)
+def _with_coupler(system, matter, forces, bodies):
+    Constraint.CoordinateCoupler(matter, Function.Linear([1.0, -2.0, 0.0]), bodies, [0, 0])
 
 
-def _with_sinusoid(system, matter, forces, bodies):
-    Motion.Sinusoid(bodies[0], Motion.Level.Position, 0.2, 3.0, 0.0)
+class _RampMotion(Motion.Custom.Implementation):
+    """u held at 0.5 t: a Motion whose targets Python computes."""
+
+    def get_level(self, state):
+        return Motion.Level.Velocity
+
+    def calc_prescribed_velocity(self, state, nu):
+        return np.full(nu, 0.5 * state.get_time())
+
+    def calc_prescribed_velocity_dot(self, state, nu):
+        return np.full(nu, 0.5)
+
+
+def _with_custom_motion(system, matter, forces, bodies):
+    Motion.Custom(bodies[0], _RampMotion())
 
 
 FALLBACKS = {
     # case: (first mobilizer, what to add, integrator, setup, substrings the reason must contain)
     "triggered event": ("Pin", _with_trigger, RungeKuttaMersonIntegrator, None, ("event witnesses", "link_crossing")),
     "custom force": ("Pin", _with_custom_force, RungeKutta3Integrator, None, ("Force.Custom", "python_push", "Python")),
-    "constant acceleration": ("Pin", _with_constant_acceleration, RungeKuttaMersonIntegrator, None,
-                              ("constraints (ConstantAcceleration) are solved in Python", "locks only")),
-    "prescribed motion": ("Pin", _with_sinusoid, RungeKuttaFeldbergIntegrator, None,
-                          ("constraints (locks and Motions) are solved in Python",)),
+    "coupler": ("Pin", _with_coupler, RungeKuttaMersonIntegrator, None,
+                ("constraints (CoordinateCoupler) are solved in Python", "a CoordinateCoupler constraint is not "
+                 "compiled", "Sinusoid Motions")),
+    "custom motion": ("Pin", _with_custom_motion, RungeKuttaFeldbergIntegrator, None,
+                      ("constraints (locks and Motions) are solved in Python", "<Motion.Custom", "link0",
+                       "whose targets are computed in Python")),
     "auxiliary z": ("Pin", lambda system, *_: Clock(system, "clock"), RungeKuttaMersonIntegrator, None,
                     ("auxiliary variables z", "'clock'")),
     "auto-update": ("Pin", lambda system, *_: StepCounter(system, "counter"), SemiExplicitEuler2Integrator, None,

@@ -3,11 +3,12 @@
 The compiled loop (``simtk_core.TreeStepper`` with a ``LoopConstraints``) repeats the Python path's
 constraint solve and projection for the rows of the holonomic families (Coincident, Angle, Plane,
 Rod) and of NoSlip: ``Ball``, ``Weld``, ``ConstantOrientation``, ``ConstantAngle``, ``Rod``,
-``PointInPlane``, ``PointOnLine`` and ``NoSlip1D`` constraints; for ``ConstantCoordinate`` and
-``ConstantSpeed``; and for mobilizer locks (``MobilizedBody.lock``: prescribed speeds of constant
-value), when A is small enough for the compiled factor. Any other kind (``ConstantAcceleration``, a
-coupler, a Custom constraint, a prescribed Motion) keeps the model on the Python time loop, and
-``Integrator.describe_fast_path`` names it.
+``PointInPlane``, ``PointOnLine`` and ``NoSlip1D`` constraints; for ``ConstantCoordinate``,
+``ConstantSpeed`` and ``ConstantAcceleration``; for mobilizer locks (``MobilizedBody.lock``) at any
+level; and for the built-in Motions (``Motion.Steady``, and ``Motion.Sinusoid`` at any level, whose
+targets the loop evaluates at each stage's time), when A is small enough for the compiled factor.
+Any other kind (a coupler, a Custom constraint, a ``Motion.Custom``) keeps the model on the Python
+time loop, and ``Integrator.describe_fast_path`` names it.
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import numpy as np
 from ... import _core
 from . import _rows as rows
 from ._solver import _SMALL, _Plan
-from .builtin_constraints import ConstantCoordinate, ConstantSpeed
-from .motion import _LockSource, _PrescribedU
+from .builtin_constraints import ConstantAcceleration, ConstantCoordinate, ConstantSpeed
+from .motion import _LockSource, _PrescribedQ, _PrescribedU, _PrescribedUDot, _Sinusoid, _Steady
 
 _NO_INT = np.zeros(0, dtype=np.intp)
 
@@ -35,22 +36,65 @@ def _kinds(matter, plan: _Plan) -> str:
 _FAMILIES = {rows.Coincident: "coincident", rows.Angle: "angle", rows.Plane: "plane", rows.Rod: "rod",
              rows.NoSlip: "noslip"}
 _COMPILED_KINDS = ("Ball, Weld, ConstantOrientation, ConstantAngle, Rod, PointInPlane, PointOnLine, NoSlip1D, "
-                   "ConstantCoordinate and ConstantSpeed")
+                   "ConstantCoordinate, ConstantSpeed and ConstantAcceleration constraints, locks, and Steady and "
+                   "Sinusoid Motions")
+
+
+def _constant(values) -> tuple[list, np.ndarray]:
+    """Rows held at ``values``: the targets' names and parameters (a constant's value is its a)."""
+    values = np.asarray(values, dtype=np.float64)
+    params = np.zeros((len(values), 3))
+    params[:, 0] = values
+    return ["constant"] * len(values), params
+
+
+def _refused(part) -> str:
+    """What makes a class part solved in Python: a Motion evaluated in Python, or a constraint kind."""
+    if getattr(part.cls, "_is_motion", False):
+        src = next((s for s, _, _ in part.packed["sources"] if type(s) not in (_LockSource, _Steady, _Sinusoid)),
+                   None)
+        if src is not None:
+            return f"{src!r}, whose targets are computed in Python,"
+    return f"a {part.cls.__name__} constraint"
+
+
+def _motion_targets(plan: _Plan, sources) -> tuple[list, np.ndarray] | None:
+    """The targets of a Motion part's rows, source by source (each has n rows), or None when a source
+    is evaluated in Python (a Motion.Custom)."""
+    names, params = [], []
+    for src, _, n in sources:
+        if type(src) is _LockSource:
+            more = _constant(src.values)
+        elif type(src) is _Steady:
+            more = _constant(src._velocity(plan._state, n)[0])
+        elif type(src) is _Sinusoid:
+            more = ["sinusoid"] * n, np.tile([src._a, src._w, src._p], (n, 1))
+        else:
+            return None
+        names += more[0]
+        params.append(more[1])
+    return names, np.concatenate(params)
 
 
 def _class_rows(plan: _Plan, part) -> dict | None:
-    """The spec of a class part the compiled loop evaluates (ConstantCoordinate, ConstantSpeed, a lock's
-    prescribed speeds), else None."""
-    P, eq = part.packed, part.eq.reshape(-1)
-    if part.cls is ConstantCoordinate:
-        body = [plan.coord_body[c] for c in P["cid"]]
-        return dict(family="coordinate", eq=eq, q=P["q"], body=body, value=P["value"], e0=0, s0=0)
-    if part.cls is ConstantSpeed:
-        return dict(family="speed", eq=eq, u=P["u"], value=P["value"], e0=0, s0=0)
-    if part.cls is _PrescribedU and all(type(src) is _LockSource for src, _, _ in P["sources"]):
-        value = np.concatenate([src.values for src, _, _ in P["sources"]])
-        return dict(family="speed", eq=eq, u=P["u"], value=value, e0=0, s0=0)
-    return None
+    """The spec of a class part the compiled loop evaluates (the Constant* kinds, locks, Steady and
+    Sinusoid Motions), else None."""
+    P, eq, cls = part.packed, part.eq.reshape(-1), part.cls
+    if cls is ConstantCoordinate or cls is _PrescribedQ:
+        targets = _constant(P["value"]) if cls is ConstantCoordinate else _motion_targets(plan, P["sources"])
+        family = dict(family="coordinate", q=P["q"], body=[plan.coord_body[c] for c in P["cid"]],
+                      qdot_rows=cls is _PrescribedQ)
+    elif cls is ConstantSpeed or cls is ConstantAcceleration:
+        targets = _constant(P["value"])
+        family = dict(family="speed" if cls is ConstantSpeed else "udot", u=P["u"])
+    elif cls is _PrescribedU or cls is _PrescribedUDot:
+        targets = _motion_targets(plan, P["sources"])
+        family = dict(family="speed" if cls is _PrescribedU else "udot", u=P["u"])
+    else:
+        return None
+    if targets is None:
+        return None
+    return dict(family, eq=eq, target=targets[0], params=targets[1], e0=0, s0=0)
 
 
 def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]:
@@ -66,9 +110,9 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
             spec = dict(family=_FAMILIES[part.fam], eq=part.eq_flat, e0=part.e0, s0=part.s0)
         else:
             spec = None
-        if spec is None:  # (Custom constraints and acceleration-only rows are such class parts)
-            return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python; the compiled loop "
-                          f"solves {_COMPILED_KINDS} constraints and locks only")
+        if spec is None:  # (couplers, Custom constraints and Motion.Custom are such class parts)
+            return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python: {_refused(part)} is "
+                          f"not compiled (the compiled loop solves {_COMPILED_KINDS})")
         parts.append(spec)
         if part.fam is None:
             continue
@@ -89,13 +133,13 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
         return None, (f"its {plan.m} constraint equations are factored by LAPACK in Python (the compiled "
                       f"loop factors up to {_SMALL})")
     eq, start, stop = plan.rows if plan.rows is not None else (_NO_INT, _NO_INT, _NO_INT)
-    return dict(mp=plan.mp, m=plan.m, parts=parts, e_body=plan.e_body, e_st0=plan.e_st0, e_F0=plan.e_F0,
-                rows_eq=eq, rows_start=start, rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0), None
+    return dict(mp=plan.mp, nv=plan.mp + plan.mv, m=plan.m, parts=parts, e_body=plan.e_body, e_st0=plan.e_st0,
+                e_F0=plan.e_F0, rows_eq=eq, rows_start=start, rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0), None
 
 
 def make_loop_constraints(batch, spec: dict):
     """The ``simtk_core.LoopConstraints`` of ``spec`` (from :func:`loop_constraints_spec`) over the
     tree of ``batch`` (a ``simtk_core.TreeBatch``), for ``simtk._core.make_tree_stepper``."""
-    return _core._k.LoopConstraints(batch, spec["mp"], spec["m"], spec["parts"], spec["e_body"], spec["e_st0"], spec["e_F0"],
-                                    spec["rows_eq"], spec["rows_start"], spec["rows_stop"], spec["st_b"],
-                                    spec["st_s0"])
+    return _core._k.LoopConstraints(batch, spec["mp"], spec["nv"], spec["m"], spec["parts"], spec["e_body"],
+                                    spec["e_st0"], spec["e_F0"], spec["rows_eq"], spec["rows_start"],
+                                    spec["rows_stop"], spec["st_b"], spec["st_s0"])

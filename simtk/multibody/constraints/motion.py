@@ -14,6 +14,7 @@ zero); ``lock_at`` prescribes given values; both are Instance-stage changes, as 
 from __future__ import annotations
 
 import enum
+import math
 
 import numpy as np
 
@@ -146,7 +147,8 @@ class _Sinusoid(Motion):
     def _derivs(self, state, n, k):
         t = state.get_time()
         a, w, p = self._a, self._w, self._p
-        s, c = np.sin(w * t + p), np.cos(w * t + p)
+        # libm's sin and cos (not numpy's own), as the compiled time loop evaluates them
+        s, c = math.sin(w * t + p), math.cos(w * t + p)
         vals = [a * s, a * w * c, -a * w * w * s]
         return tuple(np.full(n, v) for v in vals[:k])
 
