@@ -24,12 +24,14 @@ cdef enum:
 
 # the stage numbers of simtk.common.stage (checked by simtk/multibody/_fused.py)
 cdef enum:
+    FS_INSTANCE = 3
     FS_POSITION = 5
     FS_VELOCITY = 6
     FS_DYNAMICS = 7
     FS_ACCELERATION = 8
 
-FUSED_STAGES = dict(Position=FS_POSITION, Velocity=FS_VELOCITY, Dynamics=FS_DYNAMICS, Acceleration=FS_ACCELERATION)
+FUSED_STAGES = dict(Instance=FS_INSTANCE, Position=FS_POSITION, Velocity=FS_VELOCITY, Dynamics=FS_DYNAMICS,
+                    Acceleration=FS_ACCELERATION)
 
 
 cdef class FusedRealizer:
@@ -57,6 +59,9 @@ cdef class FusedRealizer:
     cdef FSet* vsets
     cdef Py_ssize_t npsets, nvsets
     cdef bint has_position
+    # the force subsystem's position-forces cache entry (its marked_at, earliest), or None: kept
+    # current as the force subsystem's Dynamics hook would find it
+    cdef public object entry
 
     def __cinit__(self):
         self.psets = NULL
@@ -108,31 +113,62 @@ cdef class FusedRealizer:
         free(self.psets)
         free(self.vsets)
 
-    def run(self, object state, list subs, list counts, int from_stage, object stage,
-            bint position_forces_current):
-        """``realize`` and the State's bookkeeping in one call: on success every subsystem's
-        stage, the State's stage and its highest stage become ``stage`` and the System's
-        realization counts of the stages run go up by one (what simtk/multibody/_fused.py's
-        FusedRealization.run would do in Python); on a failure the stages above
-        ``from_stage`` are invalidated. Returns whether it succeeded."""
+    def realize_to(self, object system, object state, object stage):
+        """MultibodySystem.realize's fused path: True when ``state`` (of ``system`` at its current
+        topology) is realized to ``stage`` on return; False when the stage hooks must go on (a
+        stage above Acceleration or a State below Instance, another System's State, a failure)."""
+        cdef int g, to_stage = stage
+        if state._system is not system or state._topology_version != system._topology_version:
+            return False
+        g = state._stage
+        if g >= to_stage:
+            return True
+        if to_stage <= FS_ACCELERATION:
+            return FS_INSTANCE <= g and self._run(system, state, g, stage)
+        # to Acceleration here, the rest by the hooks (the Python path's top = ACCELERATION, an int)
+        if FS_INSTANCE <= g < FS_ACCELERATION:
+            self._run(system, state, g, FS_ACCELERATION)
+        return False
+
+    def run(self, object system, object state, int from_stage, object stage):
+        """Realize ``state`` from ``from_stage`` (Instance or above) to ``stage`` (at most
+        Acceleration), with the State's bookkeeping, in one call: on success every subsystem's
+        stage, the State's stage and its highest stage become ``stage``, the System's
+        realization counts of the stages run go up by one and the position-forces entry is
+        marked current; on a failure the stages above ``from_stage`` are invalidated (for the
+        hooks to realize them again and raise their diagnosis). Returns whether it succeeded."""
+        return self._run(system, state, from_stage, stage)
+
+    cdef bint _run(self, object system, object state, int from_stage, object stage) except -1:
         cdef int to_stage = stage
         cdef Py_ssize_t k
-        if self.realize(from_stage, to_stage, position_forces_current):
+        cdef object entry = self.entry
+        cdef bint track = entry is not None and from_stage < FS_DYNAMICS <= to_stage
+        cdef bint current = False
+        if track:  # the position forces are current as the force subsystem's Dynamics hook would find them
+            current = entry.marked_at >= state._inval_epoch[entry.earliest]
+        if self._realize(from_stage, to_stage, current):
             state._invalidate(from_stage + 1)
             return False
-        for ss in subs:
+        for ss in state._subs:
             ss.stage = stage
         state._stage = stage
         if state._hi < to_stage:
             state._hi = stage
+        counts = system._num_realizations
         for k in range(from_stage + 1, to_stage + 1):
             counts[k] += 1
+        if track and not current:
+            entry.marked_at = state._epoch
         return True
 
     def realize(self, int from_stage, int to_stage, bint position_forces_current):
         """Run the stages after ``from_stage`` up to ``to_stage`` (Stage numbers, at most
         Acceleration). Returns 0, or the failure code (the State's arrays are then partly
         written: the caller must realize those stages again through the hooks)."""
+        return self._realize(from_stage, to_stage, position_forces_current)
+
+    cdef int _realize(self, int from_stage, int to_stage, bint position_forces_current) noexcept:
         cdef TreeKernels ws = self.ws
         cdef Tree* t = &ws.t
         cdef Py_ssize_t i, k, nb = ws.nb, nu = ws.nu, nq = ws.nq

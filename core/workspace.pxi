@@ -38,7 +38,9 @@ cdef inline bint _is_f64_vector(object a, Py_ssize_t n, bint writable):
     if not isinstance(a, cnp.ndarray):
         return False
     x = <cnp.ndarray>a
+    # (a float64 of another byte order has the same type number: its bytes are not doubles here)
     return (cnp.PyArray_TYPE(x) == cnp.NPY_DOUBLE and cnp.PyArray_IS_C_CONTIGUOUS(x)
+            and cnp.PyArray_ISNOTSWAPPED(x) and cnp.PyArray_ISALIGNED(x)
             and cnp.PyArray_SIZE(x) == n and (not writable or cnp.PyArray_ISWRITEABLE(x)))
 
 
@@ -87,6 +89,7 @@ cdef inline bint _is_finite_f64(object a, int ndim, Py_ssize_t n0):
         return False
     x = <cnp.ndarray>a
     if (cnp.PyArray_TYPE(x) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(x)
+            or not cnp.PyArray_ISNOTSWAPPED(x) or not cnp.PyArray_ISALIGNED(x)
             or cnp.PyArray_NDIM(x) != ndim or cnp.PyArray_DIM(x, 0) != n0):
         return False
     if ndim == 3 and (cnp.PyArray_DIM(x, 1) != 2 or cnp.PyArray_DIM(x, 2) != 3):

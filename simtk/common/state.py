@@ -34,6 +34,8 @@ import weakref
 
 import numpy as np
 
+import simtk_core as _k
+
 from ._values import _checked_vector, _copy_checked, _readonly, _same_value
 from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (
@@ -52,6 +54,7 @@ from .stage import (
 __all__ = ["State"]
 
 _EMPTY = np.zeros(0)
+_copied_if_finite = _k.copied_if_finite
 _EMPTY.flags.writeable = False
 
 
@@ -238,22 +241,10 @@ class State:
             setattr(ss, name + "_ro", _readonly(getattr(ss, name)))
 
     # ------------------------------------------------------------------ invalidation
-    def _invalidate(self, stage: int) -> None:
-        """Drop every subsystem below ``stage``; forget allocations made at ``stage`` or later."""
-        self._epoch += 1
-        # _inval_epoch[s] is the epoch of the last invalidation at or below s (epochs only grow)
-        self._inval_epoch[stage:] = [self._epoch] * (11 - stage)
-        if self._hi >= stage:
-            lower = stage - 1
-            for ss in self._subs:
-                if ss.stage > lower:
-                    ss.stage = lower
-            self._hi = lower
-            if self._stage > lower:
-                self._stage = lower
-            if stage <= INSTANCE:
-                self._forget_allocations(stage)
-                self._fused = None
+    # _invalidate(stage): drop every subsystem below ``stage``; forget the allocations made at
+    # ``stage`` or later. Compiled (core/state_ops.pxi): every set_q, set_u and upd_y pays it.
+    # _inval_epoch[s] is the epoch of the last invalidation at or below s (epochs only grow).
+    _invalidate = _k.state_invalidate
 
     def _forget_allocations(self, stage: int) -> None:
         for ss in self._subs:
@@ -432,16 +423,22 @@ class State:
         """Copy ``values`` (nq,) into q after checking length and finiteness; invalidates Position."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_q()", MODEL, self._stage)
-        self._check_current("set_q()")
-        _copy_checked(self._q, values, "State.set_q()")
+        system = self._system  # _check_current, inline: a per-call path
+        if system is not None and system._topology_version != self._topology_version:
+            self._check_current("set_q()")
+        if not _copied_if_finite(self._q, values):  # else converted, or refused with the reason
+            _copy_checked(self._q, values, "State.set_q()")
         self._invalidate(POSITION)
 
     def set_u(self, values) -> None:
         """Copy ``values`` (nu,) into u after checking length and finiteness; invalidates Velocity."""
         if self._stage < MODEL:
             raise StageTooLowError("State.set_u()", MODEL, self._stage)
-        self._check_current("set_u()")
-        _copy_checked(self._u, values, "State.set_u()")
+        system = self._system
+        if system is not None and system._topology_version != self._topology_version:
+            self._check_current("set_u()")
+        if not _copied_if_finite(self._u, values):
+            _copy_checked(self._u, values, "State.set_u()")
         self._invalidate(VELOCITY)
 
     def set_z(self, values) -> None:

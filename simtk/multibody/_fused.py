@@ -17,44 +17,21 @@ copied with the State, not pickled).
 from __future__ import annotations
 
 from .. import _core
-from ..common.stage import ACCELERATION, DYNAMICS, POSITION, VELOCITY
+from ..common.stage import ACCELERATION, DYNAMICS, INSTANCE, POSITION, VELOCITY
 from ..common.state import State
 from .forces.force_subsystem import GeneralForceSubsystem
 from .matter import SimbodyMatterSubsystem
 
-__all__ = ["FusedRealization", "make_fused"]
+__all__ = ["make_fused"]
 
-assert dict(_core._k.FUSED_STAGES) == dict(Position=POSITION, Velocity=VELOCITY, Dynamics=DYNAMICS,
-                                             Acceleration=ACCELERATION)
-
-
-class FusedRealization:
-    """The compiled realizer of one plain State, and the cache entry it keeps current."""
-
-    __slots__ = ("core", "entry")
-
-    def __init__(self, core, entry):
-        self.core = core
-        self.entry = entry  # the force subsystem's position-forces entry, or None
-
-    def run(self, system, state: State, g: int, stage: int) -> bool:
-        """Realize ``state`` from stage ``g`` (Instance or above) to ``stage`` (at most Acceleration).
-        False when a kernel failed: the stages above ``g`` are invalidated for the hooks to redo."""
-        entry = self.entry
-        if entry is None or not g < DYNAMICS <= stage:
-            return self.core.run(state, state._subs, system._num_realizations, g, stage, False)
-        # the position forces are current as the force subsystem's Dynamics hook would find them
-        current = entry.marked_at >= state._inval_epoch[entry.earliest]
-        if not self.core.run(state, state._subs, system._num_realizations, g, stage, current):
-            return False
-        if not current:
-            entry.marked_at = state._epoch
-        return True
+assert dict(_core._k.FUSED_STAGES) == dict(Instance=INSTANCE, Position=POSITION, Velocity=VELOCITY,
+                                             Dynamics=DYNAMICS, Acceleration=ACCELERATION)
 
 
-def make_fused(system, state: State) -> FusedRealization | bool:
-    """The fused realization of ``state``'s instance (realized to Instance), or False when the
-    State is not plain."""
+def make_fused(system, state: State):
+    """The fused realization of ``state``'s instance (realized to Instance): a
+    ``simtk_core.FusedRealizer``, whose ``realize_to(system, state, stage)`` is
+    ``MultibodySystem.realize``'s path, or False when the State is not plain."""
     matter = system.get_matter_subsystem()
     forces = system.get_force_subsystems()
     if type(matter) is not SimbodyMatterSubsystem or len(forces) > 1 or not all(
@@ -87,4 +64,5 @@ def make_fused(system, state: State) -> FusedRealization | bool:
     core = _core._k.FusedRealizer(cache.ws, ssm.q, ssm.u, ssm.qdot, ssm.udot, ssm.qdotdot, qerr, qb,
                                   cache.body_forces, cache.mobility_forces, cache.A_GB, pos_bf, pos_mf,
                                   sets[0], sets[1], has_position)
-    return FusedRealization(core, entry)
+    core.entry = entry
+    return core

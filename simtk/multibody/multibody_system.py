@@ -6,7 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from ..common.output import output
-from ..common.stage import ACCELERATION, INSTANCE, Stage
+from ..common.stage import INSTANCE, Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
@@ -70,13 +70,8 @@ class MultibodySystem(System):
         Instance to Acceleration by one compiled call that leaves what the stage hooks would.
         """
         fused = state._fused
-        if fused and state._system is self and state._topology_version == self._topology_version:
-            g = state._stage
-            if g >= stage:
-                return
-            top = stage if stage < ACCELERATION else ACCELERATION
-            if INSTANCE <= g < top and fused.run(self, state, g, top) and stage == top:
-                return
+        if fused and fused.realize_to(self, state, stage):
+            return
         super().realize(state, stage)
         if state._fused is None and state._stage >= INSTANCE:
             state._fused = make_fused(self, state)

@@ -326,6 +326,29 @@ def test_set_time_rejects_bad_values_and_leaves_state_unchanged(bad, exc):
     assert_unchanged(state, before)
 
 
+def _readonly_copy(v):
+    v = v.copy()
+    v.flags.writeable = False
+    return v
+
+
+@pytest.mark.parametrize("kind, make", [
+    ("float64", lambda v: v), ("read-only", _readonly_copy), ("strided", lambda v: np.repeat(v, 2)[::2]),
+    ("list", lambda v: v.tolist()), ("int64", lambda v: np.round(10 * v).astype(np.int64)),
+    ("float32", lambda v: v.astype(np.float32)), ("big-endian", lambda v: v.astype(">f8"))])
+@pytest.mark.parametrize("setter, getter, n", [("set_q", "get_q", 5), ("set_u", "get_u", 4)])
+def test_setters_store_any_real_vector_exactly(setter, getter, n, kind, make):
+    """Law: set_q and set_u take any real vector of the right length (float64 contiguous, which one
+    compiled call checks and copies, or strided, read-only, a list, integers, float32, another byte
+    order, which are converted) and store exactly its float64 values; the setter invalidates alike."""
+    system, _, state = make_system()
+    system.realize(state, Stage.Report)
+    values = make(np.linspace(-0.8, 0.9, n))
+    getattr(state, setter)(values)
+    np.testing.assert_array_equal(getattr(state, getter)(), np.asarray(values, dtype=np.float64))
+    assert state.get_system_stage() == (Stage.Time if setter == "set_q" else Stage.Position)
+
+
 def test_nan_message_names_the_entry():
     _, _, state = make_system()
     with pytest.raises(ValueError, match="entry 3"):

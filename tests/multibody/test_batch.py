@@ -123,6 +123,19 @@ def test_udot_is_what_the_state_realizes_without_tau():
         np.testing.assert_array_equal(udot[k], s.get_udot())
 
 
+def test_rows_of_the_other_byte_order_are_converted():
+    """float64 rows of the other byte order (same type number, other bytes) give what native rows give,
+    bitwise: they are converted, not read as doubles."""
+    model, rng = _model("Free", 13)
+    state = new_state(model)
+    model.system.realize(state, Stage.Instance)
+    q, u, tau = _random_rows(model, state, rng, 3)
+    swap = [x.astype(x.dtype.newbyteorder()) for x in (q, u, tau)]
+    matter = model.matter
+    np.testing.assert_array_equal(matter.calc_udot_batch(*swap, state=state), matter.calc_udot_batch(q, u, tau, state=state))
+    np.testing.assert_array_equal(matter.calc_m_batch(swap[0], state=state), matter.calc_m_batch(q, state=state))
+
+
 def test_inverse_dynamics_inverts_forward_dynamics():
     """calc_inverse_dynamics_batch(q, u, calc_udot_batch(q, u, tau)) gives back tau, to round-off of
     two O(n) sweeps (the arithmetic differs, so not bitwise)."""

@@ -1,9 +1,9 @@
 """The matter operators' arguments: arrays of the right kind pass straight to the kernels (one
 check in C), anything else is converted, and what cannot be is refused with the method's name.
 
-Each operator is called three ways on the same numbers: a C-contiguous float64 array (the fast
-path), a list (converted) and a strided float32-free view (converted); all three must give the
-same result bitwise. A NaN, an infinity or a wrong shape must raise ValueError naming the method,
+Each operator is called four ways on the same numbers: a C-contiguous float64 array (the fast
+path), a list, a strided view and an array of the other byte order (converted); all four must give
+the same result bitwise. A NaN, an infinity or a wrong shape must raise ValueError naming the method,
 and leave the State as it was.
 """
 from __future__ import annotations
@@ -59,6 +59,8 @@ def test_every_form_gives_the_same_result(realized, name):
     ref = call(*args)
     np.testing.assert_array_equal(call(*[x.tolist() for x in args]), ref)
     np.testing.assert_array_equal(call(*[_strided(x) for x in args]), ref)
+    # float64 of the other byte order: the same type number, other bytes (converted, not read as doubles)
+    np.testing.assert_array_equal(call(*[x.astype(x.dtype.newbyteorder()) for x in args]), ref)
     assert not np.shares_memory(ref, args[0])
 
 

@@ -72,7 +72,8 @@ class _Entry:
 
 
 def _rows(name: str, x, K: int | None, n: int) -> np.ndarray:
-    a = x if type(x) is np.ndarray and x.dtype.char == "d" and x.flags.c_contiguous else \
+    # (dtype == float64 is the native byte order: a swapped float64 is converted, not read as doubles)
+    a = x if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous and x.flags.aligned else \
         np.ascontiguousarray(x, dtype=np.float64)
     if a.ndim == 1 and K is None:
         a = a.reshape(1, -1)

@@ -548,6 +548,12 @@ class MatterTree(BatchDynamics, Subsystem):
 
     # ------------------------------------------------------------------ operators: mass matrix
     def _ws_at(self, state: State, stage: int, what: str):
+        # _ss and _at inline for every operator's per-call path: this System's current State, far enough
+        system = self._system
+        if state._system is system and state._topology_version == system._topology_version:
+            ss = state._subs[self._index]
+            if ss.stage >= stage >= INSTANCE:
+                return ss.cache[self._cache_index].value.ws
         return self._at(state, stage, what).ws
 
     def _check_nu(self, x, ws, what: str) -> np.ndarray:
