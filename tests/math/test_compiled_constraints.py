@@ -316,13 +316,14 @@ def knife_edge():
 CRANK = (0.4, 3.0, 0.2)
 
 
-def driven_four_bar():
+def driven_four_bar(with_motion: bool = False):
     """The four-bar with its first link driven (Motion.Sinusoid at Position level, CRANK): a
-    holonomic equation whose target moves with time, beside the Ball's three."""
+    holonomic equation whose target moves with time, beside the Ball's three. (system, State), and
+    the Motion when asked."""
     system, matter, forces, bodies = pin_chain(3)
     Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
-    Motion.Sinusoid(bodies[0], Motion.Level.Position, *CRANK)
-    return system, _start(system)
+    motion = Motion.Sinusoid(bodies[0], Motion.Level.Position, *CRANK)
+    return (system, _start(system), motion) if with_motion else (system, _start(system))
 
 
 #: the accelerations of driven_accelerations: link 0's udot (ConstantAcceleration), link 1's
@@ -474,6 +475,29 @@ def test_a_constraint_disabled_mid_run_is_followed_alike(name):
         seen, ended = drive(a, b, [0.3])
     assert ended == "reached" and compiled_steps[0] > 0
     assert len(a.get_state().get_q_err()) == 0
+
+
+@pytest.mark.parametrize("reinitialize", [True, False], ids=["reinitialized", "not-reinitialized"])
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "Verlet"])
+def test_a_motion_changed_mid_run_is_followed_alike(name, reinitialize):
+    """Law: the driven four-bar's crank amplitude changed between ``step_to`` calls (an Instance-stage
+    Property: every live State is invalidated) is followed by both loops alike, the compiled one taking
+    its targets from the new plan, whether or not the integrator is then reinitialized."""
+    system, state, motion = driven_four_bar(with_motion=True)
+    a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
+    a.initialize(state)
+    b.initialize(state)
+    drive(a, b, [0.2])
+    motion.amplitude = 0.3
+    if reinitialize:
+        a.reinitialize(Stage.Instance)
+        b.reinitialize(Stage.Instance)
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(a, b, [0.4, 0.6])
+    assert ended == "reached" and compiled_steps[0] > 0
+    a_, w, p = 0.3, CRANK[1], CRANK[2]
+    crank = a.get_state().get_q()[0]
+    assert abs(crank - a_ * np.sin(w * 0.6 + p)) <= 2.0 * a.get_constraint_tolerance_in_use()
 
 
 @pytest.mark.parametrize("name", ["Verlet", "SemiExplicitEuler", "RungeKuttaMerson"])
