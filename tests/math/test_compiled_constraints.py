@@ -37,6 +37,7 @@ from test_compiled_loop import (  # noqa: E402
     add_force,
     counting_compiled_steps,
     drive,
+    drive_across_a_change,
     force_specs,
     models,
     pin_chain,
@@ -485,16 +486,9 @@ def test_a_motion_changed_mid_run_is_followed_alike(name, reinitialize):
     its targets from the new plan, whether or not the integrator is then reinitialized."""
     system, state, motion = driven_four_bar(with_motion=True)
     a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
-    a.initialize(state)
-    b.initialize(state)
-    drive(a, b, [0.2])
-    motion.amplitude = 0.3
-    if reinitialize:
-        a.reinitialize(Stage.Instance)
-        b.reinitialize(Stage.Instance)
-    with counting_compiled_steps() as compiled_steps:
-        seen, ended = drive(a, b, [0.4, 0.6])
-    assert ended == "reached" and compiled_steps[0] > 0
+    ended, compiled = drive_across_a_change(a, b, state, lambda: setattr(motion, "amplitude", 0.3), reinitialize,
+                                            before=0.2)
+    assert ended == "reached" and compiled > 0
     a_, w, p = 0.3, CRANK[1], CRANK[2]
     crank = a.get_state().get_q()[0]
     assert abs(crank - a_ * np.sin(w * 0.6 + p)) <= 2.0 * a.get_constraint_tolerance_in_use()

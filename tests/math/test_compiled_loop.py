@@ -815,13 +815,22 @@ def test_a_force_parameter_changed_between_calls_is_seen_alike(name, reinitializ
     system.realize(state, Stage.Model)
     state.upd_q()[:] = 0.3
     a, b = twins(system, COMPILED_TWINS[name])
+    ended, compiled = drive_across_a_change(a, b, state, lambda: setattr(spring, "stiffness", 200.0), reinitialize)
+    assert ended == "reached" and compiled > 0
+
+
+def drive_across_a_change(a, b, state, change, reinitialize: bool, before: float = 0.3,
+                          after: tuple = (0.4, 0.6)) -> tuple[str, int]:
+    """Initialize the twins at ``state``, drive them to ``before``, ``change()`` the model, reinitialize
+    both at Instance if asked and drive them through ``after`` (compared all along, see ``drive``);
+    returns how the run ended and the compiled steps taken after the change."""
     a.initialize(state)
     b.initialize(state)
-    drive(a, b, [0.3])
-    spring.stiffness = 200.0
+    drive(a, b, [before])
+    change()
     if reinitialize:
         a.reinitialize(Stage.Instance)
         b.reinitialize(Stage.Instance)
     with counting_compiled_steps() as compiled_steps:
-        seen, ended = drive(a, b, [0.4, 0.6])
-    assert ended == "reached" and compiled_steps[0] > 0
+        seen, ended = drive(a, b, list(after))
+    return ended, compiled_steps[0]
