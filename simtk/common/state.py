@@ -54,8 +54,8 @@ from .stage import (
 __all__ = ["State"]
 
 _EMPTY = np.zeros(0)
-_copied_if_finite = _k.copied_if_finite
 _EMPTY.flags.writeable = False
+_copied_if_finite = _k.copied_if_finite  # set_q's and set_u's common case in one compiled call
 
 
 class _DiscreteVariable:

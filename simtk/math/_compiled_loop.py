@@ -9,7 +9,8 @@ took its steps. After a segment of steps the advanced State is written with the 
 and y and realized to Acceleration, which computes the same caches the Python path leaves.
 
 Quaternions the stepper projects (normalizes) and weights itself, as the Python path does, and the
-constraints whose rows are compiled (geometric ones, held coordinates and speeds, locks: see
+constraints whose rows are compiled (geometric ones, held coordinates, speeds and accelerations, locks,
+Steady and Sinusoid Motions, whose targets it evaluates at each stage's time: see
 ``simtk/multibody/constraints/_compiled.py``) it solves in every derivative and projects after every
 step (``core/loop_constraints.pxi``). Everything else Python does after or between steps keeps the
 loop in Python: witnesses of triggered events (evaluated after every step), other kinds of
