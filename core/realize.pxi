@@ -130,16 +130,13 @@ cdef class FusedRealizer:
             self._run(system, state, g, FS_ACCELERATION)
         return False
 
-    def run(self, object system, object state, int from_stage, object stage):
-        """Realize ``state`` from ``from_stage`` (Instance or above) to ``stage`` (at most
-        Acceleration), with the State's bookkeeping, in one call: on success every subsystem's
-        stage, the State's stage and its highest stage become ``stage``, the System's
-        realization counts of the stages run go up by one and the position-forces entry is
-        marked current; on a failure the stages above ``from_stage`` are invalidated (for the
-        hooks to realize them again and raise their diagnosis). Returns whether it succeeded."""
-        return self._run(system, state, from_stage, stage)
-
     cdef bint _run(self, object system, object state, int from_stage, object stage) except -1:
+        # Realize ``state`` from ``from_stage`` (Instance or above) to ``stage`` (at most Acceleration)
+        # with the State's bookkeeping: on success every subsystem's stage, the State's stage and its
+        # highest stage become ``stage``, the System's realization counts of the stages run go up by
+        # one and the position-forces entry is marked current; on a failure the stages above
+        # ``from_stage`` are invalidated (for the hooks to realize them again and raise their
+        # diagnosis). Returns whether it succeeded.
         cdef int to_stage = stage
         cdef Py_ssize_t k
         cdef object entry = self.entry
@@ -162,13 +159,10 @@ cdef class FusedRealizer:
             entry.marked_at = state._epoch
         return True
 
-    def realize(self, int from_stage, int to_stage, bint position_forces_current):
-        """Run the stages after ``from_stage`` up to ``to_stage`` (Stage numbers, at most
-        Acceleration). Returns 0, or the failure code (the State's arrays are then partly
-        written: the caller must realize those stages again through the hooks)."""
-        return self._realize(from_stage, to_stage, position_forces_current)
-
     cdef int _realize(self, int from_stage, int to_stage, bint position_forces_current) noexcept:
+        # Run the stages after from_stage up to to_stage (at most Acceleration). Returns 0, or the
+        # failure code (the State's arrays are then partly written: the caller must realize those
+        # stages again through the hooks).
         cdef TreeKernels ws = self.ws
         cdef Tree* t = &ws.t
         cdef Py_ssize_t i, k, nb = ws.nb, nu = ws.nu, nq = ws.nq

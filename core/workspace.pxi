@@ -106,24 +106,6 @@ cdef double* _f64_data(cnp.ndarray a, Py_ssize_t n, bint writable, str name) exc
     return <double*>cnp.PyArray_DATA(a)
 
 
-def copy_if_finite(cnp.ndarray dst, cnp.ndarray src):
-    """Copy ``src`` into ``dst`` (float64 vectors of one length, C-contiguous) when every entry is
-    finite and return -1; else copy nothing and return the first non-finite index. Raises
-    ValueError for arrays of another kind (the caller then converts them)."""
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(dst), i
-    cdef double* d = _f64_data(dst, n, True, "dst")
-    cdef double* s
-    if cnp.PyArray_NDIM(src) != 1:
-        raise ValueError("src: expected a vector")
-    s = _f64_data(src, n, False, "src")
-    i = first_non_finite_at(s, n)
-    if i >= 0:
-        return i
-    if n:
-        memcpy(d, s, n * sizeof(double))
-    return -1
-
-
 cdef void constraint_operators_t(Tree* t, Py_ssize_t m, const double* G, double* YT, double* A) noexcept nogil:
     # YT (m, nu) row by row = M^-1 G_i and A (m, m) = G M^-1 G^T on its lower triangle, mirrored
     # (the nogil core of TreeKernels.constraint_operators; needs the articulated inertias).

@@ -13,19 +13,6 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return _k.readonly_view(a)
 
 
-def _copy_checked(dst: np.ndarray, values, where: str) -> None:
-    """Copy ``values`` into the vector ``dst`` if they are len(dst) finite real numbers, else raise
-    ValueError and leave ``dst`` as it was."""
-    if type(values) is np.ndarray:
-        try:
-            # the common case (a time loop's set_u): checked and copied in one compiled call
-            if _k.copy_if_finite(dst, values) < 0:
-                return
-        except ValueError:
-            pass  # another dtype, shape or layout: converted (or refused) below
-    dst[:] = _checked_vector(values, len(dst), where)
-
-
 def _checked_vector(values, n: int, where: str) -> np.ndarray:
     """``values`` as a contiguous float64 vector of length ``n``, all finite, or a ValueError."""
     try:

@@ -36,7 +36,7 @@ import numpy as np
 
 import simtk_core as _k
 
-from ._values import _checked_vector, _copy_checked, _readonly, _same_value
+from ._values import _checked_vector, _readonly, _same_value
 from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (
     ACCELERATION,
@@ -427,7 +427,7 @@ class State:
         if system is not None and system._topology_version != self._topology_version:
             self._check_current("set_q()")
         if not _copied_if_finite(self._q, values):  # else converted, or refused with the reason
-            _copy_checked(self._q, values, "State.set_q()")
+            self._q[:] = _checked_vector(values, len(self._q), "State.set_q()")
         self._invalidate(POSITION)
 
     def set_u(self, values) -> None:
@@ -438,7 +438,7 @@ class State:
         if system is not None and system._topology_version != self._topology_version:
             self._check_current("set_u()")
         if not _copied_if_finite(self._u, values):
-            _copy_checked(self._u, values, "State.set_u()")
+            self._u[:] = _checked_vector(values, len(self._u), "State.set_u()")
         self._invalidate(VELOCITY)
 
     def set_z(self, values) -> None:
