@@ -101,7 +101,7 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.jparam = src.jparam; t.R_PF = src.R_PF; t.p_PF = src.p_PF
     t.R_BM = src.R_BM; t.p_BM = src.p_BM
     t.mass = src.mass; t.p_BC = src.p_BC; t.I_B = src.I_B
-    t.rpar = src.rpar; t.fflag = src.fflag
+    t.rpar = src.rpar; t.cfirst = src.cfirst; t.fflag = src.fflag
     t.cmass = src.cmass; t.cp_BC = src.cp_BC; t.cI_B = src.cI_B
     t.q = p; p += nq
     t.u = p; p += nu

@@ -46,6 +46,9 @@ cdef struct Tree:
     # non-Weld body's mass properties with its welded descendants folded in
     # (exact copies of its own where it has none). See rigid_composites.
     const idx_t* rpar
+    # cfirst[i]: the non-Weld body whose composite is added into i's first (the
+    # highest-index one whose rpar is i; a tip-to-base sweep meets it first), or 0
+    const idx_t* cfirst
     const idx_t* fflag  # FF_* bits: which constant frame products are identities
     const double* cmass
     const double* cp_BC
@@ -199,6 +202,48 @@ cdef void rigid_composites(Py_ssize_t nb, const idx_t* parent, const idx_t* jtyp
 # Position stage
 # ---------------------------------------------------------------------------
 
+cdef inline void _weld_position(Tree* t, Py_ssize_t i, Py_ssize_t pa, idx_t ff) noexcept nogil:
+    # A Weld body's frames, as k_position's general path computes them with
+    # X_FM = 1 (M = F): the same operations in the same order, without the
+    # joint dispatch, the mobility columns (none) and I_O, which stays 0 (its
+    # mass is in its root's composite):
+    #   R_GF = R_GP R_PF;  p_GM = p_GF = p_GP + R_GP p_PF;  R_GB = R_GF ~R_BM;
+    #   p_GB = p_GF - R_GB p_BM
+    cdef double tmp3[3]
+    cdef double* Rf = t.R_GF + 9 * i
+    cdef double* Ri = t.R_GB + 9 * i
+    cdef double* pi = t.p_GM + 3 * i
+    cdef Py_ssize_t k
+    set_identity33(t.R_FM + 9 * i)  # what joint_position gives a Weld (read by the State's X_FM)
+    t.p_FM[3 * i] = 0.0; t.p_FM[3 * i + 1] = 0.0; t.p_FM[3 * i + 2] = 0.0
+    t.qerr[i] = 0.0
+    if ff & FF_R_PF_ONE:
+        memcpy(Rf, t.R_GB + 9 * pa, 9 * sizeof(double))
+    elif ff & FF_R_PF_PERM:
+        mat33_mul_signed_perm(t.R_GB + 9 * pa, ff >> FF_PF_CODE, Rf)
+    else:
+        mat33_mul(t.R_GB + 9 * pa, t.R_PF + 9 * i, Rf)
+    mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, pi)
+    for k in range(3):
+        pi[k] += t.p_GB[3 * pa + k]
+    if ff & FF_R_BM_ONE:
+        memcpy(Ri, Rf, 9 * sizeof(double))
+    elif ff & FF_R_BM_PERM:
+        mat33_mul_signed_perm(Rf, ff >> FF_BM_CODE, Ri)
+    else:
+        mat33_mul_T(Rf, t.R_BM + 9 * i, Ri)
+    if ff & FF_P_BM_ZERO:
+        memcpy(t.p_GB + 3 * i, pi, 3 * sizeof(double))
+    else:
+        mat33_vec(Ri, t.p_BM + 3 * i, tmp3)
+        for k in range(3):
+            t.p_GB[3 * i + k] = pi[k] - tmp3[k]
+    if not t.lean:  # the mass center, for the State's readers
+        mat33_vec(Ri, t.p_BC + 3 * i, tmp3)
+        for k in range(3):
+            t.p_GC[3 * i + k] = t.p_GB[3 * i + k] + tmp3[k]
+
+
 cdef void k_position(Tree* t) noexcept nogil:
     # Cost: per body 3 rotation products, 2 for the inertia, ~40 flops per
     # mobility column. O(n).
@@ -229,6 +274,9 @@ cdef void k_position(Tree* t) noexcept nogil:
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         ff = t.fflag[i]
+        if jt == J_WELD:
+            _weld_position(t, i, pa, ff)
+            continue
         if jt != J_CUSTOM:
             joint_position(jt, t.q + t.qoff[i], t.jparam + 3 * i, t.R_FM + 9 * i,
                            t.p_FM + 3 * i, t.H_FM + 6 * u0, t.qerr + i)
@@ -248,10 +296,7 @@ cdef void k_position(Tree* t) noexcept nogil:
         for k in range(3):
             p_GF[k] += t.p_GB[3 * pa + k]
         pi = t.p_GM + 3 * i
-        if jt == J_WELD:  # X_FM = 1: M = F
-            memcpy(R_GM, Rf, 9 * sizeof(double))
-            memcpy(pi, p_GF, 3 * sizeof(double))
-        elif jt == J_PIN:  # R_FM = [[c, -s, 0], [s, c, 0], [0, 0, 1]], p_FM = 0
+        if jt == J_PIN:  # R_FM = [[c, -s, 0], [s, c, 0], [0, 0, 1]], p_FM = 0
             Rm = t.R_FM + 9 * i
             for k in range(3):
                 R_GM[3 * k] = Rf[3 * k] * Rm[0] + Rf[3 * k + 1] * Rm[3]
@@ -295,8 +340,6 @@ cdef void k_position(Tree* t) noexcept nogil:
             c = t.p_GC + 3 * i
             for k in range(3):
                 c[k] = t.p_GB[3 * i + k] + d[k]
-        if jt == J_WELD:
-            continue  # its mass is in its root's composite; its I_O stays 0
         # spatial inertia of the body with its welded descendants (composite m,
         # p_BC, I_B): d = R_GB p_BC, c = p_GB + d,
         # I_O = R_GB I_B R_GB^T + m((|c|^2 - |d|^2) 1 - (c c^T - d d^T))
@@ -329,16 +372,18 @@ cdef void k_articulated(Tree* t) noexcept nogil:
     cdef double* Pai
     cdef double* Ui
     cdef double* Di
-    memcpy(t.P, t.I_O, 36 * t.nb * sizeof(double))
+    cdef double* Pp
     # tip to base: U_i = P_i S_i;  D_i = S_i^T U_i;  Pa_i = P_i - U_i D_i^-1 U_i^T;
     #              P_root(parent) += Pa_i   (Weld bodies hold no inertia: skipped)
+    # P is written on first touch (I_O of the parent + its first child's Pa), not
+    # copied from I_O beforehand: a tip's P is its I_O, read where it is.
     for i in range(t.nb - 1, 0, -1):
         if t.jtype[i] == J_WELD:
             continue
         pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        Pi = t.P + 36 * i
+        Pi = (t.P if t.cfirst[i] else t.I_O) + 36 * i
         Pai = t.Pa + 36 * i
         Ui = t.U + 6 * u0
         Di = t.Dinv + 36 * i
@@ -371,7 +416,12 @@ cdef void k_articulated(Tree* t) noexcept nogil:
                         e += work[k] * Ui[6 * k + bb]
                     Pai[6 * a + bb] -= e
         if pa > 0:
-            add36(t.P + 36 * pa, Pai)
+            Pp = t.P + 36 * pa
+            if t.cfirst[pa] != i:
+                add36(Pp, Pai)
+            else:
+                for k in range(36):
+                    Pp[k] = t.I_O[36 * pa + k] + Pai[k]
 
 
 # ---------------------------------------------------------------------------
@@ -580,14 +630,12 @@ cdef void k_inverse(Tree* t, const double* udot, const double* tau, const double
     cdef double* fi
     cdef double e
     # base to tip: a_i = a_parent + c_i + S_i udot_i;  f_i = I_O a_i + b_i - F_i
-    # (a Weld body: a_parent, and its -F_i goes to its root)
+    # (a Weld body moves with its root: its a is its root's, read there by its
+    # children, so g of a Weld is not written; its -F_i goes to its root)
     for i in range(1, t.nb):
-        pa = t.parent[i]
+        pa = t.rpar[i]
         ai = t.g + 6 * i
         if t.jtype[i] == J_WELD:
-            for l in range(6):
-                ai[l] = t.g[6 * pa + l]
-            pa = t.rpar[i]
             if pa > 0:
                 force_point_to_origin(F + 6 * i, t.p_GB + 3 * i, Fo)
                 fi = t.f + 6 * pa
@@ -632,12 +680,14 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
     cdef double Fc[36]
     cdef double e
     cdef double* Ici
-    # A lean tree's I_O is read by no one after this: the composites are
-    # summed in place instead of in a copy.
-    cdef double* Ic = t.I_O if t.lean else t.Ic
+    cdef double* Icp
+    cdef bint lean = t.lean
+    # A lean tree's I_O is read by no one after this: the composites are summed
+    # in place. Otherwise I_O stays and Ic holds the sums, written on first touch
+    # (I_O of the parent + its first child's composite) rather than copied from
+    # I_O beforehand: a tip's composite is its I_O, read where it is.
+    cdef double* Ic = t.I_O if lean else t.Ic
     memset(M, 0, nu * nu * sizeof(double))
-    if not t.lean:
-        memcpy(t.Ic, t.I_O, 36 * t.nb * sizeof(double))
     # tip to base: Ic_i complete (children added);  F = Ic_i S_i;
     #   M[i,i] = S_i^T F;  for each ancestor j: M[j,i] = S_j^T F = M[i,j]^T;
     #   Ic_root(parent) += Ic_i
@@ -647,7 +697,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
         pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        Ici = Ic + 36 * i
+        Ici = (Ic if lean or t.cfirst[i] else t.I_O) + 36 * i
         for k in range(nd):
             inertia_vec(Ici, t.S + 6 * (u0 + k), Fc + 6 * k)  # Ic: a sum of spatial inertias
         for k in range(nd):  # its upper triangle, mirrored: M is exactly symmetric
@@ -666,7 +716,12 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
                     M[nu * (u0 + l) + uj + k] = e
             j = t.rpar[j]
         if pa > 0:
-            add36(Ic + 36 * pa, Ici)
+            Icp = Ic + 36 * pa
+            if lean or t.cfirst[pa] != i:
+                add36(Icp, Ici)
+            else:
+                for k in range(36):
+                    Icp[k] = t.I_O[36 * pa + k] + Ici[k]
 
 
 cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
@@ -675,15 +730,16 @@ cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
     cdef Py_ssize_t i, pa, k, l, u0, nd
     cdef double e
     cdef double* ai
+    # (a Weld body moves with its root: a body reads the a of its parent's root)
     for i in range(1, t.nb):
-        pa = t.parent[i]
+        if t.jtype[i] == J_WELD:
+            continue
+        pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         ai = t.g + 6 * i
         for l in range(6):
             ai[l] = t.g[6 * pa + l]
-        if t.jtype[i] == J_WELD:
-            continue
         for k in range(nd):
             e = x[u0 + k]
             for l in range(6):

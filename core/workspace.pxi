@@ -180,7 +180,7 @@ cdef class TreeKernels:
     cdef readonly object I_O, P, Pa, U, Dinv
     cdef readonly object V_FM, HDotu_FM, qdot, V_O, V_GB, c, b, A_bias_O, A_bias
     cdef readonly object udot, qdotdot, A_O, A_GB
-    cdef readonly object rpar, fflag, cmass, cp_BC, cI_B
+    cdef readonly object rpar, cfirst, fflag, cmass, cp_BC, cI_B
     cdef object _f, _g, _Ic, _F
     cdef bint _abi_valid
 
@@ -223,6 +223,11 @@ cdef class TreeKernels:
         rigid_composites(self.nb, _ip(self.parent), _ip(self.jtype), _dp(self.R_PF), _dp(self.p_PF),
                          _dp(self.R_BM), _dp(self.p_BM), _dp(self.mass), _dp(self.p_BC), _dp(self.I_B),
                          _ip(self.rpar), _dp(self.cmass), _dp(self.cp_BC), _dp(self.cI_B), _dp(h))
+        # cfirst: the first composite k_mass_matrix adds into each body's (tip to base: the highest index)
+        self.cfirst = np.zeros(self.nb, dtype=np.int64)
+        for i in range(self.nb - 1, 0, -1):
+            if self.jtype[i] != J_WELD and self.rpar[i] > 0 and self.cfirst[self.rpar[i]] == 0:
+                self.cfirst[self.rpar[i]] = i
         one = np.eye(3)
         flags = []
         for i in range(self.nb):
@@ -238,7 +243,7 @@ cdef class TreeKernels:
             flags.append(f)
         self.fflag = np.array(flags, dtype=np.int64)
         for a in (self.parent, self.jtype, self.qoff, self.uoff, self.jparam, self.R_PF, self.p_PF, self.R_BM,
-                  self.p_BM, self.mass, self.p_BC, self.I_B, self.rpar, self.fflag, self.cmass, self.cp_BC,
+                  self.p_BM, self.mass, self.p_BC, self.I_B, self.rpar, self.cfirst, self.fflag, self.cmass, self.cp_BC,
                   self.cI_B):
             a.flags.writeable = False
 
@@ -296,7 +301,7 @@ cdef class TreeKernels:
         t.R_PF = _dp(self.R_PF); t.p_PF = _dp(self.p_PF)
         t.R_BM = _dp(self.R_BM); t.p_BM = _dp(self.p_BM)
         t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
-        t.rpar = _ip(self.rpar); t.fflag = _ip(self.fflag)
+        t.rpar = _ip(self.rpar); t.cfirst = _ip(self.cfirst); t.fflag = _ip(self.fflag)
         t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
         t.q = _dp(self.q); t.u = _dp(self.u)
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
@@ -324,7 +329,7 @@ cdef class TreeKernels:
         other.R_PF = self.R_PF; other.p_PF = self.p_PF
         other.R_BM = self.R_BM; other.p_BM = self.p_BM
         other.mass = self.mass; other.p_BC = self.p_BC; other.I_B = self.I_B
-        other.rpar = self.rpar; other.fflag = self.fflag
+        other.rpar = self.rpar; other.cfirst = self.cfirst; other.fflag = self.fflag
         other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
         # (one C-API copy per array, named one by one: the State's copy runs this per State)
         other.q = _dup(self.q); other.u = _dup(self.u)

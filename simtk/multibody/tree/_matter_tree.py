@@ -377,7 +377,7 @@ class MatterTree(BatchDynamics, Subsystem):
             if u1 == u0:
                 continue
             S = np.asarray(ws.S[u0:u1]).reshape(u1 - u0, 6)
-            P = np.asarray(ws.P[b])
+            P = np.asarray(ws.P[b] if ws.cfirst[b] else ws.I_O[b])  # a tip's P is its I_O, not copied
             D = S @ P @ S.T
             if not np.isfinite(D).all():
                 return b, 0, float("nan")
