@@ -206,17 +206,22 @@ cdef inline void _weld_position(Tree* t, Py_ssize_t i, Py_ssize_t pa, idx_t ff) 
     # A Weld body's frames, as k_position's general path computes them with
     # X_FM = 1 (M = F): the same operations in the same order, without the
     # joint dispatch, the mobility columns (none) and I_O, which stays 0 (its
-    # mass is in its root's composite):
+    # mass is in its root's composite); a lean tree keeps only R_GB and p_GB:
     #   R_GF = R_GP R_PF;  p_GM = p_GF = p_GP + R_GP p_PF;  R_GB = R_GF ~R_BM;
     #   p_GB = p_GF - R_GB p_BM
     cdef double tmp3[3]
-    cdef double* Rf = t.R_GF + 9 * i
+    cdef double R_GF[9]
+    cdef double p_GF[3]
+    cdef double* Rf = R_GF
     cdef double* Ri = t.R_GB + 9 * i
-    cdef double* pi = t.p_GM + 3 * i
+    cdef double* pi = p_GF
     cdef Py_ssize_t k
-    set_identity33(t.R_FM + 9 * i)  # what joint_position gives a Weld (read by the State's X_FM)
-    t.p_FM[3 * i] = 0.0; t.p_FM[3 * i + 1] = 0.0; t.p_FM[3 * i + 2] = 0.0
-    t.qerr[i] = 0.0
+    if not t.lean:  # the State's caches (a lean tree's callers read R_GB and p_GB only)
+        Rf = t.R_GF + 9 * i
+        pi = t.p_GM + 3 * i
+        set_identity33(t.R_FM + 9 * i)  # what joint_position gives a Weld (read by the State's X_FM)
+        t.p_FM[3 * i] = 0.0; t.p_FM[3 * i + 1] = 0.0; t.p_FM[3 * i + 2] = 0.0
+        t.qerr[i] = 0.0
     if ff & FF_R_PF_ONE:
         memcpy(Rf, t.R_GB + 9 * pa, 9 * sizeof(double))
     elif ff & FF_R_PF_PERM:
@@ -454,16 +459,17 @@ cdef void k_velocity(Tree* t) noexcept nogil:
     #   c = V_O(parent) x_m (S u) + X_GF * d/dt|_F (V_FM moved to F's origin)
     #     (the udot-free part of the spatial acceleration across the joint)
     #   b = V_O x_f (I_O V_O)   (gyroscopic force);  A_bias_O = A_bias_O(parent) + c
-    # A Weld body: V_O, A_bias_O its parent's, c = 0, b = 0 (its root's b has its inertia).
+    # A Weld body moves with its root (rpar: the parent's root): V_O, A_bias_O its
+    # root's, c = 0, b = 0 (its root's b has its inertia). Its c and b are never
+    # written (zero since the tree was made) and a lean tree does not copy its V_O:
+    # its children read their parent's root's.
     for i in range(1, t.nb):
-        pa = t.parent[i]
+        pa = t.rpar[i]
         jt = <int>t.jtype[i]
         if jt == J_WELD:
-            VO = t.V_O + 6 * i
-            for k in range(6):
-                VO[k] = t.V_O[6 * pa + k]
-                t.c[6 * i + k] = 0.0
-                t.b[6 * i + k] = 0.0
+            VO = t.V_O + 6 * pa
+            if bias:  # the State's caches: every body's V_O
+                memcpy(t.V_O + 6 * i, VO, 6 * sizeof(double))
             VB = t.V_GB + 6 * i
             motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
             if bias:
@@ -585,14 +591,15 @@ cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
                     fp[l] += Ui[6 * k + l] * e
     # base to tip: a = A_O(parent) + c_i;  udot_i = D_i^-1 (r_i - U_i^T a);
     #              A_O_i = a + S_i udot_i
+    # (a Weld body's A_O is its root's: a lean tree does not copy it, and the
+    # bodies read their parent's root's)
     for i in range(1, t.nb):
-        pa = t.parent[i]
+        pa = t.rpar[i]
         jt = <int>t.jtype[i]
         Ai = t.A_O + 6 * i
         if jt == J_WELD:
-            for k in range(6):
-                Ai[k] = t.A_O[6 * pa + k]
-            if not t.lean:
+            if not t.lean:  # the State's caches: every body's A_O and A_GB
+                memcpy(Ai, t.A_O + 6 * pa, 6 * sizeof(double))
                 _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
             continue
         u0 = t.uoff[i]
