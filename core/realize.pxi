@@ -118,9 +118,12 @@ cdef class FusedRealizer:
         topology) is realized to ``stage`` on return; False when the stage hooks must go on (a
         stage above Acceleration or a State below Instance, another System's State, a failure)."""
         cdef int g, to_stage = stage
-        if state._system is not system or state._topology_version != system._topology_version:
+        if not is_state(state):
+            return False  # (a State subclass: the hooks)
+        if slot_get(state, SL.system) is not system \
+                or slot_get(state, SL.topology_version) != system._topology_version:
             return False
-        g = state._stage
+        g = slot_get(state, SL.stage)
         if g >= to_stage:
             return True
         if to_stage <= FS_ACCELERATION:
@@ -137,26 +140,28 @@ cdef class FusedRealizer:
         # one and the position-forces entry is marked current; on a failure the stages above
         # ``from_stage`` are invalidated (for the hooks to realize them again and raise their
         # diagnosis). Returns whether it succeeded.
+        # (state: of the registered State class, see realize_to; its slots read by offset)
         cdef int to_stage = stage
         cdef Py_ssize_t k
         cdef object entry = self.entry
         cdef bint track = entry is not None and from_stage < FS_DYNAMICS <= to_stage
         cdef bint current = False
+        cdef list counts
         if track:  # the position forces are current as the force subsystem's Dynamics hook would find them
-            current = entry.marked_at >= state._inval_epoch[entry.earliest]
+            current = entry.marked_at >= (<list>slot_get(state, SL.inval_epoch))[entry.earliest]
         if self._realize(from_stage, to_stage, current):
             state._invalidate(from_stage + 1)
             return False
-        for ss in state._subs:
-            ss.stage = stage
-        state._stage = stage
-        if state._hi < to_stage:
-            state._hi = stage
+        reached = to_stage  # an int, as the hooks' path leaves it
+        set_subsystem_stages(slot_get(state, SL.subs), reached)
+        slot_set(state, SL.stage, reached)
+        if slot_get(state, SL.hi) < to_stage:
+            slot_set(state, SL.hi, reached)
         counts = system._num_realizations
         for k in range(from_stage + 1, to_stage + 1):
             counts[k] += 1
         if track and not current:
-            entry.marked_at = state._epoch
+            entry.marked_at = slot_get(state, SL.epoch)
         return True
 
     cdef int _realize(self, int from_stage, int to_stage, bint position_forces_current) noexcept:

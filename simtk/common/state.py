@@ -55,7 +55,8 @@ __all__ = ["State"]
 
 _EMPTY = np.zeros(0)
 _EMPTY.flags.writeable = False
-_copied_if_finite = _k.copied_if_finite  # set_q's and set_u's common case in one compiled call
+_copied_if_finite = _k.copied_if_finite
+_set_vector = _k.state_set_vector  # set_q's and set_u's common case in one compiled call
 
 
 class _DiscreteVariable:
@@ -421,25 +422,22 @@ class State:
 
     def set_q(self, values) -> None:
         """Copy ``values`` (nq,) into q after checking length and finiteness; invalidates Position."""
-        if self._stage < MODEL:
-            raise StageTooLowError("State.set_q()", MODEL, self._stage)
-        system = self._system  # _check_current, inline: a per-call path
-        if system is not None and system._topology_version != self._topology_version:
-            self._check_current("set_q()")
-        if not _copied_if_finite(self._q, values):  # else converted, or refused with the reason
-            self._q[:] = _checked_vector(values, len(self._q), "State.set_q()")
-        self._invalidate(POSITION)
+        if not _set_vector(self, self._q, values, POSITION):  # the common case, in one compiled call
+            self._set_checked(self._q, values, POSITION, "set_q()")
 
     def set_u(self, values) -> None:
         """Copy ``values`` (nu,) into u after checking length and finiteness; invalidates Velocity."""
+        if not _set_vector(self, self._u, values, VELOCITY):
+            self._set_checked(self._u, values, VELOCITY, "set_u()")
+
+    def _set_checked(self, dst: np.ndarray, values, stage: int, what: str) -> None:
+        # set_q's and set_u's general case: any State, any real vector, and the reason of a refusal
         if self._stage < MODEL:
-            raise StageTooLowError("State.set_u()", MODEL, self._stage)
-        system = self._system
-        if system is not None and system._topology_version != self._topology_version:
-            self._check_current("set_u()")
-        if not _copied_if_finite(self._u, values):
-            self._u[:] = _checked_vector(values, len(self._u), "State.set_u()")
-        self._invalidate(VELOCITY)
+            raise StageTooLowError(f"State.{what}", MODEL, self._stage)
+        self._check_current(what)
+        if not _copied_if_finite(dst, values):  # else converted, or refused with the reason
+            dst[:] = _checked_vector(values, len(dst), f"State.{what}")
+        self._invalidate(stage)
 
     def set_z(self, values) -> None:
         """Copy ``values`` (nz,) into z after checking length and finiteness; invalidates Dynamics."""
@@ -745,3 +743,8 @@ class State:
         else:
             sizes = "variables not laid out"
         return f"<State t={self._t:g}, stage={STAGE_NAMES[self._stage]}, {sizes}>"
+
+
+# The compiled bookkeeping (State._invalidate, the fused realization) reads these classes' slots by
+# offset: resolved once, here (core/state_ops.pxi).
+_k.register_state_slots(State, _SubsystemState)

@@ -1,0 +1,106 @@
+"""The State's bookkeeping read by slot offset (core/state_ops.pxi): the same as by name.
+
+The compiled bookkeeping (``State._invalidate``, the fused realization) reads the slots of exactly the
+registered ``State`` and ``_SubsystemState`` classes by offset and anything else by attribute name. A
+State of a subclass takes the by-name path (and the stage hooks instead of the fused realization): every
+stage, count and result must be the same as the registered class's, and registering classes without those
+slots must be refused without disturbing the registration in force.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import simtk_core as _k
+from simtk import (
+    Body,
+    Force,
+    GeneralForceSubsystem,
+    Inertia,
+    MassProperties,
+    MobilizedBody,
+    MultibodySystem,
+    SimbodyMatterSubsystem,
+    Stage,
+    Transform,
+)
+from simtk.common.state import State, _SubsystemState
+
+
+class SubclassedState(State):
+    """A State subclass with the same layout (its instances may take over a State's class)."""
+
+    __slots__ = ()
+
+
+def _chain():
+    """Three Pins under gravity with a spring: a plain State, realized by the fused path."""
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.UniformGravity(forces, matter, [0.0, -9.81, 0.0])
+    body = Body.Rigid(MassProperties(1.0, [0.1, 0.0, 0.0], Inertia(0.02)))
+    parent = matter.Ground()
+    for _ in range(3):
+        parent = MobilizedBody.Pin(parent, Transform(p=[0.2, 0.0, 0.0]), body, Transform())
+    Force.MobilityLinearSpring(forces, parent, 0, 5.0, 0.1)
+    return system, system.realize_topology()
+
+
+def _subsystem_stages(state) -> list:
+    return [state.get_subsystem_stage(i) for i in range(state.get_system().get_num_subsystems())]
+
+
+def _drive(system, state) -> list:
+    """One sequence of changes and realizations; what each step leaves (stages, counts, results)."""
+    rng = np.random.default_rng(3)
+    seen = []
+    for stage, change in ((Stage.Acceleration, "q"), (Stage.Position, "u"), (Stage.Velocity, "q"),
+                          (Stage.Acceleration, "t"), (Stage.Dynamics, "u"), (Stage.Acceleration, "q")):
+        if change == "q":
+            state.set_q(rng.uniform(-1, 1, state.get_nq()))
+        elif change == "u":
+            state.set_u(rng.uniform(-1, 1, state.get_nu()))
+        else:
+            state.set_time(state.get_time() + 0.1)
+        seen.append((state.get_system_stage(), _subsystem_stages(state)))
+        system.realize(state, stage)
+        seen.append((state.get_system_stage(), _subsystem_stages(state),
+                     [system.get_num_realizations_of_this_stage(s) for s in Stage]))
+        if stage >= Stage.Acceleration:
+            seen.append(state.get_udot().tobytes())
+    return seen
+
+
+def test_a_state_subclass_goes_by_name_and_leaves_the_same_bookkeeping():
+    system, plain = _chain()
+    system2, other = _chain()
+    other.__class__ = SubclassedState
+    system.realize(plain, Stage.Instance)
+    system2.realize(other, Stage.Instance)
+    assert plain._fused  # the registered class: the fused realization
+    expected, got = _drive(system, plain), _drive(system2, other)
+    assert got == expected
+    # the subclass's stages and counts came from the stage hooks, by name: the same ints
+    assert all(type(ss.stage) is int for ss in other._subs)
+
+
+def test_registering_classes_without_the_slots_is_refused_and_changes_nothing():
+    class NoSlots:
+        pass
+
+    class OtherSlots:
+        __slots__ = ("_system",)
+
+    for state_cls, sub_cls in ((NoSlots, _SubsystemState), (OtherSlots, _SubsystemState), (State, NoSlots)):
+        with pytest.raises(TypeError, match="is not a slot"):
+            _k.register_state_slots(state_cls, sub_cls)
+    # the registration in force is untouched: the fused path still realizes and invalidates right
+    system, state = _chain()
+    system.realize(state, Stage.Acceleration)
+    udot = state.get_udot().copy()
+    state.set_q(state.get_q())
+    assert state.get_system_stage() == Stage.Time
+    assert _subsystem_stages(state) == [Stage.Time] * system.get_num_subsystems()
+    system.realize(state, Stage.Acceleration)
+    np.testing.assert_array_equal(state.get_udot(), udot)
