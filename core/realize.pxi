@@ -62,6 +62,8 @@ cdef class FusedRealizer:
     # the force subsystem's position-forces cache entry (its marked_at, earliest), or None: kept
     # current as the force subsystem's Dynamics hook would find it
     cdef public object entry
+    # the matter subsystem whose workspace ws is (its operators' per-call check: ws_for)
+    cdef public object matter
 
     def __cinit__(self):
         self.psets = NULL
@@ -112,6 +114,17 @@ cdef class FusedRealizer:
     def __dealloc__(self):
         free(self.psets)
         free(self.vsets)
+
+    def ws_for(self, object matter, object state, int stage):
+        """The kernel workspace of ``state`` for an operator of ``matter`` that needs ``stage``
+        (Instance or above), when ``state`` is the State of this compiled realization, realized that
+        far and current with its System; else None, and the operator's own check says why. The
+        matter operators' per-call check in one call."""
+        if (matter is self.matter and stage >= FS_INSTANCE and is_state(state)
+                and slot_get(state, SL.fused) is self and slot_get(state, SL.stage) >= stage
+                and slot_get(state, SL.topology_version) == slot_get(state, SL.system)._topology_version):
+            return self.ws
+        return None
 
     def realize_to(self, object system, object state, object stage):
         """MultibodySystem.realize's fused path: True when ``state`` (of ``system`` at its current

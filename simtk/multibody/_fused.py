@@ -65,4 +65,5 @@ def make_fused(system, state: State):
                                   cache.body_forces, cache.mobility_forces, cache.A_GB, pos_bf, pos_mf,
                                   sets[0], sets[1], has_position)
     core.entry = entry
+    core.matter = matter
     return core

@@ -33,6 +33,7 @@ from ...common.state import State
 from ...common.subsystem import Subsystem
 from ...spatial import Transform
 from ._batch import BatchDynamics
+from ._diagnosis import singular_articulated_inertia
 from .mobilized_body import MobilizedBody, _Ground
 
 __all__ = ["MatterTree"]
@@ -348,7 +349,7 @@ class MatterTree(BatchDynamics, Subsystem):
                     f"{t!r}: the simulation diverged before this evaluation")
         if not (np.isfinite(cache.body_forces).all() and np.isfinite(cache.mobility_forces).all()):
             raise FloatingPointError(f"{self._where()}: the applied forces are not finite at t = {t!r}")
-        singular = self._singular_articulated_inertia(ws)
+        singular = singular_articulated_inertia(ws)
         if singular is not None:
             body, k, lam = singular
             raise SingularArticulatedInertiaError(
@@ -361,31 +362,6 @@ class MatterTree(BatchDynamics, Subsystem):
             f"{self._where()}: forward dynamics overflowed at t = {t!r} although every articulated inertia is "
             f"regular: the largest speed is {self._describe_variable(state, 'u', i)} = {ss.u[i]:.3g}, so the "
             "motion has grown without bound (the simulation diverged)")
-
-    @staticmethod
-    def _singular_articulated_inertia(ws) -> tuple[int, int, float] | None:
-        """The body whose ``D = S^T P S`` is singular, as (body, mobility, eigenvalue), or None.
-
-        Singular means not finite, or a smallest eigenvalue at round-off of ``|P| |S|^2`` (zero
-        included: a massless subtree has P = 0). Searched tip to base, the order in which P is
-        computed: a singular D makes every ancestor's P non-finite too, and descendants have higher
-        indices, so the first one met is the cause.
-        """
-        eps = float(np.finfo(float).eps)
-        for b in range(len(ws.parent) - 1, 0, -1):
-            u0, u1 = int(ws.uoff[b]), int(ws.uoff[b + 1])
-            if u1 == u0:
-                continue
-            S = np.asarray(ws.S[u0:u1]).reshape(u1 - u0, 6)
-            P = np.asarray(ws.P[b] if ws.cfirst[b] else ws.I_O[b])  # a tip's P is its I_O, not copied
-            D = S @ P @ S.T
-            if not np.isfinite(D).all():
-                return b, 0, float("nan")
-            lam, vec = np.linalg.eigh(0.5 * (D + D.T))
-            scale = float(np.abs(P).max()) * float(np.abs(S).max()) ** 2
-            if lam[0] <= 64 * eps * scale:
-                return b, int(np.argmax(np.abs(vec[:, 0]))), float(lam[0])
-        return None
 
     # ------------------------------------------------------------------ names (components)
     def _state_variable_names(self, state: State) -> tuple[list[str], list[str], list[str]]:
@@ -548,7 +524,12 @@ class MatterTree(BatchDynamics, Subsystem):
 
     # ------------------------------------------------------------------ operators: mass matrix
     def _ws_at(self, state: State, stage: int, what: str):
-        # _ss and _at inline for every operator's per-call path: this System's current State, far enough
+        # every operator's per-call check: a plain State's compiled realization makes it in one call;
+        # else _ss and _at inline: this System's current State, far enough
+        fused = state._fused
+        ws = fused.ws_for(self, state, stage) if fused else None
+        if ws is not None:
+            return ws
         system = self._system
         if state._system is system and state._topology_version == system._topology_version:
             ss = state._subs[self._index]
