@@ -216,9 +216,12 @@ cdef inline void _weld_position(Tree* t, Py_ssize_t i, Py_ssize_t pa, idx_t ff) 
     cdef double* Ri = t.R_GB + 9 * i
     cdef double* pi = p_GF
     cdef Py_ssize_t k
-    if not t.lean:  # the State's caches (a lean tree's callers read R_GB and p_GB only); its
-        Rf = t.R_GF + 9 * i  # X_FM = 1 and qerr = 0 were set once, with the workspace (_bind)
+    if not t.lean:  # the State's caches (a lean tree's callers read R_GB and p_GB only)
+        Rf = t.R_GF + 9 * i
         pi = t.p_GM + 3 * i
+        set_identity33(t.R_FM + 9 * i)  # what joint_position gives a Weld (read by the State's X_FM)
+        t.p_FM[3 * i] = 0.0; t.p_FM[3 * i + 1] = 0.0; t.p_FM[3 * i + 2] = 0.0
+        t.qerr[i] = 0.0
     if ff & FF_R_PF_ONE:
         memcpy(Rf, t.R_GB + 9 * pa, 9 * sizeof(double))
     elif ff & FF_R_PF_PERM:

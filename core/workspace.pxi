@@ -294,7 +294,6 @@ cdef class TreeKernels:
 
     cdef void _bind(self):
         cdef Tree* t = &self.t
-        cdef Py_ssize_t i
         t.nb = self.nb; t.nu = self.nu; t.nq = self.nq
         t.parent = _ip(self.parent); t.jtype = _ip(self.jtype)
         t.qoff = _ip(self.qoff); t.uoff = _ip(self.uoff)
@@ -316,11 +315,6 @@ cdef class TreeKernels:
         t.udot = _dp(self.udot); t.qdotdot = _dp(self.qdotdot)
         t.A_O = _dp(self.A_O); t.A_GB = _dp(self.A_GB)
         t.f = _dp(self._f); t.g = _dp(self._g); t.Ic = _dp(self._Ic)
-        for i in range(1, t.nb):  # a Weld's X_FM = 1 and qerr = 0 for good: k_position skips them
-            if t.jtype[i] == J_WELD:
-                set_identity33(t.R_FM + 9 * i)
-                memset(t.p_FM + 3 * i, 0, 3 * sizeof(double))
-                t.qerr[i] = 0.0
 
     # -- copying ------------------------------------------------------------
 
