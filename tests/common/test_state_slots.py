@@ -22,6 +22,8 @@ from simtk import (
     MultibodySystem,
     SimbodyMatterSubsystem,
     Stage,
+    StageTooLowError,
+    TopologyVersionError,
     Transform,
 )
 from simtk.common.state import State, _SubsystemState
@@ -104,3 +106,29 @@ def test_registering_classes_without_the_slots_is_refused_and_changes_nothing():
     assert _subsystem_stages(state) == [Stage.Time] * system.get_num_subsystems()
     system.realize(state, Stage.Acceleration)
     np.testing.assert_array_equal(state.get_udot(), udot)
+
+
+def test_the_operators_per_call_check_refuses_what_the_full_check_refuses():
+    """FusedRealizer.ws_for (the matter operators' one-call check) hands out the workspace only for its own
+    State, realized far enough and current; otherwise the operators' own checks say why, as before."""
+    system, state = _chain()
+    matter = system.get_matter_subsystem()
+    system.realize(state, Stage.Position)
+    fused = state._fused
+    assert fused.ws_for(matter, state, int(Stage.Position)) is not None
+    assert fused.ws_for(matter, state, int(Stage.Velocity)) is None  # not realized that far
+    with pytest.raises(StageTooLowError):
+        matter.calc_residual_force_ignoring_constraints(state, np.zeros(3), np.zeros((4, 2, 3)), np.zeros(3))
+    other_system, other = _chain()
+    other_system.realize(other, Stage.Position)
+    assert fused.ws_for(matter, other, int(Stage.Position)) is None  # another State
+    assert fused.ws_for(other_system.get_matter_subsystem(), state, int(Stage.Position)) is None  # another matter
+    with pytest.raises(ValueError, match="this State belongs to"):
+        other_system.get_matter_subsystem().calc_m(state)
+    M = matter.calc_m(state)
+    MobilizedBody.Pin(matter.Ground(), Transform(), Body.Rigid(MassProperties(1.0, [0.0] * 3, Inertia(0.1))),
+                      Transform())  # a new body: the State's topology is stale
+    assert fused.ws_for(matter, state, int(Stage.Position)) is None
+    with pytest.raises(TopologyVersionError):
+        matter.calc_m(state)
+    assert M.shape == (3, 3)
