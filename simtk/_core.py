@@ -34,8 +34,8 @@ realize_position(q) (q only):
   columns taken at the Ground origin; I_O (nb,6,6) spatial inertias about the
   Ground origin (a Weld body's zero: its mass is folded into its root's, the
   nearest non-Weld ancestor, so the sweeps skip it); P, Pa (nb,6,6) articulated inertias before/after projecting
-  out the joint, U (nu,2,3) = P S, Dinv (nb,6,6) (top-left nu_i x nu_i block,
-  row stride nu_i) = (S^T P S)^-1.
+  out the joint (a body without non-Weld children, cfirst 0, has P = I_O: read there, P not written),
+  U (nu,2,3) = P S, Dinv (nb,6,6) (top-left nu_i x nu_i block, row stride nu_i) = (S^T P S)^-1.
 realize_velocity(u) (q and u):
   u (nu,); V_FM (nb,2,3) in F; HDotu_FM (nb,2,3) = HDot_FM u in F; qdot (nq,) = N u;
   V_GB (nb,2,3) body velocities (angular, velocity of the origin); V_O (nb,2,3)
