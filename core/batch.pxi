@@ -80,7 +80,7 @@ cdef Py_ssize_t _block_doubles(Py_ssize_t nb, Py_ssize_t nu, Py_ssize_t nq) noex
                          + 9 * nb * 3             # R_FM, R_GF, R_GB
                          + 3 * nb * 4             # p_FM, p_GM, p_GB, p_GC
                          + nb                     # qerr
-                         + 6 * nu * 4             # H_FM, H, S, U
+                         + 6 * nu * 3             # H_FM, S, U
                          + 36 * nb * 5            # I_O, P, Pa, Dinv, Ic
                          + 6 * nb * 12            # V_FM, HDotu_FM, V_O, V_GB, c, b, Abias_O,
                                                   # A_bias, A_O, A_GB, f, g
@@ -114,7 +114,6 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.R_GB = p; p += 9 * nb
     t.p_GB = p; p += 3 * nb
     t.p_GC = p; p += 3 * nb
-    t.H = p; p += 6 * nu
     t.S = p; p += 6 * nu
     t.I_O = p; p += 36 * nb
     t.P = p; p += 36 * nb

@@ -26,7 +26,7 @@ ctypedef cnp.int64_t idx_t
 cdef struct Tree:
     Py_ssize_t nb, nu, nq
     # a scratch tree (batch items, the compiled loop): it skips the caches that
-    # only a State's readers use (H, p_GC, the station-bias accelerations, A_GB)
+    # only a State's readers use (p_GC, the station-bias accelerations, A_GB)
     bint lean
     # frozen topology and instance data
     const idx_t* parent
@@ -66,7 +66,6 @@ cdef struct Tree:
     double* R_GB
     double* p_GB
     double* p_GC
-    double* H
     double* S
     double* I_O
     double* P
@@ -336,8 +335,6 @@ cdef void k_position(Tree* t) noexcept nogil:
                 mat33_vec(Rf, h, s)
                 mat33_vec(Rf, h + 3, s + 3)
             cross3_add(pi, s, s + 3)
-            if not t.lean:
-                motion_origin_to_point(s, t.p_GB + 3 * i, t.H + 6 * (u0 + k))
         # mass center p_GC = p_GB + R_GB p_BC (every body's own; read by the
         # State's users and the gravity energy, not by a lean tree's sweeps)
         if not t.lean:

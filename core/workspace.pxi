@@ -22,7 +22,7 @@ _TREE_INPUTS = ("parent", "jtype", "qoff", "uoff", "jparam", "R_PF", "p_PF", "R_
 _CACHE_ARRAYS = {
     "q": "q", "u": "u",
     "R_FM": "n33", "p_FM": "n3", "H_FM": "u23", "qerr": "n", "R_GF": "n33", "p_GM": "n3",
-    "R_GB": "n33", "p_GB": "n3", "p_GC": "n3", "H": "u23", "S": "u23", "I_O": "n66",
+    "R_GB": "n33", "p_GB": "n3", "p_GC": "n3", "S": "u23", "I_O": "n66",
     "P": "n66", "Pa": "n66", "U": "u23", "Dinv": "n66",
     "V_FM": "n23", "HDotu_FM": "n23", "qdot": "q", "V_O": "n23", "V_GB": "n23", "c": "n23",
     "b": "n23", "A_bias_O": "n23", "A_bias": "n23",
@@ -176,7 +176,7 @@ cdef class TreeKernels:
     cdef readonly Py_ssize_t nb, nu, nq
     cdef readonly object parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM
     cdef readonly object mass, p_BC, I_B
-    cdef readonly object q, u, R_FM, p_FM, H_FM, qerr, R_GF, p_GM, R_GB, p_GB, p_GC, H, S
+    cdef readonly object q, u, R_FM, p_FM, H_FM, qerr, R_GF, p_GM, R_GB, p_GB, p_GC, S
     cdef readonly object I_O, P, Pa, U, Dinv
     cdef readonly object V_FM, HDotu_FM, qdot, V_O, V_GB, c, b, A_bias_O, A_bias
     cdef readonly object udot, qdotdot, A_O, A_GB
@@ -260,7 +260,6 @@ cdef class TreeKernels:
         elif name == "R_GB": self.R_GB = a
         elif name == "p_GB": self.p_GB = a
         elif name == "p_GC": self.p_GC = a
-        elif name == "H": self.H = a
         elif name == "S": self.S = a
         elif name == "I_O": self.I_O = a
         elif name == "P": self.P = a
@@ -307,7 +306,7 @@ cdef class TreeKernels:
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
         t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
         t.R_GB = _dp(self.R_GB); t.p_GB = _dp(self.p_GB); t.p_GC = _dp(self.p_GC)
-        t.H = _dp(self.H); t.S = _dp(self.S); t.I_O = _dp(self.I_O)
+        t.S = _dp(self.S); t.I_O = _dp(self.I_O)
         t.P = _dp(self.P); t.Pa = _dp(self.Pa); t.U = _dp(self.U); t.Dinv = _dp(self.Dinv)
         t.V_FM = _dp(self.V_FM); t.HDotu_FM = _dp(self.HDotu_FM); t.qdot = _dp(self.qdot)
         t.V_O = _dp(self.V_O); t.V_GB = _dp(self.V_GB); t.c = _dp(self.c); t.b = _dp(self.b)
@@ -336,7 +335,7 @@ cdef class TreeKernels:
         other.R_FM = _dup(self.R_FM); other.p_FM = _dup(self.p_FM); other.H_FM = _dup(self.H_FM)
         other.qerr = _dup(self.qerr); other.R_GF = _dup(self.R_GF); other.p_GM = _dup(self.p_GM)
         other.R_GB = _dup(self.R_GB); other.p_GB = _dup(self.p_GB); other.p_GC = _dup(self.p_GC)
-        other.H = _dup(self.H); other.S = _dup(self.S); other.I_O = _dup(self.I_O)
+        other.S = _dup(self.S); other.I_O = _dup(self.I_O)
         other.P = _dup(self.P); other.Pa = _dup(self.Pa); other.U = _dup(self.U); other.Dinv = _dup(self.Dinv)
         other.V_FM = _dup(self.V_FM); other.HDotu_FM = _dup(self.HDotu_FM); other.qdot = _dup(self.qdot)
         other.V_O = _dup(self.V_O); other.V_GB = _dup(self.V_GB); other.c = _dup(self.c); other.b = _dup(self.b)
@@ -363,11 +362,11 @@ cdef class TreeKernels:
     # -- stages ---------------------------------------------------------------
 
     def realize_position(self, const double[::1] q=None):
-        """Position kinematics, H, spatial and articulated inertias (q only).
+        """Position kinematics, spatial and articulated inertias (q only).
 
         Copies ``q`` (nq,) into ``self.q`` when given, else uses ``self.q``.
         Fills R_FM, p_FM, H_FM (built-in joints), qerr, R_GF, p_GM, R_GB, p_GB,
-        p_GC, H, S, I_O. The articulated inertias (P, Pa, U, Dinv) are marked
+        p_GC, S, I_O. The articulated inertias (P, Pa, U, Dinv) are marked
         stale and rebuilt on first use (or by :meth:`realize_articulated`).
         A Weld body's I_O (and P) stay zero: its mass is folded into its root's
         (``cmass``, ``cp_BC``, ``cI_B``; ``rpar`` the root of each parent).
@@ -713,7 +712,8 @@ def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_vali
     ws.I_B = np.ascontiguousarray(inputs["I_B"], dtype=np.float64)
     ws._fold_welds()
     for name, a in cache.items():
-        ws._set(name, np.array(a, dtype=np.float64, order="C"))
+        if name in _CACHE_ARRAYS:  # (a pickle of an older version may hold arrays no longer kept: H)
+            ws._set(name, np.array(a, dtype=np.float64, order="C"))
     ws._bind()
     ws._abi_valid = abi_valid
     return ws

@@ -29,9 +29,8 @@ realize_position(q) (q only):
   H_FM (nu,2,3) mobility columns in F (V_FM = H_FM u, velocity of M's origin);
   qerr (nb,) = |quaternion| - 1 for quaternion bodies, 0 otherwise;
   R_GF (nb,3,3); p_GM (nb,3) origin of M in G; R_GB (nb,3,3), p_GB (nb,3) = X_GB;
-  p_GC (nb,3) mass centers in G; H (nu,2,3) = columns of the system Jacobian,
-  i.e. the change of V_GB (at the body origin) per unit u; S (nu,2,3) the same
-  columns taken at the Ground origin; I_O (nb,6,6) spatial inertias about the
+  p_GC (nb,3) mass centers in G; S (nu,2,3) the columns of the system Jacobian
+  at the Ground origin (the change of each body's V_O per unit u); I_O (nb,6,6) spatial inertias about the
   Ground origin (a Weld body's zero: its mass is folded into its root's, the
   nearest non-Weld ancestor, so the sweeps skip it); P, Pa (nb,6,6) articulated inertias before/after projecting
   out the joint (a body without non-Weld children, cfirst 0, has P = I_O: read there, P not written),
@@ -239,7 +238,7 @@ def _out(out, shape: tuple) -> np.ndarray:
 
 
 def realize_position(ws, q) -> None:
-    """Position kinematics, H and the q-only inertias for coordinates ``q`` (nq,)."""
+    """Position kinematics and the q-only inertias for coordinates ``q`` (nq,)."""
     ws.realize_position(_vec(ws, "q", q, ws.nq))
 
 

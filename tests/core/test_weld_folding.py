@@ -8,6 +8,8 @@ with zero accelerations of the Pins, and the body kinematics must agree with the
 for trees with Welds under Welds, Welds on Ground, mobile bodies under Welds, massless Welds, and
 forces applied to Weld bodies.
 """
+import pickle
+
 import numpy as np
 from core_tree_helpers import random_state, random_tree
 from hypothesis import given, settings
@@ -141,3 +143,19 @@ def test_weld_inputs_are_read_only():
     ws = tree.kernels()
     for name in ("mass", "I_B", "p_BC", "cmass", "cI_B", "cp_BC", "rpar", "parent"):
         assert not getattr(ws, name).flags.writeable, name
+
+
+def test_a_workspace_pickled_with_arrays_no_longer_kept_unpickles_the_same():
+    """A workspace pickles as its tree and cache arrays; one pickled when it still kept H (the Jacobian columns
+    at the body origins, which nothing read) unpickles to the same workspace, its first-child table rebuilt."""
+    _, _, ws_w, *_ = welded_pair(7)
+    rebuild, (dims, inputs, cache, abi) = ws_w.__reduce__()
+    assert "H" not in cache
+    old = dict(cache, H=np.ones((ws_w.nu, 2, 3)))
+    again = rebuild(dims, inputs, old, abi)
+    for name in cache:
+        if not name.startswith("_"):
+            np.testing.assert_array_equal(getattr(again, name), getattr(ws_w, name))
+    np.testing.assert_array_equal(again.cfirst, ws_w.cfirst)
+    np.testing.assert_array_equal(_core.mass_matrix(again), _core.mass_matrix(ws_w))
+    np.testing.assert_array_equal(_core.mass_matrix(pickle.loads(pickle.dumps(ws_w))), _core.mass_matrix(ws_w))
