@@ -140,21 +140,20 @@ cdef class FusedRealizer:
         if g >= to_stage:
             return True
         if to_stage <= FS_ACCELERATION:
-            return FS_INSTANCE <= g and self._run(system, state, g, stage)
+            return FS_INSTANCE <= g and self._run(system, state, g, to_stage)
         # to Acceleration here, the rest by the hooks (the Python path's top = ACCELERATION, an int)
         if FS_INSTANCE <= g < FS_ACCELERATION:
             self._run(system, state, g, FS_ACCELERATION)
         return False
 
-    cdef bint _run(self, object system, object state, int from_stage, object stage) except -1:
-        # Realize ``state`` from ``from_stage`` (Instance or above) to ``stage`` (at most Acceleration)
+    cdef bint _run(self, object system, object state, int from_stage, int to_stage) except -1:
+        # Realize ``state`` from ``from_stage`` (Instance or above) to ``to_stage`` (at most Acceleration)
         # with the State's bookkeeping: on success every subsystem's stage, the State's stage and its
-        # highest stage become ``stage``, the System's realization counts of the stages run go up by
+        # highest stage become ``to_stage``, the System's realization counts of the stages run go up by
         # one and the position-forces entry is marked current; on a failure the stages above
         # ``from_stage`` are invalidated (for the hooks to realize them again and raise their
         # diagnosis). Returns whether it succeeded.
         # (state: of the registered State class, see realize_to; its slots read by offset)
-        cdef int to_stage = stage
         cdef Py_ssize_t k
         cdef object entry = self.entry
         cdef bint track = entry is not None and from_stage < FS_DYNAMICS <= to_stage

@@ -201,51 +201,64 @@ cdef void rigid_composites(Py_ssize_t nb, const idx_t* parent, const idx_t* jtyp
 # Position stage
 # ---------------------------------------------------------------------------
 
-cdef inline void _weld_position(Tree* t, Py_ssize_t i, Py_ssize_t pa, idx_t ff) noexcept nogil:
-    # A Weld body's frames, as k_position's general path computes them with
-    # X_FM = 1 (M = F): the same operations in the same order, without the
-    # joint dispatch, the mobility columns (none) and I_O, which stays 0 (its
-    # mass is in its root's composite); a lean tree keeps only R_GB and p_GB:
-    #   R_GF = R_GP R_PF;  p_GM = p_GF = p_GP + R_GP p_PF;  R_GB = R_GF ~R_BM;
-    #   p_GB = p_GF - R_GB p_BM
+cdef inline void _frame_f(const Tree* t, Py_ssize_t i, Py_ssize_t pa, idx_t ff, double* R_GF,
+                          double* p_GF) noexcept nogil:
+    # X_GF = X_GP X_PF, the product with an identity R_PF skipped and with a
+    # signed permutation taken by copying and negating (exactly what they give)
+    cdef Py_ssize_t k
+    if ff & FF_R_PF_ONE:
+        memcpy(R_GF, t.R_GB + 9 * pa, 9 * sizeof(double))
+    elif ff & FF_R_PF_PERM:
+        mat33_mul_signed_perm(t.R_GB + 9 * pa, ff >> FF_PF_CODE, R_GF)
+    else:
+        mat33_mul(t.R_GB + 9 * pa, t.R_PF + 9 * i, R_GF)
+    mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, p_GF)
+    for k in range(3):
+        p_GF[k] += t.p_GB[3 * pa + k]
+
+
+cdef inline void _frame_b(Tree* t, Py_ssize_t i, idx_t ff, const double* R_GM, const double* p_GM) noexcept nogil:
+    # X_GB = X_GM ~X_BM (an identity R_BM or a zero p_BM skipped, a signed
+    # permutation R_BM copied), and the mass center p_GC = p_GB + R_GB p_BC
+    # (every body's own; read by the State's users and the gravity energy, not
+    # by a lean tree's sweeps)
     cdef double tmp3[3]
+    cdef double* Ri = t.R_GB + 9 * i
+    cdef Py_ssize_t k
+    if ff & FF_R_BM_ONE:
+        memcpy(Ri, R_GM, 9 * sizeof(double))
+    elif ff & FF_R_BM_PERM:
+        mat33_mul_signed_perm(R_GM, ff >> FF_BM_CODE, Ri)
+    else:
+        mat33_mul_T(R_GM, t.R_BM + 9 * i, Ri)
+    if ff & FF_P_BM_ZERO:
+        memcpy(t.p_GB + 3 * i, p_GM, 3 * sizeof(double))
+    else:
+        mat33_vec(Ri, t.p_BM + 3 * i, tmp3)
+        for k in range(3):
+            t.p_GB[3 * i + k] = p_GM[k] - tmp3[k]
+    if not t.lean:
+        mat33_vec(Ri, t.p_BC + 3 * i, tmp3)
+        for k in range(3):
+            t.p_GC[3 * i + k] = t.p_GB[3 * i + k] + tmp3[k]
+
+
+cdef inline void _weld_position(Tree* t, Py_ssize_t i, Py_ssize_t pa, idx_t ff) noexcept nogil:
+    # A Weld body's frames (X_FM = 1: M = F), without the joint dispatch, the
+    # mobility columns (none) and I_O, which stays 0 (its mass is in its
+    # root's composite); a lean tree keeps only R_GB and p_GB
     cdef double R_GF[9]
     cdef double p_GF[3]
     cdef double* Rf = R_GF
-    cdef double* Ri = t.R_GB + 9 * i
     cdef double* pi = p_GF
-    cdef Py_ssize_t k
     if not t.lean:  # the State's caches (a lean tree's callers read R_GB and p_GB only)
         Rf = t.R_GF + 9 * i
         pi = t.p_GM + 3 * i
         set_identity33(t.R_FM + 9 * i)  # what joint_position gives a Weld (read by the State's X_FM)
         t.p_FM[3 * i] = 0.0; t.p_FM[3 * i + 1] = 0.0; t.p_FM[3 * i + 2] = 0.0
         t.qerr[i] = 0.0
-    if ff & FF_R_PF_ONE:
-        memcpy(Rf, t.R_GB + 9 * pa, 9 * sizeof(double))
-    elif ff & FF_R_PF_PERM:
-        mat33_mul_signed_perm(t.R_GB + 9 * pa, ff >> FF_PF_CODE, Rf)
-    else:
-        mat33_mul(t.R_GB + 9 * pa, t.R_PF + 9 * i, Rf)
-    mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, pi)
-    for k in range(3):
-        pi[k] += t.p_GB[3 * pa + k]
-    if ff & FF_R_BM_ONE:
-        memcpy(Ri, Rf, 9 * sizeof(double))
-    elif ff & FF_R_BM_PERM:
-        mat33_mul_signed_perm(Rf, ff >> FF_BM_CODE, Ri)
-    else:
-        mat33_mul_T(Rf, t.R_BM + 9 * i, Ri)
-    if ff & FF_P_BM_ZERO:
-        memcpy(t.p_GB + 3 * i, pi, 3 * sizeof(double))
-    else:
-        mat33_vec(Ri, t.p_BM + 3 * i, tmp3)
-        for k in range(3):
-            t.p_GB[3 * i + k] = pi[k] - tmp3[k]
-    if not t.lean:  # the mass center, for the State's readers
-        mat33_vec(Ri, t.p_BC + 3 * i, tmp3)
-        for k in range(3):
-            t.p_GC[3 * i + k] = t.p_GB[3 * i + k] + tmp3[k]
+    _frame_f(t, i, pa, ff, Rf, pi)
+    _frame_b(t, i, ff, Rf, pi)
 
 
 cdef void k_position(Tree* t) noexcept nogil:
@@ -258,7 +271,6 @@ cdef void k_position(Tree* t) noexcept nogil:
     cdef double I_G[9]
     cdef double p_GF[3]
     cdef double d[3]
-    cdef double tmp3[3]
     cdef double cc[3]
     cdef double m, e
     cdef double* Ri
@@ -284,21 +296,12 @@ cdef void k_position(Tree* t) noexcept nogil:
         if jt != J_CUSTOM:
             joint_position(jt, t.q + t.qoff[i], t.jparam + 3 * i, t.R_FM + 9 * i,
                            t.p_FM + 3 * i, t.H_FM + 6 * u0, t.qerr + i)
-        # The products with a constant identity (R_PF, R_BM, X_FM of a Weld)
-        # or zero (p_BM, p_FM of a Pin) are skipped: what they would give, up
-        # to the sign of a zero. A Pin's R_FM is a rotation about z and its
-        # H_FM the column (z, 0). Cost: 90 of ~400 flops saved for a Pin body
-        # with R_PF = R_BM = 1.
+        # The products with a constant identity (R_PF, R_BM) or zero (p_BM,
+        # p_FM of a Pin) are skipped: what they would give, up to the sign of a
+        # zero. A Pin's R_FM is a rotation about z and its H_FM the column
+        # (z, 0). Cost: 90 of ~400 flops saved for a Pin body with R_PF = R_BM = 1.
         Rf = t.R_GF + 9 * i
-        if ff & FF_R_PF_ONE:
-            memcpy(Rf, t.R_GB + 9 * pa, 9 * sizeof(double))
-        elif ff & FF_R_PF_PERM:
-            mat33_mul_signed_perm(t.R_GB + 9 * pa, ff >> FF_PF_CODE, Rf)
-        else:
-            mat33_mul(t.R_GB + 9 * pa, t.R_PF + 9 * i, Rf)
-        mat33_vec(t.R_GB + 9 * pa, t.p_PF + 3 * i, p_GF)
-        for k in range(3):
-            p_GF[k] += t.p_GB[3 * pa + k]
+        _frame_f(t, i, pa, ff, Rf, p_GF)
         pi = t.p_GM + 3 * i
         if jt == J_PIN:  # R_FM = [[c, -s, 0], [s, c, 0], [0, 0, 1]], p_FM = 0
             Rm = t.R_FM + 9 * i
@@ -312,19 +315,8 @@ cdef void k_position(Tree* t) noexcept nogil:
             mat33_vec(Rf, t.p_FM + 3 * i, pi)
             for k in range(3):
                 pi[k] += p_GF[k]
+        _frame_b(t, i, ff, R_GM, pi)
         Ri = t.R_GB + 9 * i
-        if ff & FF_R_BM_ONE:
-            memcpy(Ri, R_GM, 9 * sizeof(double))
-        elif ff & FF_R_BM_PERM:
-            mat33_mul_signed_perm(R_GM, ff >> FF_BM_CODE, Ri)
-        else:
-            mat33_mul_T(R_GM, t.R_BM + 9 * i, Ri)
-        if ff & FF_P_BM_ZERO:
-            memcpy(t.p_GB + 3 * i, pi, 3 * sizeof(double))
-        else:
-            mat33_vec(Ri, t.p_BM + 3 * i, tmp3)
-            for k in range(3):
-                t.p_GB[3 * i + k] = pi[k] - tmp3[k]
         for k in range(nd):
             h = t.H_FM + 6 * (u0 + k)
             s = t.S + 6 * (u0 + k)
@@ -335,13 +327,6 @@ cdef void k_position(Tree* t) noexcept nogil:
                 mat33_vec(Rf, h, s)
                 mat33_vec(Rf, h + 3, s + 3)
             cross3_add(pi, s, s + 3)
-        # mass center p_GC = p_GB + R_GB p_BC (every body's own; read by the
-        # State's users and the gravity energy, not by a lean tree's sweeps)
-        if not t.lean:
-            mat33_vec(Ri, t.p_BC + 3 * i, d)
-            c = t.p_GC + 3 * i
-            for k in range(3):
-                c[k] = t.p_GB[3 * i + k] + d[k]
         # spatial inertia of the body with its welded descendants (composite m,
         # p_BC, I_B): d = R_GB p_BC, c = p_GB + d,
         # I_O = R_GB I_B R_GB^T + m((|c|^2 - |d|^2) 1 - (c c^T - d d^T))
@@ -465,7 +450,7 @@ cdef void k_velocity(Tree* t) noexcept nogil:
         jt = <int>t.jtype[i]
         if jt == J_WELD:
             VO = t.V_O + 6 * pa
-            if bias:  # the State's caches: every body's V_O
+            if not t.lean:  # the State's caches: every body's V_O
                 memcpy(t.V_O + 6 * i, VO, 6 * sizeof(double))
             VB = t.V_GB + 6 * i
             motion_origin_to_point(VO, t.p_GB + 3 * i, VB)
@@ -685,12 +670,12 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
     cdef double e
     cdef double* Ici
     cdef double* Icp
-    cdef bint lean = t.lean
     # A lean tree's I_O is read by no one after this: the composites are summed
-    # in place. Otherwise I_O stays and Ic holds the sums, written on first touch
-    # (I_O of the parent + its first child's composite) rather than copied from
-    # I_O beforehand: a tip's composite is its I_O, read where it is.
-    cdef double* Ic = t.I_O if lean else t.Ic
+    # in place (Ic is I_O, and a first touch is then the in-place sum).
+    # Otherwise I_O stays and Ic holds the sums, written on first touch (I_O of
+    # the parent + its first child's composite) rather than copied from I_O
+    # beforehand: a tip's composite is its I_O, read where it is.
+    cdef double* Ic = t.I_O if t.lean else t.Ic
     memset(M, 0, nu * nu * sizeof(double))
     # tip to base: Ic_i complete (children added);  F = Ic_i S_i;
     #   M[i,i] = S_i^T F;  for each ancestor j: M[j,i] = S_j^T F = M[i,j]^T;
@@ -701,7 +686,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
         pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        Ici = (Ic if lean or t.cfirst[i] else t.I_O) + 36 * i
+        Ici = (Ic if t.cfirst[i] else t.I_O) + 36 * i
         for k in range(nd):
             inertia_vec(Ici, t.S + 6 * (u0 + k), Fc + 6 * k)  # Ic: a sum of spatial inertias
         for k in range(nd):  # its upper triangle, mirrored: M is exactly symmetric
@@ -721,7 +706,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
             j = t.rpar[j]
         if pa > 0:
             Icp = Ic + 36 * pa
-            if lean or t.cfirst[pa] != i:
+            if t.cfirst[pa] != i:
                 add36(Icp, Ici)
             else:
                 for k in range(36):

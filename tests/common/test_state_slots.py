@@ -80,11 +80,15 @@ def test_a_state_subclass_goes_by_name_and_leaves_the_same_bookkeeping():
     other.__class__ = SubclassedState
     system.realize(plain, Stage.Instance)
     system2.realize(other, Stage.Instance)
-    assert plain._fused  # the registered class: the fused realization
     expected, got = _drive(system, plain), _drive(system2, other)
     assert got == expected
-    # the subclass's stages and counts came from the stage hooks, by name: the same ints
-    assert all(type(ss.stage) is int for ss in other._subs)
+    # the premises: the registered class is realized by the fused path, the subclass is refused it (the
+    # hooks realize it, its bookkeeping by name); both leave plain int stages (a Stage is an int subclass)
+    other.set_q(other.get_q())
+    assert other._fused.realize_to(system2, other, Stage.Position) is False
+    plain.set_q(plain.get_q())
+    assert plain._fused.realize_to(system, plain, Stage.Position) is True
+    assert all(type(ss.stage) is int for s in (plain, other) for ss in s._subs)
 
 
 def test_registering_classes_without_the_slots_is_refused_and_changes_nothing():
