@@ -409,8 +409,11 @@ def run(make: Callable[..., tuple[Any, State]] | str | os.PathLike, parameters, 
         import logging
 
         n = n_workers if n_workers is not None else _cores()
+        # The cluster's own log only at CRITICAL: what a user needs comes back in the result (a member's
+        # error in result.failed, a lost worker as its batch's failure), and at its close distributed logs
+        # a traceback (ERROR) when a worker's heartbeat is in flight as the scheduler removes the worker.
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+                               silence_logs=logging.CRITICAL)
         client = own_client = Client(cluster)
     elif isinstance(client, str):
         client = own_client = Client(client)
