@@ -1,6 +1,7 @@
 """Checks and conversions of the values written into a State (vectors, discrete variables)."""
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -11,6 +12,24 @@ import simtk_core as _k
 def _readonly(a: np.ndarray) -> np.ndarray:
     """A read-only view of ``a`` (one compiled call: a State's copy makes dozens)."""
     return _k.readonly_view(a)
+
+
+_IMMUTABLE = frozenset((type(None), bool, int, float, complex, str, bytes))
+
+
+def _copied_value(value, memo: dict):
+    """``copy.deepcopy(value, memo)``, with the values States hold most (None, numbers, plain numeric
+    arrays) copied without the generic machinery: a State's copy copies every cache entry and
+    discrete variable, and the integrators copy a State at every initialize."""
+    t = type(value)
+    if t in _IMMUTABLE:
+        return value
+    if t is np.ndarray and not value.dtype.hasobject:
+        new = memo.get(id(value))
+        if new is None:  # (an array two entries share stays shared in the copy, as deepcopy keeps it)
+            new = memo[id(value)] = value.copy(order="K")
+        return new
+    return copy.deepcopy(value, memo)
 
 
 def _checked_vector(values, n: int, where: str) -> np.ndarray:

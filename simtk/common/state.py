@@ -36,7 +36,7 @@ import numpy as np
 
 import simtk_core as _k
 
-from ._values import _checked_vector, _readonly, _same_value
+from ._values import _checked_vector, _copied_value, _readonly, _same_value
 from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (
     ACCELERATION,
@@ -687,11 +687,11 @@ class State:
         if hasattr(ss, "nudoterr"):  # laid out at Instance
             c.qerr0, c.nqerr, c.uerr0, c.nuerr = ss.qerr0, ss.nqerr, ss.uerr0, ss.nuerr
             c.udoterr0, c.nudoterr = ss.udoterr0, ss.nudoterr
-        c.discrete = [_DiscreteVariable(_copy.deepcopy(v.value, memo), v.invalidates, v.allocated_at,
+        c.discrete = [_DiscreteVariable(_copied_value(v.value, memo), v.invalidates, v.allocated_at,
                                         v.update_entry) for v in ss.discrete]
         c.cache = []
         for e in ss.cache:
-            ce = _CacheEntry(_copy.deepcopy(e.value, memo), e.earliest, e.latest, e.allocated_at)
+            ce = _CacheEntry(_copied_value(e.value, memo), e.earliest, e.latest, e.allocated_at)
             ce.marked_at = e.marked_at
             c.cache.append(ce)
         c.triggers = {k: v.copy() for k, v in ss.triggers.items()}

@@ -153,6 +153,49 @@ def test_copy_shares_subsystems_referenced_from_the_cache():
     assert sub.get_cache_entry(c, sub.topo) is not sub.get_cache_entry(state, sub.topo)
 
 
+class Holder(Subsystem):
+    """Cache entries holding values of the kinds a State's copy copies by kind, two of them one array."""
+
+    VALUES = {"none": None, "flag": True, "count": 3, "scale": 2.5, "label": "s",
+              "fortran": np.arange(6.0).reshape(2, 3, order="F"), "ints": np.arange(4),
+              "objects": np.array([[1.0], "x"], dtype=object), "dict": {"k": np.ones(2)}, "list": [np.ones(2)]}
+
+    def realize_subsystem_topology_impl(self, state):
+        self.shared = np.array([1.0, 2.0])
+        self.first = self.allocate_cache_entry(state, Stage.Topology, Stage.Topology, self.shared)
+        self.second = self.allocate_cache_entry(state, Stage.Topology, Stage.Topology, self.shared)
+        self.entries = {k: self.allocate_cache_entry(state, Stage.Topology, Stage.Topology, v)
+                        for k, v in self.VALUES.items()}
+
+
+def test_copy_copies_every_value_as_deepcopy_would():
+    """Law: a copy's cache values equal copy.deepcopy of the original's (type, dtype, layout and
+    contents), are independent of them, and an array two entries share stays one array in the copy."""
+    system = System("values")
+    sub = Holder(system, name="holder")
+    state = system.realize_topology()
+    c = state.copy()
+    for name, i in sub.entries.items():
+        mine, theirs = sub.upd_cache_entry(c, i), sub.upd_cache_entry(state, i)
+        expected = pycopy.deepcopy(theirs)
+        assert type(mine) is type(expected), name
+        if isinstance(expected, np.ndarray):
+            assert mine.dtype == expected.dtype and mine.strides == expected.strides, name
+            assert mine.flags.writeable and not np.shares_memory(mine, theirs), name
+            assert [str(x) for x in mine.ravel(order="K")] == [str(x) for x in expected.ravel(order="K")], name
+        elif isinstance(expected, (dict, list)):
+            assert mine is not theirs and str(mine) == str(expected), name
+        else:
+            assert mine == expected, name
+    sub.upd_cache_entry(c, sub.entries["objects"])[0].append(9.0)  # object arrays are copied deeply
+    assert sub.get_cache_entry(state, sub.entries["objects"])[0] == [1.0]
+    sub.upd_cache_entry(c, sub.entries["dict"])["k"][0] = 7.0
+    assert sub.get_cache_entry(state, sub.entries["dict"])["k"][0] == 1.0
+    first, second = sub.upd_cache_entry(c, sub.first), sub.upd_cache_entry(c, sub.second)
+    assert sub.upd_cache_entry(state, sub.first) is sub.upd_cache_entry(state, sub.second)  # the premise
+    assert first is second and not np.shares_memory(first, sub.upd_cache_entry(state, sub.first))
+
+
 @pytest.mark.parametrize("how", [pycopy.copy, pycopy.deepcopy, State.copy])
 def test_python_copy_protocols_give_independent_states(how):
     system, sub, state = make()

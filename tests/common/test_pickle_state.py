@@ -96,3 +96,19 @@ def test_an_unpickled_state_used_directly_sees_its_own_writes(model):
         sy.realize(s, Stage.Acceleration)
     np.testing.assert_array_equal(s2.get_u(), -u)
     np.testing.assert_array_equal(s2.get_udot(), state.get_udot())
+
+
+def test_a_matter_cache_pickled_with_its_views_unpickles():
+    """An earlier version pickled the matter cache's read-only views (``ro``); they are made anew now, as
+    views of the unpickled workspace."""
+    system, state = pendulum()
+    system.realize(state, Stage.Velocity)
+    matter = system.get_matter_subsystem()
+    cache = matter._cache(state)
+    old = dict(cache.__getstate__(), ro=cache.ro)  # what the earlier version's pickle held
+    again = type(cache).__new__(type(cache))
+    again.__setstate__(pickle.loads(pickle.dumps(old)))
+    assert "ro" not in again.__dict__
+    np.testing.assert_array_equal(again.ro.V_GB, cache.ro.V_GB)
+    assert not again.ro.V_GB.flags.writeable and np.shares_memory(again.ro.V_GB, again.ws.V_GB)
+    assert not np.shares_memory(again.ro.V_GB, cache.ws.V_GB)

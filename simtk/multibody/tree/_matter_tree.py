@@ -21,12 +21,9 @@ arrays of the matter's own.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from ... import _core
-from ...common._values import _readonly
 from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
 from ...common.state import State
@@ -34,54 +31,10 @@ from ...common.subsystem import Subsystem
 from ...spatial import Transform
 from ._batch import BatchDynamics
 from ._diagnosis import singular_articulated_inertia
+from ._state_cache import _Layout, _MatterCache  # (pickles of States name them here)
 from .mobilized_body import MobilizedBody, _Ground
 
 __all__ = ["MatterTree"]
-
-
-class _Layout:
-    """Model-stage layout: joint codes and q/u offsets per body (depends on the Euler-angle switch)."""
-
-    __slots__ = ("codes", "qoff", "uoff", "nq", "nu", "quaternion_bodies", "euler", "custom")
-
-    def __init__(self, codes, qoff, uoff, quaternion_bodies, euler):
-        self.codes, self.qoff, self.uoff = codes, qoff, uoff
-        self.nq, self.nu = int(qoff[-1]), int(uoff[-1])
-        self.quaternion_bodies = quaternion_bodies
-        self.euler = euler
-        self.custom: list = []  # Custom mobilized bodies: Python fills their kernel rows each stage
-
-    def __deepcopy__(self, memo):
-        return self  # never changed once made (a Model change makes a new one): a State's copy shares it
-
-
-class _MatterCache:
-    """Instance-stage cache of one State: the kernel workspace and the arrays the stages fill."""
-
-    def __init__(self, ws, layout: _Layout):
-        nb, nu = ws.nb, ws.nu
-        self.ws = ws
-        self.layout = layout
-        self.body_forces = np.zeros((nb, 2, 3))  # Dynamics accumulators, (nb, 2, 3) and (nu,)
-        self.mobility_forces = np.zeros(nu)
-        self.A_GB = np.zeros((nb, 2, 3))  # the realized body accelerations (ws.A_GB is scratch)
-        self.plan = None  # the constraint plan of this instance (built by the constraints layer)
-        self.stage_hooks: dict = {"time": [], "dynamics": [], "acceleration": [], "report": []}  # set at Instance
-        self.ro = SimpleNamespace(
-            R_GB=_readonly(ws.R_GB), p_GB=_readonly(ws.p_GB), R_FM=_readonly(ws.R_FM), p_FM=_readonly(ws.p_FM),
-            V_GB=_readonly(ws.V_GB), V_FM=_readonly(ws.V_FM), A_GB=_readonly(self.A_GB),
-            mass=_readonly(ws.mass), p_BC=_readonly(ws.p_BC), p_GC=_readonly(ws.p_GC),
-            body_forces=_readonly(self.body_forces), mobility_forces=_readonly(self.mobility_forces))
-
-    def __deepcopy__(self, memo):
-        ws = self.ws.copy()
-        new = _MatterCache(ws, self.layout)
-        new.plan = self.plan  # never mutated after Instance: share it
-        new.stage_hooks = self.stage_hooks  # bound methods of topology objects: shared, like them
-        new.body_forces[:] = self.body_forces
-        new.mobility_forces[:] = self.mobility_forces
-        new.A_GB[:] = self.A_GB
-        return new
 
 
 def _default_q(name: str, nq: int, uses_quaternion: bool) -> np.ndarray:
