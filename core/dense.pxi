@@ -1,9 +1,33 @@
 # Small dense linear algebra of the constraint solve: the Cholesky factor of
 # A = G M^-1 G^T and its solves, with no Python call per operation (the
 # multiplier systems have a few to a few dozen equations, where LAPACK's
-# wrappers cost more than the arithmetic).
+# wrappers cost more than the arithmetic). Above LAPACK_CHOLESKY_ABOVE kept
+# equations the factor is LAPACK's blocked dpotrf, called from here through
+# SciPy's Cython LAPACK, so that the Python path and the compiled time loop,
+# which both factor through _factor_kept, round alike at every size.
 
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.math cimport sqrt, INFINITY
+
+cdef enum:
+    _OWN_CHOLESKY_UP_TO = 64
+
+#: Kept equations up to which _factor_kept runs its own loops (faster than LAPACK's there); LAPACK above.
+LAPACK_CHOLESKY_ABOVE = _OWN_CHOLESKY_UP_TO
+
+ctypedef void (*_dpotrf_t)(char* uplo, int* n, double* a, int* lda, int* info) noexcept nogil
+cdef _dpotrf_t _dpotrf = NULL
+
+
+def _bind_lapack():
+    # dpotrf of the LAPACK SciPy links (the function pointer its Cython LAPACK exports)
+    global _dpotrf
+    from scipy.linalg import cython_lapack
+    capsule = cython_lapack.__pyx_capi__["dpotrf"]
+    _dpotrf = <_dpotrf_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+_bind_lapack()
 
 
 cdef void _substitute_p(const double[:, ::1] L, const double* rhs, const idx_t* keep, double* x) noexcept nogil:
@@ -83,6 +107,8 @@ cdef Py_ssize_t _factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1
         if A[i, i] > 1e-300 * scale:
             keep[nk] = i
             nk += 1
+    if nk > _OWN_CHOLESKY_UP_TO:
+        return _factor_kept_lapack(A, L, keep, nk, scale)
     for i in range(nk):
         for j in range(nk):
             L[i, j] = 0.0
@@ -106,12 +132,36 @@ cdef Py_ssize_t _factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1
     return nk
 
 
+cdef Py_ssize_t _factor_kept_lapack(const double[:, ::1] A, double[:, ::1] L, const idx_t[::1] keep, Py_ssize_t nk,
+                                    double scale) noexcept nogil:
+    # The kept block's lower triangle goes into L (row-major), which LAPACK reads (column-major) as the
+    # upper triangle of the same symmetric matrix: dpotrf('U') leaves U with A = U^T U there, which is
+    # L = U^T row by row. The upper triangle of L is zero. Same codes as _factor_kept.
+    cdef Py_ssize_t i, j
+    cdef char uplo = b'U'
+    cdef int n = <int>nk, lda = <int>L.shape[1], info = 0
+    cdef double dmin = INFINITY
+    for i in range(nk):
+        for j in range(nk):
+            L[i, j] = A[keep[i], keep[j]] if j <= i else 0.0
+    _dpotrf(&uplo, &n, &L[0, 0], &lda, &info)
+    if info != 0:
+        return -2
+    for i in range(nk):
+        if L[i, i] < dmin:
+            dmin = L[i, i]
+    if not dmin * dmin > 1e-10 * scale:
+        return -2
+    return nk
+
+
 def factor_kept(const double[:, ::1] A, double[:, ::1] L, idx_t[::1] keep):
     """The Cholesky factor of A = G M^-1 G^T without its rows of zeros, as the constraint solver
     keeps it: rows whose diagonal is at most 1e-300 of the largest are left out (their indices
-    not in ``keep``), the rest factored into L[:nk, :nk] (row by row, as LAPACK's unblocked dpotf2;
-    its upper triangle zeroed), and the factor accepted when its smallest pivot squared exceeds
-    1e-10 of the largest diagonal.
+    not in ``keep``), the rest factored into L[:nk, :nk] (up to ``LAPACK_CHOLESKY_ABOVE`` kept rows
+    row by row, as LAPACK's unblocked dpotf2; above it by LAPACK's blocked dpotrf; its upper triangle
+    zeroed), and the factor accepted when its smallest pivot squared exceeds 1e-10 of the largest
+    diagonal.
     Returns nk (the kept rows are keep[:nk]), -1 when A's diagonal has no positive entry, or -2
     when the kept block is not positive definite or too ill-conditioned (the caller then takes
     A's eigen-decomposition)."""

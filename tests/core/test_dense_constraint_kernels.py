@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simtk_core
-from simtk.multibody.constraints._solver import _SMALL, _Factor
+from simtk.multibody.constraints._solver import _Factor
 
 ALL = ["Pin", "Slider", "Universal", "Cylinder", "Planar", "Gimbal", "Ball", "Free", "Weld"]
 EPS = np.finfo(float).eps
@@ -39,7 +39,7 @@ def test_cholesky_matches_numpy(m, seed):
     np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=0, atol=64 * m * EPS * np.linalg.cond(A) * np.abs(x).max())
 
 
-@pytest.mark.parametrize("m", [2, 3, 6])
+@pytest.mark.parametrize("m", [2, 3, 6, simtk_core.LAPACK_CHOLESKY_ABOVE + 6])
 def test_factor_kept_leaves_out_zero_rows_and_refuses_what_it_cannot_factor(m):
     rng = np.random.default_rng(m)
     A = _spd(rng, m, extra=m + 2)
@@ -67,10 +67,11 @@ def test_factor_kept_leaves_out_zero_rows_and_refuses_what_it_cannot_factor(m):
         simtk_core.cholesky_solve(np.eye(m), np.zeros(m + 1), np.zeros(m))
 
 
-@pytest.mark.parametrize("m", [_SMALL - 1, _SMALL, _SMALL + 1])
+@pytest.mark.parametrize("m", [simtk_core.LAPACK_CHOLESKY_ABOVE + d for d in (-1, 0, 1, 2, 60)])
 def test_factor_solves_alike_on_both_sides_of_the_lapack_threshold(m):
-    """Up to _SMALL equations the compiled Cholesky, above it LAPACK's: the same solution to round-off,
-    and the least-norm one when rows of A vanish (a planar loop's out-of-plane rows)."""
+    """Up to LAPACK_CHOLESKY_ABOVE kept equations factor_kept's own loops, above it LAPACK's dpotrf: the
+    same solution to round-off, and the least-norm one when rows of A vanish (a planar loop's
+    out-of-plane rows; two of them here, so that m + 2 equations keep m)."""
     rng = np.random.default_rng(m)
     A = _spd(rng, m, extra=4)
     b = rng.normal(size=m)
@@ -83,6 +84,20 @@ def test_factor_solves_alike_on_both_sides_of_the_lapack_threshold(m):
     xz = _Factor(Z).solve(bz)
     assert xz[0] == 0.0 and xz[-1] == 0.0
     np.testing.assert_allclose(xz[1:-1], x, rtol=0, atol=64 * m * EPS * cond * np.abs(x).max())
+
+
+@pytest.mark.parametrize("m", [simtk_core.LAPACK_CHOLESKY_ABOVE + 1, 150])
+def test_lapack_factor_is_the_lower_cholesky_factor(m):
+    """Above the threshold the factor is still A's lower Cholesky factor, row-major, its upper triangle
+    zero (LAPACK reads the row-major lower triangle as the column-major upper one): numpy's, to
+    round-off, whatever L held before."""
+    rng = np.random.default_rng(m)
+    A = _spd(rng, m, extra=m + 2)
+    L, keep = np.full((m + 3, m + 3), np.nan), np.full(m + 3, -1, dtype=np.intp)  # larger than A: lda != m
+    assert simtk_core.factor_kept(A, L, keep) == m
+    np.testing.assert_array_equal(keep[:m], np.arange(m))
+    assert not np.triu(L[:m, :m], 1).any()
+    np.testing.assert_allclose(L[:m, :m], np.linalg.cholesky(A), rtol=0, atol=64 * m * EPS * np.sqrt(np.abs(A).max()))
 
 
 def _tree(seed):

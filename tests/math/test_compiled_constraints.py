@@ -10,6 +10,7 @@ path's; closing errors are checked against the constraint tolerance the integrat
 """
 from __future__ import annotations
 
+import math
 import pickle
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
+import simtk_core
 from simtk import Function, Stage
 from simtk.common.errors import ConstraintViolationError
 from simtk.math import NonFiniteDerivativeError, SimulationDivergedError
@@ -358,6 +360,28 @@ def driven_speeds():
     return system, state
 
 
+def ladder(rungs: int = 22):
+    """Two chains of Ball-mobilized links hanging from Ground points 0.2 m apart, bent alike in the y-z
+    plane, tied link by link by a Ball at the middle of the gap (the ladder's rungs): 3 equations per
+    rung, 66 for 22 rungs, more than factor_kept's own loops take (LAPACK's dpotrf factors them), on
+    twice as many mobilities (and pin_chain's first link beside them, free)."""
+    system, matter, forces, bodies = pin_chain(1, "Ball")
+    link = bodies[0].get_body()
+    left = [MobilizedBody.Ball(matter.ground, Transform([-0.1, 0, 0]), link, Transform())]
+    right = [MobilizedBody.Ball(matter.ground, Transform([0.1, 0, 0]), link, Transform())]
+    for chain in (left, right):
+        for _ in range(rungs - 1):
+            chain.append(MobilizedBody.Ball(chain[-1], Transform([0, -0.5, 0]), link, Transform()))
+    for a, b in zip(left, right):
+        Constraint.Ball(a, [0.1, -0.5, 0], b, [-0.1, -0.5, 0])
+    state = _start(system)
+    for i, (a, b) in enumerate(zip(left, right)):  # the same turn about x on both sides keeps every rung closed
+        turn = Transform(Rotation.from_body_fixed_xyz([0.3 * math.sin(i), 0, 0]))
+        a.set_q_to_fit_transform(state, turn)
+        b.set_q_to_fit_transform(state, turn)
+    return system, state
+
+
 LOOPS = {"four-bar": (four_bar, 3), "spatial": (spatial_loop, 3), "relative": (relative_loop, 3),
          "weld": (welded_chain, 6), "orientation and angle": (oriented_pair, 4),
          "rod, plane and line": (rods_and_planes, 4), "held coordinates and a lock": (held_coordinates, 8),
@@ -384,6 +408,26 @@ def test_well_posed_loops_run_every_step_compiled_bitwise(name, loop):
     assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken() > 0
     assert within_tolerance(a)
     assert a.get_num_projections() > 0 or a.get_state().get_nu_err() == 0  # acceleration-only rows: none
+
+
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "Verlet"])
+def test_more_equations_than_the_own_cholesky_takes_run_compiled_bitwise(name):
+    """Law: past ``LAPACK_CHOLESKY_ABOVE`` equations (LAPACK's dpotrf factors them, for both paths in the
+    same compiled call) the compiled loop still takes every step, bitwise as the Python loop, projects
+    after every step and keeps the closing errors within the constraint tolerance."""
+    system, state = ladder()
+    m = 66
+    assert m > simtk_core.LAPACK_CHOLESKY_ABOVE  # the premise: the factor is LAPACK's
+    state.upd_u()[:] = np.linspace(-1.0, 1.5, state.get_nu())
+    a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
+    a.initialize(state)
+    b.initialize(state)
+    why = a.describe_fast_path()
+    assert why.startswith("compiled time loop:") and f"{m} constraint equations" in why, why
+    with counting_compiled_steps() as compiled_steps:
+        seen, ended = drive(a, b, [0.01, 0.02], max_steps=5000)
+    assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken() > 20
+    assert a.get_num_projections() > 0 and within_tolerance(a)
 
 
 def test_a_driven_crank_follows_its_sinusoid():
@@ -583,6 +627,20 @@ def test_the_least_norm_step_is_lstsq_s_for_full_row_rank(m, extra, seed):
     tol = 64 * cond * np.finfo(float).eps * (np.linalg.norm(ref) + 1.0)
     assert np.linalg.norm(dx - ref) <= tol
     assert np.linalg.norm(P @ dx - r) <= 64 * cond * np.finfo(float).eps * (np.linalg.norm(r) + 1.0)
+
+
+@pytest.mark.parametrize("m", [simtk_core.LAPACK_CHOLESKY_ABOVE + 1, 100])
+def test_the_least_norm_step_above_the_threshold_is_lstsq_s(m):
+    """With more rows than factor_kept's own loops take (LAPACK's dpotrf factors P P^T), the step is still
+    the least-norm one, to round-off relative to the condition of P P^T."""
+    rng = np.random.default_rng(m)
+    P = rng.normal(size=(m, 2 * m))
+    r = rng.normal(size=m)
+    dx = _least_norm_step(P, r)
+    ref = np.linalg.lstsq(P, r, rcond=None)[0]
+    cond = np.linalg.cond(P) ** 2
+    assert np.linalg.norm(dx - ref) <= 64 * m * cond * np.finfo(float).eps * (np.linalg.norm(ref) + 1.0)
+    assert not np.array_equal(dx, ref)  # the premise: not lstsq's own answer (the compiled factor gave it)
 
 
 def test_the_least_norm_step_falls_back_to_lstsq_when_rank_deficient():

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _core
 from . import _rows as rows
-from ._solver import _SMALL, _Plan
+from ._solver import _Plan
 from .builtin_constraints import ConstantAcceleration, ConstantCoordinate, ConstantSpeed
 from .motion import _LockSource, _PrescribedQ, _PrescribedU, _PrescribedUDot, _Sinusoid, _Steady
 
@@ -129,9 +129,6 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
             spec.update(b1=P["b1"], s1=P["s1"], b2=P["b2"], s2=P["s2"], L=P["L"], a=P["a"])
     if plan.quaternion_err_start != plan.mp:
         return None, f"its constraints ({_kinds(matter, plan)}) are laid out for the Python solve"
-    if plan.m > _SMALL:
-        return None, (f"its {plan.m} constraint equations are factored by LAPACK in Python (the compiled "
-                      f"loop factors up to {_SMALL})")
     eq, start, stop = plan.rows if plan.rows is not None else (_NO_INT, _NO_INT, _NO_INT)
     return dict(mp=plan.mp, nv=plan.mp + plan.mv, m=plan.m, parts=parts, e_body=plan.e_body, e_st0=plan.e_st0,
                 e_F0=plan.e_F0, rows_eq=eq, rows_start=start, rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0), None

@@ -14,7 +14,7 @@ from ... import _core
 from ...common.errors import ConstraintViolationError
 from ...common.stage import POSITION, VELOCITY
 from ...common.state import State
-from ._solver import _SMALL, _Factor, gmap
+from ._solver import _Factor, gmap
 
 __all__: list[str] = []
 
@@ -34,11 +34,10 @@ _NO_INT = np.zeros(0, dtype=np.intp)
 def _least_norm_step(P: np.ndarray, r: np.ndarray) -> np.ndarray:
     """The least-norm dx with P dx = r (the least-squares one when there is none).
 
-    Up to ``_SMALL`` rows: dx = P^T (P P^T)^-1 r by the compiled Cholesky factor (rows of zeros
-    left out), the step the compiled time loop takes; LAPACK's least squares when P has more rows
-    or is rank-deficient or ill-conditioned."""
+    dx = P^T (P P^T)^-1 r by the compiled Cholesky factor (rows of zeros left out), the step the
+    compiled time loop takes; LAPACK's least squares when P is rank-deficient or ill-conditioned."""
     m, n = P.shape
-    if 0 < m <= _SMALL and n:
+    if m and n:
         B, L, keep = np.empty((m, m)), np.empty((m, m)), np.empty(m, dtype=np.intp)
         _core._k.gram(P, B)
         nk = _core._k.factor_kept(B, L, keep)

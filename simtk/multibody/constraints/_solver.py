@@ -420,27 +420,22 @@ class _GMap:
         return self.b_F
 
 
-#: Up to this many equations A is factored by the compiled Cholesky (simtk_core.factor_kept), above it by
-#: LAPACK's blocked one.
-_SMALL = 64
-
-
 class _Factor:
     """Factorization of the symmetric positive semi-definite A = G M^-1 G^T for repeated solves.
 
     Rows of G that are exactly zero (a planar loop's out-of-plane row) have zero multipliers and
-    are left out; the rest is factored by Cholesky (compiled up to ``_SMALL`` equations, LAPACK's
-    potrf above) when well conditioned, else by its eigen-decomposition. Either way the solution
+    are left out; the rest is factored by Cholesky (``simtk_core.factor_kept``: its own loops up to
+    ``LAPACK_CHOLESKY_ABOVE`` equations, LAPACK's dpotrf above, as the compiled time loop factors)
+    when well conditioned, else by its eigen-decomposition. Either way the solution
     is the pseudo-inverse one, the multipliers of least norm, as Simbody's rank-revealing
     factorization gives them.
     """
 
-    __slots__ = ("chol", "pinv", "keep", "m", "inv1", "compiled")
+    __slots__ = ("chol", "pinv", "keep", "m", "inv1")
 
     def __init__(self, A: np.ndarray):
         self.m = m = len(A)
-        self.chol = self.pinv = self.keep = self.inv1 = None
-        self.compiled = False  # whether chol is the compiled factor (C order), solved by the compiled core
+        self.chol = self.pinv = self.keep = self.inv1 = None  # chol: the compiled factor (C order)
         if m == 1:
             a = float(A[0, 0])
             self.inv1 = 1.0 / a if a > 0.0 else 0.0
@@ -448,33 +443,16 @@ class _Factor:
         if m == 0:
             self.pinv = np.zeros((0, 0))
             return
-        if m <= _SMALL:  # the same decisions in one compiled call
-            L, keep = np.empty((m, m)), np.empty(m, dtype=np.intp)
-            nk = _core._k.factor_kept(A, L, keep)
-            if nk == -1:  # no positive diagonal: every row of G is zero
-                self.pinv = np.zeros((m, m))
-                return
-            if nk >= 0:
-                self.chol = L if nk == m else np.ascontiguousarray(L[:nk, :nk])
-                self.keep = None if nk == m else keep[:nk].copy()
-                self.compiled = True
-                return
-            self._eigen(A)
-            return
-        d = A.diagonal().tolist()
-        scale = max(d)
-        if not scale > 0.0:
+        # the same decisions as the compiled time loop's, in the same compiled call
+        L, keep = np.empty((m, m)), np.empty(m, dtype=np.intp)
+        nk = _core._k.factor_kept(A, L, keep)
+        if nk == -1:  # no positive diagonal: every row of G is zero
             self.pinv = np.zeros((m, m))
             return
-        B = A
-        if min(d) <= 1e-300 * scale:
-            self.keep = np.array([i for i, x in enumerate(d) if x > 1e-300 * scale], dtype=np.intp)
-            B = A.take(self.keep, axis=0).take(self.keep, axis=1)
-        L, info = _lapack.dpotrf(B, lower=1, clean=0)
-        if info == 0 and min(L.diagonal().tolist()) ** 2 > 1e-10 * scale:
-            self.chol = L
+        if nk >= 0:
+            self.chol = L if nk == m else np.ascontiguousarray(L[:nk, :nk])
+            self.keep = None if nk == m else keep[:nk].copy()
             return
-        self.keep = None
         self._eigen(A)
 
     def _eigen(self, A: np.ndarray) -> None:
@@ -499,11 +477,11 @@ class _Factor:
 
     def step(self, rhs: np.ndarray, YT: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The multipliers lam = A^+ rhs and du = lam YT (nu,), as the compiled time loop takes them:
-        scalar arithmetic for one equation, one compiled call for the compiled factor."""
+        scalar arithmetic for one equation, one compiled call for the Cholesky factor."""
         if self.inv1 is not None:
             lam1 = float(rhs[0]) * self.inv1
             return np.array([lam1]), YT[0] * lam1
-        if self.compiled:
+        if self.chol is not None:
             lam, du = np.empty(self.m), np.empty(YT.shape[1])
             _core._k.multiplier_step(np.ascontiguousarray(rhs), self.chol, _NO_INT if self.keep is None else self.keep,
                                      YT, lam, du)
@@ -512,12 +490,9 @@ class _Factor:
         return lam, lam @ YT
 
     def _chol_solve(self, rhs: np.ndarray) -> np.ndarray:
-        L = self.chol
-        if self.compiled:
-            x = np.empty(len(L))
-            _core._k.cholesky_solve(L, np.ascontiguousarray(rhs, dtype=np.float64), x)
-            return x
-        return _lapack.dpotrs(L, rhs, lower=1)[0]
+        x = np.empty(len(self.chol))
+        _core._k.cholesky_solve(self.chol, np.ascontiguousarray(rhs, dtype=np.float64), x)
+        return x
 
 
 def _n_rows(ws, plan: _Plan, layout):
