@@ -396,7 +396,15 @@ def test_well_posed_loops_run_every_step_compiled_bitwise(name, loop):
     takes every step, bitwise as the Python loop, and keeps the closing errors within the constraint
     tolerance."""
     make, m = LOOPS[loop]
-    system, state = make()
+    a = _run_compiled_and_python(*make(), name, m, [0.1, 0.3])
+    assert a.get_num_steps_taken() > 0 and within_tolerance(a)
+    assert a.get_num_projections() > 0 or a.get_state().get_nu_err() == 0  # acceleration-only rows: none
+
+
+def _run_compiled_and_python(system, state, name: str, m: int, report_times):
+    """Twins of integrator ``name`` from ``state`` with varied speeds, through ``report_times``: the
+    compiled one says it solves ``m`` equations and takes every step, bitwise as the Python one (which
+    ``drive`` compares after every call); returns the compiled one."""
     state.upd_u()[:] = np.linspace(-1.0, 1.5, state.get_nu())
     a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
     a.initialize(state)
@@ -404,10 +412,9 @@ def test_well_posed_loops_run_every_step_compiled_bitwise(name, loop):
     why = a.describe_fast_path()
     assert why.startswith("compiled time loop:") and f"{m} constraint equations" in why, why
     with counting_compiled_steps() as compiled_steps:
-        seen, ended = drive(a, b, [0.1, 0.3], max_steps=5000)
-    assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken() > 0
-    assert within_tolerance(a)
-    assert a.get_num_projections() > 0 or a.get_state().get_nu_err() == 0  # acceleration-only rows: none
+        seen, ended = drive(a, b, report_times, max_steps=5000)
+    assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken()
+    return a
 
 
 @pytest.mark.parametrize("name", ["RungeKuttaMerson", "Verlet"])
@@ -415,19 +422,10 @@ def test_more_equations_than_the_own_cholesky_takes_run_compiled_bitwise(name):
     """Law: past ``LAPACK_CHOLESKY_ABOVE`` equations (LAPACK's dpotrf factors them, for both paths in the
     same compiled call) the compiled loop still takes every step, bitwise as the Python loop, projects
     after every step and keeps the closing errors within the constraint tolerance."""
-    system, state = ladder()
     m = 66
     assert m > simtk_core.LAPACK_CHOLESKY_ABOVE  # the premise: the factor is LAPACK's
-    state.upd_u()[:] = np.linspace(-1.0, 1.5, state.get_nu())
-    a, b = twins(system, COMPILED_TWINS[name], lambda integ: integ.set_accuracy(1e-4))
-    a.initialize(state)
-    b.initialize(state)
-    why = a.describe_fast_path()
-    assert why.startswith("compiled time loop:") and f"{m} constraint equations" in why, why
-    with counting_compiled_steps() as compiled_steps:
-        seen, ended = drive(a, b, [0.01, 0.02], max_steps=5000)
-    assert ended == "reached" and compiled_steps[0] == a.get_num_steps_taken() > 20
-    assert a.get_num_projections() > 0 and within_tolerance(a)
+    a = _run_compiled_and_python(*ladder(), name, m, [0.01, 0.02])
+    assert a.get_num_steps_taken() > 20 and a.get_num_projections() > 0 and within_tolerance(a)
 
 
 def test_a_driven_crank_follows_its_sinusoid():
