@@ -347,6 +347,20 @@ cdef void k_position(Tree* t) noexcept nogil:
         spatial_inertia_at_origin(m, c, I_G, t.I_O + 36 * i)
 
 
+cdef inline void _add_into_root(const Tree* t, double* sums, Py_ssize_t pa, Py_ssize_t i, const double* X) noexcept nogil:
+    # sums(pa) += X for the tip-to-base sums of k_articulated (P) and k_mass_matrix (Ic): the first
+    # child to arrive (cfirst[pa] == i) writes I_O(pa) + X, so the sums are written on first touch
+    # instead of copied from I_O beforehand (sums may be I_O itself: then this is the in-place sum)
+    cdef double* Sp = sums + 36 * pa
+    cdef const double* Ip = t.I_O + 36 * pa
+    cdef int k
+    if t.cfirst[pa] != i:
+        add36(Sp, X)
+    else:
+        for k in range(36):
+            Sp[k] = Ip[k] + X[k]
+
+
 cdef void k_articulated(Tree* t) noexcept nogil:
     # Articulated-body inertias and their joint-space factorization (q only,
     # needs k_position). Kept apart from k_position so that CRBA and RNEA users
@@ -359,7 +373,6 @@ cdef void k_articulated(Tree* t) noexcept nogil:
     cdef double* Pai
     cdef double* Ui
     cdef double* Di
-    cdef double* Pp
     # tip to base: U_i = P_i S_i;  D_i = S_i^T U_i;  Pa_i = P_i - U_i D_i^-1 U_i^T;
     #              P_root(parent) += Pa_i   (Weld bodies hold no inertia: skipped)
     # P is written on first touch (I_O of the parent + its first child's Pa), not
@@ -403,12 +416,7 @@ cdef void k_articulated(Tree* t) noexcept nogil:
                         e += work[k] * Ui[6 * k + bb]
                     Pai[6 * a + bb] -= e
         if pa > 0:
-            Pp = t.P + 36 * pa
-            if t.cfirst[pa] != i:
-                add36(Pp, Pai)
-            else:
-                for k in range(36):
-                    Pp[k] = t.I_O[36 * pa + k] + Pai[k]
+            _add_into_root(t, t.P, pa, i, Pai)
 
 
 # ---------------------------------------------------------------------------
@@ -669,7 +677,6 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
     cdef double Fc[36]
     cdef double e
     cdef double* Ici
-    cdef double* Icp
     # A lean tree's I_O is read by no one after this: the composites are summed
     # in place (Ic is I_O, and a first touch is then the in-place sum).
     # Otherwise I_O stays and Ic holds the sums, written on first touch (I_O of
@@ -705,12 +712,7 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
                     M[nu * (u0 + l) + uj + k] = e
             j = t.rpar[j]
         if pa > 0:
-            Icp = Ic + 36 * pa
-            if t.cfirst[pa] != i:
-                add36(Icp, Ici)
-            else:
-                for k in range(36):
-                    Icp[k] = t.I_O[36 * pa + k] + Ici[k]
+            _add_into_root(t, Ic, pa, i, Ici)
 
 
 cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
