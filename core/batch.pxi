@@ -169,29 +169,47 @@ cdef Py_ssize_t _item_forces(BatchScratch* s, const FSet* sets, Py_ssize_t nsets
     return bad
 
 
+cdef struct Held:
+    # Forces held constant over a step, added after the force sets in element order (as the force
+    # subsystem adds a Force.DiscreteForces element's values after its compiled sets): k elements,
+    # each with body forces (6 nb) and, where has_mf[e], mobility forces (nu).
+    Py_ssize_t k
+    const double* bf      # (k, 6 nb)
+    const double* mf      # (k, nu)
+    const char* has_mf    # (k,)
+
+
 cdef Py_ssize_t _item_udot(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, const double* q,
-                           const double* u, const double* tau) noexcept nogil:
-    # udot = M(q)^-1 (f_sys(q, u) + tau - bias(q, u)), left in s.t.udot (and
-    # qdot = N(q) u in s.t.qdot). tau may be NULL (no applied mobility forces).
+                           const double* u, const double* tau, const Held* held=NULL) noexcept nogil:
+    # udot = M(q)^-1 (f_sys(q, u) + held + tau - bias(q, u)), left in s.t.udot (and
+    # qdot = N(q) u in s.t.qdot). tau may be NULL (no applied mobility forces), held too.
     # Cost: one position, articulated, velocity and forward sweep, O(n).
     cdef Tree* t = &s.t
     if q != t.q:
         memcpy(t.q, q, t.nq * sizeof(double))
     k_position(t)
     k_articulated(t)
-    return _item_udot_at_q(s, sets, nsets, u, tau)
+    return _item_udot_at_q(s, sets, nsets, u, tau, held)
 
 
 cdef Py_ssize_t _item_udot_at_q(BatchScratch* s, const FSet* sets, Py_ssize_t nsets, const double* u,
-                                const double* tau) noexcept nogil:
+                                const double* tau, const Held* held=NULL) noexcept nogil:
     # _item_udot's velocity-dependent half, at the positions and articulated inertias the tree
     # holds. Cost: one velocity and forward sweep, O(n).
     cdef Tree* t = &s.t
-    cdef Py_ssize_t i, bad
+    cdef Py_ssize_t i, e, bad
+    cdef Py_ssize_t n6 = 6 * t.nb
     if u != t.u:
         memcpy(t.u, u, t.nu * sizeof(double))
     k_velocity(t)  # lean: no station-bias caches
     bad = _item_forces(s, sets, nsets)
+    if held != NULL:
+        for e in range(held.k):
+            for i in range(n6):
+                s.bf[i] += held.bf[e * n6 + i]
+            if held.has_mf[e]:
+                for i in range(t.nu):
+                    s.mf[i] += held.mf[e * t.nu + i]
     if tau != NULL:
         for i in range(t.nu):
             s.mf[i] += tau[i]

@@ -25,6 +25,15 @@
 # when a step needs what only Python does (a non-finite derivative, a step
 # below the minimum): then the step's attempts are not counted and Python
 # takes that step again from its start, with the same numbers.
+#
+# A System with Python parts (a Force.Custom, a user's subsystem: see
+# core/realize.pxi) is stepped the same way with its derivatives evaluated
+# through its State (a StateDerivative): the State is put at (t, y) as the
+# Python path puts it and realized to Acceleration by its fused realization,
+# which calls the Python parts where the stage hooks would, with the GIL; the
+# kernels and the steps' arithmetic stay here. An exception in a Python part
+# hands the step back to Python, which takes it again and raises or recovers
+# as it does on its own path.
 
 from libc.math cimport pow, fabs, isfinite
 
@@ -42,9 +51,12 @@ cdef enum:
     RUN_REACHED = 0      # landed on t_max
     RUN_STEP_LIMIT = 1   # took max_steps steps
     RUN_PYTHON = 2       # the next step needs the Python path
+    RUN_RAISED = 3       # a Python part raised during a step (StateDerivative.raised): the step failed
+    RUN_NOT_BEGUN = 4    # run_ticks: the next driver step's restart needs Python (it was not begun)
 
 #: TreeStepper.run's return codes
-RUN_CODES = {"reached": RUN_REACHED, "step_limit": RUN_STEP_LIMIT, "python": RUN_PYTHON}
+RUN_CODES = {"reached": RUN_REACHED, "step_limit": RUN_STEP_LIMIT, "python": RUN_PYTHON, "raised": RUN_RAISED,
+             "not_begun": RUN_NOT_BEGUN}
 
 # the slots of TreeStepper.run's ctl (float64) and cnt (int64) arrays
 cdef enum:
@@ -62,7 +74,8 @@ cdef enum:
     C_HISTORY = 11      # Verlet: 1.0 when the previous step counts
     C_CONSTOL = 12      # the constraint tolerance in use (quaternion errors)
     C_PROJECT_EVERY = 13  # 1.0: project after every step
-    C_NCTL = 14
+    C_HFAIL = 14        # RUN_RAISED: the size of the step that failed
+    C_NCTL = 15
 cdef enum:
     N_MAX = 0           # steps allowed (<= 0: no limit)
     N_TAKEN = 1
@@ -76,7 +89,7 @@ cdef enum:
 STEPPER_CTL = dict(t0=C_T0, t_max=C_TMAX, h_pred=C_HPRED, fixed=C_FIXED, max_step=C_MAXSTEP,
                    min_step=C_MINSTEP, accuracy=C_ACC, p1=C_P1, h_prev=C_HPREV, h_first=C_HFIRST,
                    hp=C_HP, history=C_HISTORY, constraint_tolerance=C_CONSTOL, project_every=C_PROJECT_EVERY,
-                   size=C_NCTL)
+                   h_fail=C_HFAIL, size=C_NCTL)
 STEPPER_CNT = dict(max_steps=N_MAX, taken=N_TAKEN, attempted=N_ATTEMPTED, realize=N_REALIZE,
                    err_fail=N_ERRFAIL, steps=N_STEPS, projections=N_PROJECT, size=N_NCNT)
 
@@ -222,6 +235,71 @@ def error_norm(const double[::1] err, const double[::1] y0, const double[::1] y1
     return _error_norm(&err[0], &y0[0], &y1[0], &w[0], n, infinity)
 
 
+cdef class StateDerivative:
+    """y' = (qdot, udot) of a System's State, evaluated as the integrators' Python path evaluates it:
+    the State put at time t (``set_time``) and y (``upd_y``), realized to Acceleration through its
+    System, and its ydot read. The time loop's derivative for Systems with Python parts.
+
+    ``state``'s y and ydot arrays are bound once: the stepper is rebuilt when its layout changes.
+    """
+
+    cdef readonly object system, state
+    cdef object _y_arr, _ydot_arr, _set_time, _upd_y, _realize
+    cdef double* y
+    cdef const double* ydot
+    cdef readonly Py_ssize_t ny
+    cdef object pending  # a BaseException that is not an Exception (KeyboardInterrupt), re-raised by the caller
+    cdef public object raised  # the Exception a Python part raised (not a step adjustment), or None
+    cdef readonly object acceleration
+    cdef object retake  # the exception class whose steps Python takes again (StepAdjustment)
+
+    def __init__(self, object system, object state, object acceleration_stage, object retake):
+        y, ydot = state._y, state._ydot
+        self.ny = y.shape[0]
+        self.y = _f64_data(y, self.ny, True, "y")
+        self.ydot = _f64_data(ydot, self.ny, True, "ydot")
+        self._y_arr, self._ydot_arr = y, ydot
+        self.system, self.state = system, state
+        self._set_time, self._upd_y, self._realize = state.set_time, state.upd_y, system.realize
+        self.acceleration = acceleration_stage
+        self.pending = None
+        self.raised = None
+        self.retake = retake
+
+    def take_pending(self):
+        """The KeyboardInterrupt (or other BaseException that is not an Exception) a Python part raised
+        during the last run, or None; cleared. The caller raises it once the steps taken are committed."""
+        exc, self.pending = self.pending, None
+        return exc
+
+    def fits(self, object state):
+        """True when ``state`` is the State bound here, with the same y and ydot arrays."""
+        return state is self.state and state._y is self._y_arr and state._ydot is self._ydot_arr
+
+    cdef bint evaluate(self, double t, const double* y, double* out) noexcept nogil:
+        # out = ydot at (t, y); False when the realization raised (the step goes back to Python) or
+        # an entry is not finite
+        cdef bint ok = False
+        with gil:
+            try:
+                self._set_time(t)
+                self._upd_y()
+                memcpy(self.y, y, self.ny * sizeof(double))
+                self._realize(self.state, self.acceleration)
+                memcpy(out, self.ydot, self.ny * sizeof(double))
+                ok = first_non_finite_at(out, self.ny) < 0
+            except Exception as exc:
+                # a step adjustment: Python takes the step again and asks again; anything else fails
+                # the step as it fails on the Python path
+                if not isinstance(exc, self.retake):
+                    self.raised = exc
+                ok = False
+            except BaseException as exc:
+                self.pending = exc
+                ok = False
+        return ok
+
+
 cdef class TreeStepper:
     """Integrator steps over the tree and force sets of a TreeBatch (see the file's head).
 
@@ -239,17 +317,28 @@ cdef class TreeStepper:
     cdef bint has_constraints
     cdef BatchScratch scr
     cdef double* block
+    # the State mode (a System with Python parts): its derivatives, and the tree the State's
+    # realization leaves its kinematics in (else the batch scratch's)
+    cdef readonly StateDerivative state_derivative
+    cdef Tree* tr
+    # forces held over the steps (Force.DiscreteForces elements' values: see set_held)
+    cdef Held held
+    cdef Held* held_p
+    cdef object _held_refs
 
     def __cinit__(self):
         self.block = NULL
+        self.held_p = NULL
 
     def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control, quaternion_q,
-                 quaternion_bodies, LoopConstraints constraints=None, c=None):
+                 quaternion_bodies, LoopConstraints constraints=None, c=None, StateDerivative state_derivative=None):
         # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
         # error weights, c (s,) the nodes (stage i is evaluated at t0 + c_i h; RK only, ignored
         # otherwise; c None: zeros, for derivatives that do not depend on t). quaternion_q: the offsets in y of the
         # quaternion coordinates; quaternion_bodies: their bodies (whose qerr is |q| - 1).
         # constraints: the constraint equations solved and projected in the steps (or None).
+        # state_derivative: the derivatives come from a State realized by its System (batch: that
+        # State's workspace, without force sets; no constraints).
         cdef Py_ssize_t nb = batch.ws.nb
         if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
             raise ValueError(f"TreeStepper: unknown method code {method}")
@@ -258,6 +347,11 @@ cdef class TreeStepper:
         self.nq = batch.ws.nq
         self.nu = batch.ws.nu
         self.ny = self.nq + self.nu
+        if state_derivative is not None:
+            # a State's y may end in z (auxiliary variables), stepped as the Runge-Kutta tables step y
+            if state_derivative.ny < self.ny or (state_derivative.ny > self.ny and method != STEPPER_RK):
+                raise ValueError("TreeStepper: a State's y must be (q, u), or (q, u, z) for a Runge-Kutta table")
+            self.ny = state_derivative.ny
         self._A = np.ascontiguousarray(A, dtype=np.float64)
         self._b = np.ascontiguousarray(b, dtype=np.float64)
         self._e = np.ascontiguousarray(e, dtype=np.float64)
@@ -294,9 +388,33 @@ cdef class TreeStepper:
         _bind_block(&self.scr, &batch.ws.t, self.block)
         if constraints is not None:
             self.scr.t.lean = False  # the constraints read the bias accelerations and H
+        self.state_derivative = state_derivative
+        self.tr = &self.scr.t
+        if state_derivative is not None:
+            if constraints is not None or batch.nsets:
+                raise ValueError("TreeStepper: a State's derivatives take no constraints or force sets here")
+            self.tr = &batch.ws.t
 
     def __dealloc__(self):
         free(self.block)
+
+    def set_held(self, cnp.ndarray body_forces, cnp.ndarray mobility_forces, cnp.ndarray has_mobility):
+        """Hold forces over the steps: ``body_forces`` (k, nb, 2, 3), ``mobility_forces`` (k, nu) and
+        ``has_mobility`` (k,) uint8, one row per Force.DiscreteForces element in the order the force
+        subsystem adds them (after its force sets; a row's mobility forces only where has_mobility),
+        read at every derivative. The arrays are the caller's, written between runs (and by
+        ``run_ticks``' controller law); k = 0 holds none."""
+        cdef Py_ssize_t k = has_mobility.shape[0], nb = self.batch.ws.nb
+        if self.state_derivative is not None:
+            raise ValueError("TreeStepper.set_held: a State's derivatives hold their forces in the State")
+        self.held.bf = _f64_data(body_forces, k * 6 * nb, True, "held body forces")
+        self.held.mf = _f64_data(mobility_forces, k * self.nu, True, "held mobility forces")
+        if has_mobility.dtype != np.uint8 or has_mobility.ndim != 1 or not has_mobility.flags.c_contiguous:
+            raise ValueError("TreeStepper.set_held: has_mobility must be a contiguous uint8 vector")
+        self.held.has_mf = <const char*>cnp.PyArray_DATA(has_mobility)
+        self.held.k = k
+        self.held_p = &self.held if k else NULL
+        self._held_refs = (body_forces, mobility_forces, has_mobility)
 
     @property
     def y(self):
@@ -313,10 +431,12 @@ cdef class TreeStepper:
         # has just left them at this q.
         cdef BatchScratch* s = &self.scr
         cdef Py_ssize_t bad
+        if self.state_derivative is not None:
+            return self.state_derivative.evaluate(t, y, out)
         if reuse == -2:
-            bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL)
+            bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL, self.held_p)
         else:
-            bad = _item_udot_at_q(s, self.batch.fsets, self.batch.nsets, y + self.nq, NULL)
+            bad = _item_udot_at_q(s, self.batch.fsets, self.batch.nsets, y + self.nq, NULL, self.held_p)
         if self.has_constraints:
             self.constraints.set_time(t)
             if not self.constraints.correct(&s.t, reuse):
@@ -477,6 +597,23 @@ cdef class TreeStepper:
             nk_out[0] = nk
         return err <= tol
 
+    cdef bint _raised(self, double* c, idx_t* cnt, Py_ssize_t attempted, Py_ssize_t realize, Py_ssize_t err_fail,
+                      double h_try) noexcept nogil:
+        # After a failed evaluation: True when a Python part raised (not a step adjustment). The step
+        # failed as it fails on the Python path, whose statistics count its attempts, its error-test
+        # failures and its evaluations but the one that raised; they are committed, and the step's size.
+        cdef bint raised
+        if self.state_derivative is None:
+            return False
+        with gil:
+            raised = self.state_derivative.raised is not None
+        if raised:
+            cnt[N_ATTEMPTED] += attempted
+            cnt[N_REALIZE] += realize - 1
+            cnt[N_ERRFAIL] += err_fail
+            c[C_HFAIL] = h_try
+        return raised
+
     def run(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
             idx_t[::1] cnt, double[::1] qdd0, double[::1] a_prev):
         """Take steps from (ctl[t0], y0, K[0]) until t_max or cnt[max_steps] steps.
@@ -527,6 +664,111 @@ cdef class TreeStepper:
                              A, b, e, nodes, n_b, &qqv[0] if self.nquat else NULL, &qbv[0] if self.nquat else NULL,
                              &qev[0] if qev.shape[0] else NULL, &w1v[0])
         return code
+
+    def run_ticks(self, double[:, ::1] K, double[::1] y0, double[::1] w, bint infinity, double[::1] ctl,
+                  idx_t[::1] cnt, double[::1] qdd0, double[::1] a_prev, const double[::1] T,
+                  const idx_t[::1] pd_q, const idx_t[::1] pd_u, const double[::1] pd_kp, const double[::1] pd_kd,
+                  const double[::1] pd_target, Py_ssize_t pd_row, double[::1] y_start, idx_t[::1] tick_info):
+        """Driver steps from T[0] (= ctl[t0]) through T[1], ..., T[n] (simtk.simulation's loop, for PD
+        controllers of constant targets acting every driver step; the held mobility forces of row
+        ``pd_row`` are the driver's inputs).
+
+        Each driver step j, as the Python driver takes it: the controllers' law at (T[j], y0),
+        ``tau[u_i] = kp_i (q*_i - q[q_i]) + kd_i (0 - u[u_i])``, written into the held row; the
+        integrator's restart at Dynamics (Integrator._setup_interval: the derivative at the start,
+        the unit weights, Verlet's history); its steps to T[j+1] (``run``'s). Returns the number of
+        driver steps completed and a code: RUN_REACHED (all n), else ``run``'s code for the step that
+        stopped inside driver step j (which was begun: its law applied and the restart done), or
+        RUN_NOT_BEGUN with driver step j not begun (its restart needs Python: a projection, a
+        non-finite derivative). y_start and tick_info[0] are the start y and the steps taken at the start of the
+        last driver step begun (the integrator's interval start); the controls and counters are
+        ``run``'s, cnt[steps] the steps of all driver steps.
+        """
+        cdef Py_ssize_t ny = self.ny, nq = self.nq, nu = self.nu, n = T.shape[0] - 1, m = pd_q.shape[0]
+        cdef Py_ssize_t j, i, k, o, nerr, done = 0, steps = 0
+        cdef double* c = &ctl[0]
+        cdef double* Kp
+        cdef double* y0p
+        cdef double* mf
+        cdef double[::1] qev = self._qerr, w1v = self._w1
+        cdef const idx_t[::1] qqv = self._quat_q, qbv = self._quat_b
+        cdef double* qe = &qev[0] if qev.shape[0] else NULL
+        cdef double* w1 = &w1v[0]
+        cdef double worst
+        cdef int code = RUN_REACHED
+        if self.held_p == NULL or not 0 <= pd_row < self.held.k or pd_u.shape[0] != m or pd_kp.shape[0] != m \
+                or pd_kd.shape[0] != m or pd_target.shape[0] != m or y_start.shape[0] != ny or n < 0 \
+                or tick_info.shape[0] < 1 or cnt.shape[0] < N_NCNT or ctl.shape[0] < C_NCTL or ny == 0 \
+                or K.shape[1] != ny or y0.shape[0] != ny:
+            raise ValueError("TreeStepper.run_ticks: the arguments do not fit the stepper")
+        for i in range(m):
+            if not (0 <= pd_q[i] < nq and 0 <= pd_u[i] < nu):
+                raise ValueError("TreeStepper.run_ticks: a controlled coordinate is out of range")
+        if n and T[0] != c[C_T0]:
+            raise ValueError("TreeStepper.run_ticks: T[0] must be the integrator's time")
+        Kp = &K[0, 0]
+        y0p = &y0[0]
+        mf = <double*>self.held.mf + pd_row * nu
+        for j in range(n):
+            with nogil:
+                # --- the restart's projection: none needed (errors within tolerance), or Python takes it
+                if self.nquat or self.has_constraints:
+                    nerr = 0
+                    if self.has_constraints:
+                        memcpy(qe, self.constraints.perr, self.constraints.mp * sizeof(double))
+                        nerr = self.constraints.mp
+                    for k in range(self.nquat):
+                        qe[nerr + k] = self.tr.qerr[qbv[k]]
+                    worst = py_max(0.0, _rms_or_max(qe, nerr + self.nquat, infinity))
+                    if self.has_constraints and self.constraints.nv:
+                        worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.nv, infinity))
+                    if not (worst <= c[C_CONSTOL]):
+                        code = RUN_PYTHON
+                if code == RUN_REACHED:
+                    # --- the controllers' law at the start of the driver step (PDController.compute)
+                    (<char*>self.held.has_mf)[pd_row] = 1
+                    for i in range(m):
+                        mf[pd_u[i]] = pd_kp[i] * (pd_target[i] - y0p[pd_q[i]]) + pd_kd[i] * (0.0 - y0p[nq + pd_u[i]])
+                    # --- the restart (Integrator._setup_interval at Dynamics)
+                    if self.method == STEPPER_VERLET:
+                        for i in range(nq, ny):
+                            a_prev[i - nq] = Kp[i]  # Verlet's _save_start: the previous start's udot
+                    if self._deriv(c[C_T0], y0p, Kp):
+                        cnt[N_REALIZE] += 1
+                    else:
+                        code = RUN_PYTHON  # Python raises its NonFiniteDerivativeError
+                if code == RUN_REACHED and self.nquat:
+                    _quaternion_weights(y0p, &qqv[0], self.nquat, w1)
+                    for k in range(self.nquat):
+                        for i in range(4):
+                            if not isfinite(w1[qqv[k] + i]):
+                                code = RUN_PYTHON
+                    if code == RUN_REACHED:
+                        for k in range(self.nquat):
+                            for i in range(4):
+                                o = qqv[k] + i
+                                w[o] = w1[o]
+                if code == RUN_REACHED:
+                    if self.method == STEPPER_VERLET:
+                        memcpy(&qdd0[0], self.tr.qdotdot, nq * sizeof(double))
+                        c[C_HP] = 0.0
+                        c[C_HISTORY] = 0.0
+                    memcpy(&y_start[0], y0p, ny * sizeof(double))
+                    tick_info[0] = cnt[N_TAKEN]
+            if code != RUN_REACHED:
+                cnt[N_STEPS] = steps
+                return done, RUN_NOT_BEGUN
+            # --- the integrator's steps to the end of the driver step
+            c[C_TMAX] = T[j + 1]
+            cnt[N_MAX] = 0
+            code = self.run(K, y0, w, infinity, ctl, cnt, qdd0, a_prev)
+            steps += cnt[N_STEPS]
+            if code != RUN_REACHED:
+                cnt[N_STEPS] = steps
+                return done, code
+            done += 1
+        cnt[N_STEPS] = steps
+        return done, RUN_REACHED
 
     cdef int _run(self, double* K, double* y0, double* w, bint infinity, double* c, idx_t* cnt,
                   double* y, double* err, double* fend, double* qdd0, double* a_prev,
@@ -585,6 +827,8 @@ cdef class TreeStepper:
                 if accepted:
                     break
                 if not ok:
+                    if self._raised(c, cnt, attempted, realize, err_fail, h_try):
+                        return RUN_RAISED
                     return RUN_PYTHON  # a non-finite derivative: Python diagnoses or recovers
                 err_fail += 1
                 factor = py_min(0.5, py_max(0.1, 0.9 * pow(acc / errn, p1))) if isfinite(errn) else 0.1
@@ -598,6 +842,8 @@ cdef class TreeStepper:
             if end_needed:
                 realize += 1
                 if not self._deriv(t1, y, fend):
+                    if self._raised(c, cnt, attempted, realize, err_fail, h_try):
+                        return RUN_RAISED
                     return RUN_PYTHON
                 f_end = fend
             else:
@@ -612,7 +858,7 @@ cdef class TreeStepper:
                     memcpy(qerr, self.constraints.perr, self.constraints.mp * sizeof(double))
                     nerr = self.constraints.mp
                 for k in range(self.nquat):
-                    qerr[nerr + k] = self.scr.t.qerr[quat_b[k]]
+                    qerr[nerr + k] = self.tr.qerr[quat_b[k]]
                 worst = py_max(0.0, _rms_or_max(qerr, nerr + self.nquat, infinity))
                 if self.has_constraints and self.constraints.nv:
                     worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.nv, infinity))
@@ -664,6 +910,6 @@ cdef class TreeStepper:
             if f_end != K:
                 memcpy(K, f_end, ny * sizeof(double))
             if self.method == STEPPER_VERLET:
-                memcpy(qdd0, self.scr.t.qdotdot, nq * sizeof(double))
+                memcpy(qdd0, self.tr.qdotdot, nq * sizeof(double))
                 c[C_HP] = t1 - t_old
                 c[C_HISTORY] = 1.0 if c[C_HP] > 0 else 0.0

@@ -62,7 +62,6 @@ zero_first)`` does several sets in one call (the force subsystem's hot path).
 """
 from __future__ import annotations
 
-import math
 import os
 from typing import Mapping
 
@@ -673,8 +672,8 @@ def make_tree_batch(ws, sets: tuple):
 # ---------------------------------------------------------------------------------------------
 # The compiled time loop (core/stepper.pxi)
 # ---------------------------------------------------------------------------------------------
-__all__ += ["STEPPER_CTL", "STEPPER_CNT", "RUN_CODES", "make_tree_stepper", "rk_combine", "error_norm",
-            "constraint_norm", "normalize_quaternions"]
+__all__ += ["STEPPER_CTL", "STEPPER_CNT", "RUN_CODES", "make_tree_stepper", "make_state_derivative", "rk_combine",
+            "error_norm", "constraint_norm", "normalize_quaternions"]
 
 #: slot name -> index of the float64 controls and int64 counters of ``TreeStepper.run``
 STEPPER_CTL: dict = dict(_k.STEPPER_CTL)
@@ -695,105 +694,23 @@ def normalize_quaternions(q, qoff) -> None:
 
 
 def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool = False, error_control: bool = True,
-                      quaternion_q=(), quaternion_bodies=(), constraints=None, c=None):
+                      quaternion_q=(), quaternion_bodies=(), constraints=None, c=None, state_derivative=None):
     """A ``simtk_core.TreeStepper`` over ``batch`` (a TreeBatch) for ``method``: "rk" (with the
     table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,), the nodes ``c`` (s,; None: zeros) and ``fsal``),
     "semi_explicit" or "verlet". ``quaternion_q`` are the offsets in y of the quaternion coordinates,
     ``quaternion_bodies`` their bodies: they are projected (normalized) and weighted as the integrators do.
-    ``constraints``: a ``simtk_core.LoopConstraints`` (solved and projected in the steps) or None."""
+    ``constraints``: a ``simtk_core.LoopConstraints`` (solved and projected in the steps) or None.
+    ``state_derivative``: a ``simtk_core.StateDerivative`` (see ``make_state_derivative``) when the
+    derivatives come from a State realized by its System (``batch`` then has no force sets)."""
     z, qq, qb = np.zeros(1), np.asarray(quaternion_q, dtype=np.int64), np.asarray(quaternion_bodies, dtype=np.int64)
     return _k.TreeStepper(batch, _k.STEPPER_METHODS[method], np.zeros((1, 1)) if A is None else A, z if b is None
-                          else b, z if e is None else e, bool(fsal), bool(error_control), qq, qb, constraints, c)
+                          else b, z if e is None else e, bool(fsal), bool(error_control), qq, qb, constraints, c,
+                          state_derivative)
 
 
-# ---------------------------------------------------------------------------------------------
-# Contact detection (core/contact.pxi)
-# ---------------------------------------------------------------------------------------------
-__all__ += ["CONTACT_SHAPES", "CONTACT_EPA_REL_TOL", "contact_detect", "contact_min_separation"]
-
-#: name -> (code, number of used parameters) of the contact shapes.
-CONTACT_SHAPES: dict = dict(_k.CONTACT_SHAPES)
-#: Relative stopping tolerance of the iterative (EPA) narrow phase, times the pair's largest size.
-CONTACT_EPA_REL_TOL: float = float(_k.EPA_REL_TOL)
-_N_PARAMS = np.zeros(max(c for c, _ in CONTACT_SHAPES.values()) + 1, dtype=np.int64)
-for _code, _npar in CONTACT_SHAPES.values():
-    _N_PARAMS[_code] = _npar
-_SHAPE_NAMES = {c: name for name, (c, _) in CONTACT_SHAPES.items()}
-
-
-def _int_array(name: str, x, shape: tuple) -> np.ndarray:
-    a = np.asarray(x)
-    if a.shape != shape:
-        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
-    if a.size and not np.issubdtype(a.dtype, np.integer):
-        raise TypeError(f"{name}: expected integers, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.int32)
-
-
-def _contact_surfaces(codes, params, R_GS, p_GS, clique) -> tuple:
-    """The surfaces of `contact_detect` validated: (codes int32, params, R, p, clique int32)."""
-    codes_a = np.asarray(codes)
-    if codes_a.ndim != 1:
-        raise ValueError(f"codes: expected a 1-d array of shape (ns,), got shape {codes_a.shape}")
-    ns = codes_a.shape[0]
-    codes_a = _int_array("codes", codes_a, (ns,))
-    bad = np.flatnonzero((codes_a < 0) | (codes_a >= _N_PARAMS.size))
-    if bad.size:
-        raise ValueError(f"codes[{bad[0]}] = {int(codes_a[bad[0]])} is not a contact shape code; known: "
-                         f"{ {name: c for name, (c, _) in CONTACT_SHAPES.items()} }")
-    prm = _array("params", params, (ns, 3))
-    R = _array("R_GS", R_GS, (ns, 3, 3))
-    p = _array("p_GS", p_GS, (ns, 3))
-    cl = _int_array("clique", clique, (ns,))
-    used = np.arange(3)[None, :] < _N_PARAMS[codes_a][:, None]
-    bad_i, bad_j = np.nonzero((used & ~(prm > 0.0)) | (~used & (prm != 0.0)))
-    if bad_i.size:
-        i, j = int(bad_i[0]), int(bad_j[0])
-        name = _SHAPE_NAMES[int(codes_a[i])]
-        need = "> 0" if used[i, j] else "0 (unused)"
-        raise ValueError(f"params[{i}, {j}] = {float(prm[i, j])!r} of a {name} must be {need}")
-    if ns:
-        err = np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max(axis=(1, 2))
-        bad = np.flatnonzero((err > 1e-9) | (np.linalg.det(R) < 0))
-        if bad.size:
-            raise ValueError(f"R_GS[{bad[0]}] is not a rotation matrix")
-    return codes_a, prm, R, p, cl
-
-
-def contact_detect(codes, params, R_GS, p_GS, clique) -> tuple:
-    """Validate the surfaces and detect their contacts (see `simtk.multibody.contact._detection.detect`).
-
-    Returns ``(surf (nc, 2) int64, p_G (nc, 3), n_G (nc, 3), depth (nc,), R1 (nc,), R2 (nc,))`` in the
-    kernel's order (not sorted).
-    """
-    return contact_detect_unchecked(*_contact_surfaces(codes, params, R_GS, p_GS, clique))
-
-
-def contact_detect_unchecked(codes_a, prm, R, p, cl) -> tuple:
-    """`contact_detect` for surfaces already valid and of the kernel's types: int32 codes and
-    cliques, C-contiguous float64 params (ns, 3), rotations R (ns, 3, 3) and origins p (ns, 3). For a
-    caller that builds them itself each step (a contact force from its bodies' poses)."""
-    ns = codes_a.shape[0]
-    if ns < 2:
-        return (np.zeros((0, 2), np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0),
-                np.zeros(0))
-    cap = 4 * ns + 16
-    while True:
-        out = (np.empty((cap, 2), np.int64), np.empty((cap, 3)), np.empty((cap, 3)), np.empty(cap),
-               np.empty(cap), np.empty(cap))
-        nc = int(_k.contact_detect(codes_a, prm, R, p, cl, *out))
-        if nc <= cap:
-            return tuple(a[:nc] for a in out)
-        cap = nc
-
-
-def contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin: float) -> float:
-    """Validate the surfaces and return the least signed separation (positive apart) over the pairs
-    on different bodies (``body``, shape (ns,)) that `contact_detect` would consider, or ``margin``
-    (> 0) when no pair is within it (see `simtk.multibody.contact._detection.min_separation`)."""
-    codes_a, prm, R, p, cl = _contact_surfaces(codes, params, R_GS, p_GS, clique)
-    b = _int_array("body", body, (codes_a.shape[0],))
-    m = float(margin)
-    if not (m > 0 and math.isfinite(m)):
-        raise ValueError(f"margin must be positive and finite, got {margin!r}")
-    return float(_k.contact_min_separation(codes_a, prm, R, p, cl, b, m))
+def make_state_derivative(system, state, acceleration_stage: int, retake: type):
+    """A ``simtk_core.StateDerivative``: y' of ``state`` (no z) realized to ``acceleration_stage`` by
+    ``system.realize``, as the integrators' Python path evaluates it, for the compiled time loop. An
+    exception of class ``retake`` (a step adjustment) hands the step back to Python to take again;
+    any other fails the step (``RUN_CODES["raised"]``) and is kept in ``.raised``."""
+    return _k.StateDerivative(system, state, acceleration_stage, retake)

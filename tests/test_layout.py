@@ -163,3 +163,17 @@ def test_layers_point_one_way():
 def test_no_module_is_over_800_lines(name):
     n = len(_modules()[name].read_text().splitlines())
     assert n <= MAX_LINES, f"{name} has {n} lines (split it by concept; the limit is {MAX_LINES})"
+
+
+def test_the_compiled_core_is_imported_only_through_simtk_core_wrappers():
+    """``simtk_core`` is imported by ``simtk/_core.py`` alone (the one door to the kernels); every other
+    module reaches it through that module."""
+    importers = []
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "simtk_core" for a in node.names):
+                importers.append(name)
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "simtk_core":
+                importers.append(name)
+    assert importers == ["simtk._core"], importers

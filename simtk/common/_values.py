@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-import simtk_core as _k
+from .._core import _k
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -34,8 +34,7 @@ import weakref
 
 import numpy as np
 
-import simtk_core as _k
-
+from .._core import _k
 from ._values import _checked_vector, _copied_value, _readonly, _same_value
 from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (

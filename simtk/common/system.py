@@ -418,10 +418,13 @@ class System(Component):
         return new
 
     def _compiled_derivatives(self, state: State) -> tuple:
-        """``((batch, quaternion_q, quaternion_bodies, constraints), None)`` when the compiled time loop
-        can evaluate this System's derivatives at ``state``'s instance (a ``simtk_core.TreeBatch``; the
-        offsets in y of the quaternion coordinates it must project, and their bodies; a
-        ``simtk_core.LoopConstraints`` it solves and projects, or None), else ``(None, reason)``.
+        """``((batch, quaternion_q, quaternion_bodies, constraints, state_derivative, held), None)`` when the
+        compiled time loop can evaluate this System's derivatives at ``state``'s instance (a
+        ``simtk_core.TreeBatch``; the offsets in y of the quaternion coordinates it must project, and
+        their bodies; a ``simtk_core.LoopConstraints`` it solves and projects, or None; a
+        ``simtk_core.StateDerivative`` when the derivatives come from ``state`` itself, realized with
+        the Python parts it calls, or None; the force elements whose values the loop holds over its
+        steps), else ``(None, reason)``.
 
         A System computes its derivatives in Python unless it says otherwise; the multibody system
         does when all its elements are built in."""

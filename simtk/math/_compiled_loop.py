@@ -1,12 +1,19 @@
 """The compiled time loop of the integrators: when it runs, and how it hands over to Python.
 
-An integrator whose System evaluates its derivatives with compiled kernels only (a multibody
-system of built-in mobilizers and forces, see ``System._compiled_derivatives``) takes its steps in
+An integrator whose System evaluates its derivatives with compiled kernels (a multibody system of
+built-in mobilizers, see ``System._compiled_derivatives``) takes its steps in
 ``simtk_core.TreeStepper.run``: many steps per Python call, returning at the report, event or
 final time, after the step limit, or when a step needs Python. The stepper repeats the Python
 path's arithmetic exactly (``core/stepper.pxi``), so a trajectory does not depend on which path
 took its steps. After a segment of steps the advanced State is written with the last step's t
 and y and realized to Acceleration, which computes the same caches the Python path leaves.
+
+Built-in elements only, the derivatives are the batch kernels', with the values of
+``Force.DiscreteForces`` elements (a simulation's driver inputs) held over the steps, read from the
+State at every call. Python parts (a ``Force.Custom``, a user's subsystem) keep the loop too: its
+derivatives then realize the advanced State itself through the fused realization, which calls each
+Python part where the stage hooks would and nothing else (``simtk/multibody/_fused.py``); the steps
+stay compiled, and so do z variables under a Runge-Kutta table.
 
 Quaternions the stepper projects (normalizes) and weights itself, as the Python path does, and the
 constraints whose rows are compiled (geometric ones, held coordinates, speeds and accelerations, locks,
@@ -14,8 +21,9 @@ Steady and Sinusoid Motions, whose targets it evaluates at each stage's time: se
 ``simtk/multibody/constraints/_compiled.py``) it solves in every derivative and projects after every
 step (``core/loop_constraints.pxi``). Everything else Python does after or between steps keeps the
 loop in Python: witnesses of triggered events (evaluated after every step), other kinds of
-constraints, auto-update discrete variables, z variables, unit weights of a System's own rule, and a
-System whose elements realize in Python.
+constraints, Python parts beside constraint equations, Custom mobilizers, auto-update discrete
+variables, z variables under the semi-explicit and Verlet methods, and unit weights of a System's own
+rule.
 ``Integrator.describe_fast_path()`` says which. A change of the instance between calls (a Property,
 a disabled force) is followed: the loop is chosen again, as the Python path's next realization
 would see the change.
@@ -35,21 +43,35 @@ __all__ = ["CompiledLoop", "CompiledLoopChoice"]
 _CTL = _core.STEPPER_CTL
 _CNT = _core.STEPPER_CNT
 _TO_PYTHON = _core.RUN_CODES["python"]
+_RAISED = _core.RUN_CODES["raised"]
 _EMPTY = np.zeros(0)
 
 
 class CompiledLoop:
     """One continuous interval's compiled stepper and its preallocated controls."""
 
-    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch", "_n_equations")
+    __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch", "_n_equations",
+                 "_python_parts", "_state_derivative", "held", "held_bf", "held_mf", "held_has", "_nu", "adv")
 
-    def __init__(self, integrator, derivatives: tuple, spec: tuple):
+    def __init__(self, integrator, derivatives: tuple, spec: tuple, python_parts: Callable | None = None):
         method, A, b, e, fsal, c = spec
-        batch, quaternion_q, quaternion_bodies, constraints = derivatives
+        batch, quaternion_q, quaternion_bodies, constraints, state_derivative, held = derivatives
         self.stepper = _core.make_tree_stepper(
             batch, method, A, b, e, fsal=fsal, error_control=integrator._has_error_control,
             quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies,
-            constraints=constraints, c=c)
+            constraints=constraints, c=c, state_derivative=state_derivative)
+        self._state_derivative = state_derivative
+        self._python_parts = python_parts  # () -> the Python parts in words, timed when asked
+        # the Force.DiscreteForces elements whose values the steps hold (read from the State at every run)
+        self.held = tuple(held)
+        self._nu = batch.nu
+        if self.held:
+            k = len(self.held)
+            self.held_bf = np.zeros((k, batch.nb, 2, 3))
+            self.held_mf = np.zeros((k, batch.nu))
+            self.held_has = np.zeros(k, dtype=np.uint8)
+            self.stepper.set_held(self.held_bf, self.held_mf, self.held_has)
+        self.adv = integrator._adv  # the State this loop steps
         self._n_equations = 0 if constraints is None else constraints.m
         self.ctl = np.zeros(_CTL["size"])
         self.cnt = np.zeros(_CNT["size"], dtype=np.int64)
@@ -64,16 +86,62 @@ class CompiledLoop:
     def describe(self) -> str:
         solved = (f", solving and projecting {self._n_equations} constraint equations in its steps"
                   if self._n_equations else "")
-        return (f"compiled time loop: {self._method} steps over {self._nbodies} bodies run in the compiled "
+        text = (f"compiled time loop: {self._method} steps over {self._nbodies} bodies run in the compiled "
                 f"core{solved}, many steps per call, returning to Python at report, event and final times")
+        if self.held:
+            text += ("; the values of " + ", ".join(repr(e.get_absolute_path()) for e in self.held) +
+                     " (DiscreteForces) are held over the steps")
+        if self._python_parts is not None:
+            text += ("; each evaluation of the derivatives calls Python for " + "; ".join(self._python_parts()) +
+                     " (the rest of the evaluation is compiled)")
+        return text
 
     def run(self, integ, t_max: float, max_steps: int) -> tuple[int, bool]:
         """Take steps towards ``t_max`` (at most ``max_steps``, 0: no limit) from the integrator's
         saved start; returns (steps taken, whether the next step needs the Python path). The
         integrator's start, statistics and step-size prediction are updated, and when steps were
         taken the advanced State is put at the new start, realized to Acceleration."""
-        if integ._adv._inval_epoch[INSTANCE] != self.instance_epoch:
+        if integ._adv._inval_epoch[INSTANCE] != self.instance_epoch or integ._adv is not self.adv or (
+                self._state_derivative is not None and not self._state_derivative.fits(integ._adv)):
             return self._renew(integ, t_max, max_steps)
+        if self.held:
+            self.read_held(integ._adv)
+        c, n = self._load(integ, t_max, max_steps)
+        if self._verlet:
+            code = self.stepper.run(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n,
+                                    integ._qdd0, integ._a_prev)
+        else:
+            code = self.stepper.run(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n, _EMPTY, _EMPTY)
+        steps = self.commit(integ)
+        if self._state_derivative is not None:
+            # a Python part raised: the step failed as on the Python path (the State back at the last
+            # good step), after the steps before it were committed
+            interrupt = self._state_derivative.take_pending()
+            exc, self._state_derivative.raised = self._state_derivative.raised, None
+            if interrupt is not None:
+                integ._restore_start()
+                raise interrupt
+            if code == _RAISED:
+                integ._undo_failed_step(exc, float(c[14]))
+                raise exc
+        return steps, code == _TO_PYTHON
+
+    #: run_ticks' code for a driver step whose restart needs Python (not begun)
+    not_begun_code = _core.RUN_CODES["not_begun"]
+
+    def run_ticks(self, integ, T, pd_q, pd_u, pd_kp, pd_kd, pd_target, row: int, y_start, tick_info) -> tuple:
+        """``simtk_core.TreeStepper.run_ticks`` from the integrator's saved start (the held forces read
+        from the State by the caller); returns (driver steps completed, code). ``commit`` then updates
+        the integrator and its State."""
+        c, n = self._load(integ, float(T[-1]), 0)
+        if self._verlet:
+            qdd0, a_prev = integ._qdd0, integ._a_prev
+        else:
+            qdd0, a_prev = _EMPTY, _EMPTY
+        return self.stepper.run_ticks(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n, qdd0, a_prev,
+                                      T, pd_q, pd_u, pd_kp, pd_kd, pd_target, row, y_start, tick_info)
+
+    def _load(self, integ, t_max: float, max_steps: int) -> tuple:
         c, n = self.ctl, self.cnt
         c[0] = integ._t0  # slots: see STEPPER_CTL (t0 is 0)
         c[1] = t_max
@@ -96,29 +164,56 @@ class CompiledLoop:
         if self._verlet:
             c[10] = integ._hp
             c[11] = 1.0 if integ._have_history else 0.0
-            code = self.stepper.run(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n,
-                                    integ._qdd0, integ._a_prev)
-        else:
-            code = self.stepper.run(integ._K, integ._y0, integ._wy, integ._use_infinity_norm, c, n, _EMPTY, _EMPTY)
+        return c, n
+
+    def commit(self, integ, write_state: bool = False) -> int:
+        """After a run: the integrator's start, statistics and step-size prediction from the stepper's
+        controls, and when steps were taken (or ``write_state``: forces held in the steps changed) its
+        advanced State at the new start, realized to Acceleration (the caches the Python path leaves).
+        Returns the steps taken."""
+        c, n = self.ctl, self.cnt
         steps = int(n[5])
+        # the statistics of the steps taken, and of a step that failed in a Python part
+        integ._n_attempted = int(n[2])
+        integ._n_realize = int(n[3])
+        integ._n_err_fail = int(n[4])
         if steps:
-            integ._t0 = t0 = float(c[0])
+            integ._t0 = float(c[0])
             integ._h_pred = float(c[2])
             integ._h_prev = float(c[8])
             integ._h_first = float(c[9])
             integ._n_taken = int(n[1])
-            integ._n_attempted = int(n[2])
-            integ._n_realize = int(n[3])
-            integ._n_err_fail = int(n[4])
             integ._n_project = int(n[6])
             if self._verlet:
                 integ._hp = float(c[10])
                 integ._have_history = bool(c[11])
-            s = integ._adv
-            s.set_time(t0)
+        s = integ._adv
+        if steps or write_state:
+            s.set_time(integ._t0)
             s.upd_y()[:] = integ._y0
             integ._system.realize(s, ACCELERATION)  # the caches the Python path leaves
-        return steps, code == _TO_PYTHON
+        elif self._verlet:
+            integ._hp = float(c[10])
+            integ._have_history = bool(c[11])
+        return steps
+
+    def read_held(self, s) -> None:
+        """The held forces from the State: each DiscreteForces element's values (its mobility forces
+        only once set, as the element adds them)."""
+        nu = self._nu
+        for r, element in enumerate(self.held):
+            values = element._values(s)
+            self.held_bf[r] = values.body_forces
+            if len(values.mobility_forces) == nu:
+                self.held_mf[r] = values.mobility_forces
+                self.held_has[r] = 1
+            else:
+                self.held_has[r] = 0
+
+    def write_held(self, s, row: int) -> None:
+        """Row ``row`` of the held mobility forces into its element's values in ``s`` (invalidates
+        Dynamics): what a controller's law computed in the steps."""
+        self.held[row]._upd_values(s).mobility_forces[:] = self.held_mf[row]
 
     def _renew(self, integ, t_max: float, max_steps: int) -> tuple[int, bool]:
         """The advanced State's instance changed since this loop was built (without a reinitialize):
@@ -194,8 +289,12 @@ class CompiledLoopChoice:
         (``simtk._core.make_tree_stepper``), or None when it has none."""
         return None
 
-    def _setup_loop(self) -> None:
-        """Choose the time loop of this continuous interval (see ``describe_fast_path``)."""
+    def _setup_loop(self, reuse: bool = False) -> None:
+        """Choose the time loop of this continuous interval (see ``describe_fast_path``); ``reuse``:
+        keep the current choice, made for this State's instance (a restart above Instance)."""
+        if reuse and self.__dict__.get("_loop_reasons") is not None and (
+                self._loop is None or self._loop.adv is self._adv):
+            return
         self._loop = None
         s, reasons = self._adv, []
         spec = self._compiled_spec()
@@ -219,20 +318,27 @@ class CompiledLoopChoice:
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:
             reasons.append("the unit weights of the error norm vary with the State")
-        if s.get_nz():
+        if s.get_nz() and (derivatives is None or derivatives[4] is None or spec is None or spec[0] != "rk"):
+            # (z is stepped in the compiled loop by the Runge-Kutta tables, when the State is realized there)
             reasons.append(f"{s.get_nz()} auxiliary variables z are integrated")
         auto = s._auto_update_variables()
         if auto:
-            reasons.append(f"{auto} auto-update discrete variables are swapped in Python after every step")
+            holders = ", ".join(repr(ss.name) for ss in s._subs if any(v.update_entry >= 0 for v in ss.discrete))
+            reasons.append(f"{auto} auto-update discrete variables are swapped in Python after every step "
+                           f"(in {holders})")
         if why:
             reasons.append(why)
         self._loop_reasons = reasons
         if not reasons:
-            self._loop = CompiledLoop(self, derivatives, spec)
+            parts = None
+            if derivatives[4] is not None:
+                system = self._system
+                parts = lambda: system._describe_python_parts(s)  # noqa: E731 (timed only when described)
+            self._loop = CompiledLoop(self, derivatives, spec, parts)
 
 
 assert (_CTL["t0"], _CTL["t_max"], _CTL["h_pred"], _CTL["fixed"], _CTL["max_step"], _CTL["min_step"],
         _CTL["accuracy"], _CTL["p1"], _CTL["h_prev"], _CTL["h_first"], _CTL["hp"], _CTL["history"],
-        _CTL["constraint_tolerance"], _CTL["project_every"]) == tuple(range(14))
+        _CTL["constraint_tolerance"], _CTL["project_every"], _CTL["h_fail"]) == tuple(range(15))
 assert (_CNT["max_steps"], _CNT["taken"], _CNT["attempted"], _CNT["realize"], _CNT["err_fail"],
         _CNT["steps"], _CNT["projections"]) == tuple(range(7))

@@ -348,7 +348,15 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         """Begin a continuous interval at the advanced State as it is now."""
         system, s = self._system, self._adv
         system.realize(s, Stage.Instance)
-        self._collect_triggered()  # subsystem trigger slots belong to the Instance layout
+        # What belongs to the instance (the witnesses, constant unit weights, the time loop's choice) is
+        # kept across a restart above Instance (a controller's new inputs, an event handler's change of
+        # a discrete variable) of the same State: only the restart's numbers are computed again.
+        key = self.__dict__.get("_instance_key")
+        same_instance = (stage > INSTANCE and key is not None and key[0] is s and key[1] == s._inval_epoch[INSTANCE]
+                         and getattr(self, "_ny", -1) == s.get_ny())
+        self._instance_key = (s, s._inval_epoch[INSTANCE])
+        if not same_instance:
+            self._collect_triggered()  # subsystem trigger slots belong to the Instance layout
         ny = s.get_ny()
         if stage <= MODEL or getattr(self, "_ny", -1) != ny:
             self._allocate(ny)
@@ -356,7 +364,8 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         if self._has_constraints or self._project_every_step:
             self._project(s)
         self._realize_derivatives_or_raise("at the start of a continuous interval")
-        self._compute_weights()
+        if not same_instance or self._weights_vary:
+            self._compute_weights()
         self._save_start()
         # Where this interval began, to tell a diverging simulation from a singular model on failure.
         self._interval_start = (self._t0, self._y0.copy(), self._n_taken)
@@ -365,7 +374,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         if stage <= INSTANCE or not math.isfinite(self._h_pred):
             self._h_pred = self._estimate_initial_step()
         self._start_of_interval = True
-        self._setup_loop()
+        self._setup_loop(reuse=same_instance)
 
     def _allocate(self, ny: int) -> None:
         """Preallocate every per-step buffer for ``ny`` continuous variables."""
@@ -597,11 +606,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
                         f"{h_min!r} at t = {t0!r} (last error norm {err!r} with step {h_try!r}); the State is left "
                         f"at t = {t0!r}")
         except BaseException as exc:
-            self._restore_start()
-            if isinstance(exc, (FloatingPointError, NonFiniteDerivativeError)):
-                report = self._divergence_report(h_try, exc)
-                if report is not None:
-                    raise SimulationDivergedError(report) from exc
+            self._undo_failed_step(exc, h_try)
             raise
         self._n_taken += 1
         self._h_prev = h_try
@@ -612,6 +617,16 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
             if t1 == t_max and h_try < h:
                 h_next = max(h_next, h)  # a step cut short for a report keeps the natural size
             self._h_pred = min(h_next, self._max_step)
+
+    def _undo_failed_step(self, exc: BaseException, h_try: float) -> None:
+        """A step of size ``h_try`` failed with ``exc``: put the State back at the last good step; a
+        failure of a diverging run raises SimulationDivergedError (from ``exc``). The caller raises ``exc``
+        otherwise. (The compiled loop's failed steps end here too.)"""
+        self._restore_start()
+        if isinstance(exc, (FloatingPointError, NonFiniteDerivativeError)):
+            report = self._divergence_report(h_try, exc)
+            if report is not None:
+                raise SimulationDivergedError(report) from exc
 
     def _vetoed(self, adj: StepAdjustment, h_try: float, t0: float) -> float:
         """The step to retry after an element's veto; raises below the minimum step.

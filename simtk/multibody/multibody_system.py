@@ -5,13 +5,16 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _core
+from ..common.errors import StepAdjustment
 from ..common.output import output
-from ..common.stage import INSTANCE, Stage
+from ..common.stage import ACCELERATION, INSTANCE, Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
-from ._fused import make_fused
+from ._fused import describe_python_parts, make_fused
 from .constraints._compiled import loop_constraints_spec, make_loop_constraints
+from .forces import Force, GeneralForceSubsystem
 from .matter import SimbodyMatterSubsystem
 
 __all__ = ["MultibodySystem"]
@@ -144,30 +147,73 @@ class MultibodySystem(System):
 
     # ------------------------------------------------------------------ the compiled time loop
     def _compiled_derivatives(self, state: State) -> tuple:
-        """The matter's batch kernels when every element of the System is built in (see System)."""
+        """How the compiled time loop evaluates this System's derivatives at ``state`` (realized to
+        Acceleration): ``((batch, quaternion q offsets, quaternion bodies, constraints, state
+        derivative, held elements), None)``, or ``(None, why not)``.
+
+        Built-in elements only: the matter's batch kernels, with the constraints they solve, and the
+        values of ``Force.DiscreteForces`` elements held over the steps (``held elements``). With
+        other Python parts (a ``Force.Custom``, a user's subsystem; see ``_fused.py``): the State's own
+        fused realization, which calls them (``state derivative``; the batch then has no force sets).
+        """
         matter = self.get_matter_subsystem()
         if type(matter) is not SimbodyMatterSubsystem:
             return None, f"the matter subsystem is a {type(matter).__name__}, whose realize hooks run in Python"
-        for sub in self._subsystems:
-            if sub is not matter and sub not in self._force_subsystems and not self._passive(sub):
-                return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
         t = type(self)
         if (not self._own_weight_rules() or t.calc_q_err_weights is not System.calc_q_err_weights
                 or t.calc_u_err_weights is not System.calc_u_err_weights):
             return None, f"{t.__name__} overrides the unit weights of error control, which are computed in Python"
+        layout = matter._layout(state)
+        qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
+        qq = matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb]
+        fused = state._fused
+        held = self._held_forces(state)
+        if fused and fused.staged and held is None:
+            # Python parts: only a fused realization calls them where the hooks would (a matter
+            # subsystem of kernels, no constraint equations)
+            ws = matter._cache(state).ws
+            derivative = _core.make_state_derivative(self, state, ACCELERATION, StepAdjustment)
+            return (_core.make_tree_batch(ws, ()), qq, qb, None, derivative, ()), None
+        for sub in self._subsystems:
+            if sub is not matter and sub not in self._force_subsystems and not self._passive(sub):
+                return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
         spec, why = loop_constraints_spec(matter, matter._cache(state).plan)
         if why:
             return None, why
-        try:
-            batch = matter._batch_entry(state, constraints_solved_by_caller=True).batch
-        except NotImplementedError as exc:
-            # the batch's reason without its advice to batch users
-            why = str(exc).split("batched dynamics: ", 1)[-1].split(";", 1)[0]
-            return None, why.replace(", which the batch kernels cannot run", "")
-        layout = matter._layout(state)
-        qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
+        if held is not None:
+            # the built-in sets, and the DiscreteForces' values held over the steps (added after them)
+            groups = self._force_subsystems[0]._groups(state)
+            sets = tuple(p.fs for p in groups.position_packed + groups.velocity_packed)
+            batch = _core.make_tree_batch(matter._cache(state).ws, sets)
+        else:
+            try:
+                batch = matter._batch_entry(state, constraints_solved_by_caller=True).batch
+            except NotImplementedError as exc:
+                # the batch's reason without its advice to batch users
+                why = str(exc).split("batched dynamics: ", 1)[-1].split(";", 1)[0]
+                why = why.replace(", which the batch kernels cannot run", "")
+                if spec is not None and fused is False:
+                    why += " (with constraint equations the compiled loop takes built-in elements only)"
+                return None, why
         constraints = None if spec is None else make_loop_constraints(batch, spec)
-        return (batch, matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb], qb, constraints), None
+        return (batch, qq, qb, constraints, None, tuple(held or ())), None
+
+    def _held_forces(self, state: State) -> list | None:
+        """The ``Force.DiscreteForces`` elements, in the order their forces are added, when they are the
+        only elements of this System evaluated in Python (one GeneralForceSubsystem, no Force.Custom):
+        the compiled time loop then holds their values over its steps. None otherwise."""
+        if len(self._force_subsystems) != 1 or type(self._force_subsystems[0]) is not GeneralForceSubsystem:
+            return None
+        groups = self._force_subsystems[0]._groups(state)
+        if groups.has_customs or groups.position_python or not groups.velocity_python:
+            return None
+        if any(cls is not Force.DiscreteForces for cls, _ in groups.velocity_python):
+            return None
+        return [e for _, packed in groups.velocity_python for e in packed.elements]
+
+    def _describe_python_parts(self, state: State) -> list[str]:
+        """The Python parts a realization of ``state`` calls, in words, with their cost per evaluation."""
+        return describe_python_parts(self, state)
 
     def _passive(self, sub: Subsystem) -> bool:
         """True when ``sub`` has no realize hook from Time to Acceleration (a holder of variables, such

@@ -22,6 +22,7 @@ from ..math.explicit import RungeKuttaMersonIntegrator
 from ..math.integrator import Integrator, StepSizeTooSmallError
 from ..math.time_stepper import TimeStepper
 from ._clock import Clock, as_fraction
+from ._compiled_driver import CompiledDriver
 from .agents import Agent, Controller, InputProbe, Monitor, _Inputs, _needs_forces
 from .recording import OutputProbe, StatesTrajectory
 
@@ -99,6 +100,8 @@ class Simulation:
         self.progress_shown = False  # whether a progress bar was shown (for tests and scripts)
         self._n_driver = 0
         self._n_rejected = 0
+        self._compiled: CompiledDriver | None = None
+        self._use_compiled_driver = True  # False: every driver step in Python (to compare the two)
         self._last_summary: RunSummary | None = None
 
     # ------------------------------------------------------------------ agents
@@ -174,6 +177,7 @@ class Simulation:
         for a in self._agents:
             if isinstance(a, OutputProbe):
                 a._bind(system, state, 1024)
+        self._compiled = CompiledDriver.for_run(self)
 
     def _make_input_forces(self):
         from ..multibody.forces import Force, GeneralForceSubsystem
@@ -219,6 +223,18 @@ class Simulation:
         self._record(self._k)  # the start, once
         try:
             while self._k < k_end:
+                stretch = self._compiled.stretch(self._k, k_end) if self._compiled is not None else None
+                if stretch is not None:
+                    # driver steps taken in the compiled loop; a driver step it began is finished here
+                    self._k, begun = stretch
+                    if begun is not None:
+                        self._stepper.step_to(clock.time(begun))
+                        self._n_driver += 1
+                        self._k = begun
+                    self._record(self._k)
+                    self._save_waypoints()
+                    self._update_progress(wall0, t_now, t_final)
+                    continue
                 kb = self._next_tick(self._k, k_end)
                 self._advance(self._k, kb)
                 self._k = kb

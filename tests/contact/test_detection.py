@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from simtk._core import CONTACT_EPA_REL_TOL, CONTACT_SHAPES
+from simtk._core_contact import CONTACT_EPA_REL_TOL, CONTACT_SHAPES
 from simtk.multibody.contact._detection import Contacts, detect, detect_unchecked
 from simtk.multibody.contact.geometry import ContactGeometry as CG
 from tolerances import EPS, tol

@@ -129,13 +129,14 @@ def test_fused_and_hooks_share_the_position_force_cache_semantics():
         np.testing.assert_array_equal(s.get_udot(), ref.get_udot())
 
 
-def test_not_plain_states_keep_the_hooks():
-    """A constraint, a Force.Custom, a Custom mobilizer or a second force subsystem keeps the
-    stage hooks (no fused plan)."""
+def test_states_with_kernels_outside_the_core_keep_the_hooks():
+    """A constraint or a Custom mobilizer keeps the stage hooks (no fused plan); a Force.Custom or a
+    second force subsystem is fused, stage by stage, calling its Python where the hooks would
+    (tests/math/test_compiled_loop_python_parts.py compares the two)."""
     model, _ = _model(["Pin", "Pin"], 4, nb=3)
     s = new_state(model)
     model.system.realize(s, Stage.Instance)
-    assert s._fused
+    assert s._fused and not s._fused.staged
     Constraint.Rod(model.mobods[1], [0, 0, 0], model.mobods[2], [0, 0, 0], 0.7)
     s = model.system.realize_topology()
     model.system.realize(s, Stage.Acceleration)
@@ -150,7 +151,7 @@ def test_not_plain_states_keep_the_hooks():
     Force.Custom(model.forces, Push())
     s = model.system.realize_topology()
     model.system.realize(s, Stage.Acceleration)
-    assert s._fused is False
+    assert s._fused and s._fused.staged
 
 
 def test_a_failure_falls_back_to_the_hooks_diagnosis():

@@ -87,7 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from simtk._core import CONTACT_EPA_REL_TOL, contact_detect, contact_detect_unchecked, contact_min_separation
+from simtk._core_contact import CONTACT_EPA_REL_TOL, contact_detect, contact_detect_unchecked, contact_min_separation
 
 __all__ = ["Contacts", "detect", "min_separation", "CONTACT_EPA_REL_TOL"]
 

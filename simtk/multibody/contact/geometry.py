@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from simtk._core import CONTACT_SHAPES
+from simtk._core_contact import CONTACT_SHAPES
 
 __all__ = ["ContactGeometry"]
 
