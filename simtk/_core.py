@@ -91,10 +91,7 @@ _BY_CODE = {v[0]: (k, v[1], v[2]) for k, v in JOINT_TYPES.items()}
 
 
 def _as_vector(x) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.ndim != 1:
-        a = a.reshape(-1)
-    return a
+    return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
 def all_finite(x) -> bool:
@@ -797,3 +794,7 @@ def contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin: floa
     if not (m > 0 and math.isfinite(m)):
         raise ValueError(f"margin must be positive and finite, got {margin!r}")
     return float(_k.contact_min_separation(codes_a, prm, R, p, cl, b, m))
+
+
+__all__ += ["FN_FAMILIES", "FunctionTable"]  # core/functions.pxi, built by common.function.FunctionTableBuilder
+FN_FAMILIES, FunctionTable = dict(_k.FN_FAMILIES), _k.FunctionTable
