@@ -90,10 +90,7 @@ _BY_CODE = {v[0]: (k, v[1], v[2]) for k, v in JOINT_TYPES.items()}
 
 
 def _as_vector(x) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.ndim != 1:
-        a = a.reshape(-1)
-    return a
+    return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
 def all_finite(x) -> bool:
@@ -709,8 +706,12 @@ def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool 
 
 
 def make_state_derivative(system, state, acceleration_stage: int, retake: type):
-    """A ``simtk_core.StateDerivative``: y' of ``state`` (no z) realized to ``acceleration_stage`` by
+    """A ``simtk_core.StateDerivative``: y' = (qdot, udot, zdot) of ``state`` realized to ``acceleration_stage`` by
     ``system.realize``, as the integrators' Python path evaluates it, for the compiled time loop. An
     exception of class ``retake`` (a step adjustment) hands the step back to Python to take again;
     any other fails the step (``RUN_CODES["raised"]``) and is kept in ``.raised``."""
     return _k.StateDerivative(system, state, acceleration_stage, retake)
+
+
+__all__ += ["FN_FAMILIES", "FunctionTable"]  # core/functions.pxi, built by common.function.FunctionTableBuilder
+FN_FAMILIES, FunctionTable = dict(_k.FN_FAMILIES), _k.FunctionTable

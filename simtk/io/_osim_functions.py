@@ -108,6 +108,11 @@ class SimmSplineFunction(Function):
     def get_max_derivative_order(self) -> int:
         return 2
 
+    def _compile(self, builder) -> int:
+        # the compiled form (simtk/common/function/_compiled.py): the arrays and end slopes the methods read
+        par = np.concatenate([self._x, self._y, self._b, self._c, self._d, [self._slope_first, self._slope_last]])
+        return builder.entry("simm_spline", self, par, aux=(len(self._xl), 0))
+
 
 def _third_divided_difference(x: np.ndarray, y: np.ndarray) -> float:
     f01 = (y[1] - y[0]) / (x[1] - x[0])
@@ -137,6 +142,9 @@ class _Scaled(Function):
     def get_max_derivative_order(self) -> int:
         return self._f.get_max_derivative_order()
 
+    def _compile(self, builder) -> int:
+        return builder.entry("scaled", self, [self._s], child=builder.add(self._f))
+
 
 class _CouplerFunction(Function):
     """C(q_ind..., q_dep) = scale * f(q_ind...) - q_dep: the function OpenSim's
@@ -161,6 +169,9 @@ class _CouplerFunction(Function):
 
     def get_max_derivative_order(self) -> int:
         return self._f.get_max_derivative_order()
+
+    def _compile(self, builder) -> int:
+        return builder.entry("coupler", self, [self._s], child=builder.add(self._f), aux=(self._n, 0))
 
 
 # ====================================================================== CoordinateLimitForce

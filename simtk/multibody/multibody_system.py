@@ -204,6 +204,10 @@ class MultibodySystem(System):
         the compiled time loop then holds their values over its steps. None otherwise."""
         if len(self._force_subsystems) != 1 or type(self._force_subsystems[0]) is not GeneralForceSubsystem:
             return None
+        matter = self.get_matter_subsystem()
+        if any(sub is not matter and sub not in self._force_subsystems and not self._passive(sub)
+               for sub in self._subsystems):
+            return None  # other Python parts: the State's own realization calls them all
         groups = self._force_subsystems[0]._groups(state)
         if groups.has_customs or groups.position_python or not groups.velocity_python:
             return None

@@ -295,7 +295,10 @@ def test_python_parts_keep_the_compiled_loop_bitwise(name, data):
             drive(a, b, reports, max_steps=400)
             return
         assert why.startswith("compiled time loop:"), why
-        assert "calls Python for" in why and "us per evaluation" in why, why
+        if parts == ["discrete"]:  # the only Python part: its values held in the batch kernels' steps
+            assert "(DiscreteForces) are held over the steps" in why and "calls Python" not in why, why
+        else:
+            assert "calls Python for" in why and "us per evaluation" in why, why
         if "spring" in parts or "damper" in parts:
             assert "Force.Custom" in why, why
         if "pusher" in parts:

@@ -23,14 +23,24 @@ that has already validated a function (see `require_function`) and calls it in a
 tuple of ints of length >= 1, and skip all checks.
 
 The unchecked methods receive the caller's array; a function must not modify ``x``.
+
+Compiled evaluation
+-------------------
+The built-in families (and OpenSim's SimmSpline, multiplier and coupler functions of ``simtk.io``) can
+be compiled into a flat table that the compiled core evaluates without calling back into Python
+(`FunctionTableBuilder`, `compile_function`; layout in ``core/functions.pxi``). The compiled values and
+derivatives equal the Python methods' bitwise, but for Linear's dot product (numpy's is BLAS's, summed
+in the library's order) and the derivatives of a Polynomial of degree above 20. A user's subclass has no
+compiled form: the builder says so, and a caller keeps the Python methods.
 """
 from __future__ import annotations
 
 from ._base import UNLIMITED_DERIVATIVE_ORDER, Function, require_function
+from ._compiled import FunctionTableBuilder, compile_function
 from .families import _Constant, _Linear, _Polynomial, _Sinusoid, _Step
 from .spline import _Spline
 
-__all__ = ["Function", "require_function", "UNLIMITED_DERIVATIVE_ORDER"]
+__all__ = ["Function", "require_function", "UNLIMITED_DERIVATIVE_ORDER", "FunctionTableBuilder", "compile_function"]
 
 # The families are reached as Function.<Name>, as in Simbody.
 for _cls in (_Constant, _Linear, _Polynomial, _Step, _Sinusoid, _Spline):

@@ -70,6 +70,10 @@ class _Constant(Function):
     def _calc_derivatives(self, comps, X):
         return np.zeros(len(X))
 
+    def _compile(self, builder) -> int:
+        # the compiled form (simtk/common/function/_compiled.py); par = (c,)
+        return builder.entry("constant", self, [self._c])
+
     def __repr__(self) -> str:
         return f"Function.Constant({self._c!r}, argument_size={self._m})"
 
@@ -128,6 +132,10 @@ class _Linear(Function):
 
     def _calc_derivatives(self, comps, X):
         return np.full(len(X), self._clist[comps[0]] if len(comps) == 1 else 0.0)
+
+    def _compile(self, builder) -> int:
+        # par = (c_0, ..., c_m)
+        return builder.entry("linear", self, self._clist)
 
     def __repr__(self) -> str:
         return f"Function.Linear({self._clist!r})"
@@ -212,6 +220,10 @@ class _Polynomial(Function):
         if n >= len(self._clist):
             return np.zeros(len(X))
         return np.polyval(self._deriv_coefficients(n), X[:, 0])
+
+    def _compile(self, builder) -> int:
+        # par = (a_0, ..., a_N); the derivatives' coefficients a_i p!/(p-n)! are formed by the core
+        return builder.entry("polynomial", self, self._clist)
 
     def __repr__(self) -> str:
         return f"Function.Polynomial({self._clist!r})"
@@ -344,6 +356,11 @@ class _Step(Function):
         n = len(comps)
         return np.where(inside, self._dy * self._ooxr**n * self._d_step_up(n, s), 0.0)
 
+    def _compile(self, builder) -> int:
+        # the derived numbers too, so that the core rounds nothing the Python methods do not
+        return builder.entry("step", self, [self._y0, self._y1, self._x0, self._x1, self._dy, self._ooxr,
+                                            self._sign])
+
     def __repr__(self) -> str:
         return f"Function.Step({self._y0!r}, {self._y1!r}, {self._x0!r}, {self._x1!r})"
 
@@ -421,6 +438,9 @@ class _Sinusoid(Function):
         k = n & 3
         sc = np.sin(th) if k in (0, 2) else np.cos(th)
         return (-1.0 if k >= 2 else 1.0) * self._a * self._w**n * sc
+
+    def _compile(self, builder) -> int:
+        return builder.entry("sinusoid", self, [self._a, self._w, self._p])
 
     def __repr__(self) -> str:
         return f"Function.Sinusoid({self._a!r}, {self._w!r}, {self._p!r})"

@@ -168,5 +168,10 @@ class _Spline(Function):
     def _calc_derivatives(self, comps, X):
         return self._calc_derivatives_n(len(comps), X)
 
+    def _compile(self, builder) -> int:
+        # par = (breakpoints, midpoints, Taylor coefficients row by row), the lists the Python methods read
+        par = self._bp + self._mid_list + [c for row in self._coef_list for c in row]
+        return builder.entry("spline", self, par, aux=(len(self._bp), self._k))
+
     def __repr__(self) -> str:
         return f"Function.Spline(<{len(self._x)} points on [{self._x[0]}, {self._x[-1]}]>, degree={self._k})"
