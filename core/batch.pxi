@@ -363,11 +363,13 @@ cdef class TreeBatch:
         self.block = NULL
         self.nt_alloc = 0
 
-    def __init__(self, TreeKernels ws, tuple sets):
+    def __init__(self, TreeKernels ws, tuple sets, bint custom=False):
+        # custom: a tree with Custom mobilizers, for a time loop whose derivatives come from a State
+        # (StateDerivative: only the tree's layout and a scratch block are used, no batch kernel)
         cdef Py_ssize_t i
         cdef ForceSet fs
         for i in range(1, ws.nb):
-            if ws.t.jtype[i] == J_CUSTOM:
+            if ws.t.jtype[i] == J_CUSTOM and not (custom and not sets):
                 raise ValueError(f"TreeBatch: body {i} has a Custom mobilizer, which the batch kernels cannot run")
         for s in sets:
             (<ForceSet?>s)._fits(ws, ws.nq)
@@ -388,7 +390,7 @@ cdef class TreeBatch:
         free(self.block)
 
     def __reduce__(self):
-        return (TreeBatch, (self.ws, self.sets))
+        return (TreeBatch, (self.ws, self.sets, False))
 
     @property
     def nb(self):

@@ -184,6 +184,10 @@ cdef class FusedRealizer:
         self.seconds = {}
         self.dynamics_count = 0
 
+    def plan_entries(self):
+        """The plan: per stage Time..Acceleration, ((subsystem index, plan kind, hook), ...), or ()."""
+        return self.plan if self.staged else ()
+
     def python_seconds(self):
         """``(seconds, evaluations)``: the wall time spent in each Python part while realizing (a dict:
         "position", "velocity" and "hooks" of the compiled force subsystem's Python elements, a

@@ -253,7 +253,25 @@ cdef class StateDerivative:
     cdef readonly object acceleration
     cdef object retake  # the exception class whose steps Python takes again (StepAdjustment)
 
-    def __init__(self, object system, object state, object acceleration_stage, object retake):
+    # Integrator._finish_step's work on the State after an accepted step, in Python (a projection onto
+    # constraint equations, auto-update discrete variables), or None: see finish_step
+    cdef public object finish
+    # the event witnesses' check after a step (Python: returns the realizations it did, or None when a
+    # witness changed sign: Python takes the step again and localizes), and their values before and
+    # after the step (w0 takes w1's when the step is committed); None without witnesses
+    cdef public object witnesses
+    cdef double* w0
+    cdef const double* w1
+    cdef Py_ssize_t nw
+    cdef object _w_refs
+    cdef object _velocity_stage
+    cdef const double* qdot
+    cdef const double* qdotdot
+    cdef object _qdot_arr, _qdotdot_arr
+    cdef Py_ssize_t nq
+
+    def __init__(self, object system, object state, object acceleration_stage, object retake, object finish=None,
+                 object velocity_stage=None):
         y, ydot = state._y, state._ydot
         self.ny = y.shape[0]
         self.y = _f64_data(y, self.ny, True, "y")
@@ -265,6 +283,17 @@ cdef class StateDerivative:
         self.pending = None
         self.raised = None
         self.retake = retake
+        self.finish = finish
+        self.witnesses = None
+        self.nw = 0
+        self._velocity_stage = velocity_stage
+        qdot = state._qdot
+        self.nq = qdot.shape[0]
+        self.qdot = _f64_data(qdot, self.nq, False, "qdot")
+        self._qdot_arr = qdot
+        # the State's qdotdot (the constrained one where the matter solves constraints): Verlet's start
+        self._qdotdot_arr = state._qdotdot
+        self.qdotdot = _f64_data(self._qdotdot_arr, self.nq, False, "qdotdot")
 
     def take_pending(self):
         """The KeyboardInterrupt (or other BaseException that is not an Exception) a Python part raised
@@ -273,8 +302,77 @@ cdef class StateDerivative:
         return exc
 
     def fits(self, object state):
-        """True when ``state`` is the State bound here, with the same y and ydot arrays."""
-        return state is self.state and state._y is self._y_arr and state._ydot is self._ydot_arr
+        """True when ``state`` is the State bound here, with the same y, ydot, qdot and qdotdot arrays."""
+        return (state is self.state and state._y is self._y_arr and state._ydot is self._ydot_arr
+                and state._qdot is self._qdot_arr and state._qdotdot is self._qdotdot_arr)
+
+    cdef bint velocity(self, double t, const double* y, double* qdot) noexcept nogil:
+        # qdot = N(q) u at (t, y), the State realized to Velocity (the semi-explicit step's qdot, as
+        # _SemiExplicitEulerStep._semi_explicit takes it); False when the realization raised
+        cdef bint ok = False
+        with gil:
+            try:
+                self._set_time(t)
+                self._upd_y()
+                memcpy(self.y, y, self.ny * sizeof(double))
+                self._realize(self.state, self._velocity_stage)
+                memcpy(qdot, self.qdot, self.nq * sizeof(double))
+                ok = True
+            except Exception as exc:
+                if not isinstance(exc, self.retake):
+                    self.raised = exc
+            except BaseException as exc:
+                self.pending = exc
+        return ok
+
+    def set_witnesses(self, check, cnp.ndarray w0, cnp.ndarray w1):
+        """Check the event witnesses after every step: ``check(t0)`` (see the attribute) with ``w0``,
+        ``w1`` the integrator's witness values at the step's start and end."""
+        self.nw = w0.shape[0]
+        self.w0 = _f64_data(w0, self.nw, True, "w0")
+        self.w1 = _f64_data(w1, self.nw, False, "w1")
+        self._w_refs = (w0, w1)
+        self.witnesses = check
+
+    cdef int check_witnesses(self, double t0) noexcept nogil:
+        # after an accepted step (the State at its end): the realizations the check did, or -1 when
+        # Python must take the step again (a witness changed sign, or the check raised)
+        cdef int code = -1
+        with gil:
+            try:
+                done = self.witnesses(t0)
+                if done is not None:
+                    code = <int>done
+            except Exception:
+                code = -1
+            except BaseException as exc:
+                self.pending = exc
+                code = -1
+        return code
+
+    cdef void commit_witnesses(self) noexcept nogil:
+        if self.nw:
+            memcpy(self.w0, self.w1, self.nw * sizeof(double))
+
+    cdef int finish_step(self, double* y, double* ydot) noexcept nogil:
+        # After an accepted step whose end the State holds (realized): ``finish()`` (Python) projects
+        # and updates as Integrator._finish_step does and returns (projected, realizations) or None
+        # (Python must take the step again: a failed projection, a non-finite derivative). On success
+        # y and ydot are the State's. Returns projected + 2 realizations, or -1.
+        cdef int code = -1
+        with gil:
+            try:
+                done = self.finish()
+                if done is not None:
+                    memcpy(y, self.y, self.ny * sizeof(double))
+                    memcpy(ydot, self.ydot, self.ny * sizeof(double))
+                    code = (1 if done[0] else 0) + 2 * <int>done[1]
+            except Exception:
+                code = -1
+            except BaseException as exc:
+                self.pending = exc
+                code = -1
+        return code
 
     cdef bint evaluate(self, double t, const double* y, double* out) noexcept nogil:
         # out = ydot at (t, y); False when the realization raised (the step goes back to Python) or
@@ -477,7 +575,13 @@ cdef class TreeStepper:
             for i in range(nq, ny):
                 y[i] = f0[i] * h + y0[i]
             qdot = self.scr.qacc  # (nq,) scratch
-            _n_mul(&self.scr.t, y0, y + nq, qdot)
+            if self.state_derivative is not None:
+                # q0 with u1, realized to Velocity through the State (its Python parts included)
+                memcpy(y, y0, nq * sizeof(double))
+                if not self.state_derivative.velocity(t1, y, qdot):
+                    return 0
+            else:
+                _n_mul(&self.scr.t, y0, y + nq, qdot)
             n_realize[0] += 1
             for i in range(nq):
                 y[i] = qdot[i] * h + y0[i]
@@ -848,10 +952,28 @@ cdef class TreeStepper:
                 f_end = fend
             else:
                 f_end = K + (self.ns - 1) * ny  # FSAL RK: the last stage; SemiExplicitEuler2: K[1]; Verlet: K[2]
+            # --- Integrator.step_to: the event witnesses at the step's end (before _finish_step)
+            if self.state_derivative is not None and self.state_derivative.witnesses is not None:
+                k = self.state_derivative.check_witnesses(t0)
+                if k < 0:
+                    return RUN_PYTHON  # an event in the step: Python takes it again and localizes it
+                realize += k
             # --- Integrator._finish_step: the projection onto the constraints, and the quaternions' weights ---
             projected = 0
             project = c[C_PROJECT_EVERY] != 0.0
-            if (self.nquat or self.has_constraints) and not project:
+            if self.state_derivative is not None and self.state_derivative.finish is not None:
+                # constraint equations or auto-update variables the State's Python handles (Python
+                # counts nothing here: the statistics are the stepper's)
+                if f_end != fend:
+                    memcpy(fend, f_end, ny * sizeof(double))
+                k = self.state_derivative.finish_step(y, fend)
+                if k < 0:
+                    return RUN_PYTHON  # Python takes the step again and finishes it itself
+                projected = k & 1
+                realize += k >> 1
+                f_end = fend
+                project = False
+            elif (self.nquat or self.has_constraints) and not project:
                 # the weighted constraint error norm (the error weights are ones), as _constraint_error_norm
                 nerr = 0
                 if self.has_constraints:
@@ -884,6 +1006,8 @@ cdef class TreeStepper:
                         if not isfinite(w1[quat_q[k] + i]):
                             return RUN_PYTHON  # Python refuses such weights with its message
             # --- commit: statistics, the next step size, and the new start (_finish_step) ---
+            if self.state_derivative is not None and self.state_derivative.witnesses is not None:
+                self.state_derivative.commit_witnesses()
             cnt[N_TAKEN] += 1
             cnt[N_ATTEMPTED] += attempted
             cnt[N_REALIZE] += realize
@@ -910,6 +1034,7 @@ cdef class TreeStepper:
             if f_end != K:
                 memcpy(K, f_end, ny * sizeof(double))
             if self.method == STEPPER_VERLET:
-                memcpy(qdd0, self.tr.qdotdot, nq * sizeof(double))
+                memcpy(qdd0, self.state_derivative.qdotdot if self.state_derivative is not None else self.tr.qdotdot,
+                       nq * sizeof(double))
                 c[C_HP] = t1 - t_old
                 c[C_HISTORY] = 1.0 if c[C_HP] > 0 else 0.0

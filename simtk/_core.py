@@ -657,13 +657,14 @@ def get_num_threads() -> int:
     return _num_threads[0]
 
 
-def make_tree_batch(ws, sets: tuple):
+def make_tree_batch(ws, sets: tuple, custom: bool = False):
     """A ``simtk_core.TreeBatch`` over workspace ``ws`` with the force sets ``sets`` (evaluated in
-    this order for each item). Raises ValueError for a tree with Custom mobilizers or a set that
+    this order for each item). Raises ValueError for a tree with Custom mobilizers (unless ``custom``:
+    a batch without sets that only lends its layout to a time loop evaluating a State) or a set that
     does not fit the tree."""
     for fs in sets:
         _check_set(fs, ws)
-    return _k.TreeBatch(ws, tuple(sets))
+    return _k.TreeBatch(ws, tuple(sets), bool(custom))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -705,12 +706,13 @@ def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool 
                           state_derivative)
 
 
-def make_state_derivative(system, state, acceleration_stage: int, retake: type):
+def make_state_derivative(system, state, acceleration_stage: int, retake: type, velocity_stage: int):
     """A ``simtk_core.StateDerivative``: y' = (qdot, udot, zdot) of ``state`` realized to ``acceleration_stage`` by
     ``system.realize``, as the integrators' Python path evaluates it, for the compiled time loop. An
     exception of class ``retake`` (a step adjustment) hands the step back to Python to take again;
-    any other fails the step (``RUN_CODES["raised"]``) and is kept in ``.raised``."""
-    return _k.StateDerivative(system, state, acceleration_stage, retake)
+    any other fails the step (``RUN_CODES["raised"]``) and is kept in ``.raised``. ``velocity_stage``:
+    where the semi-explicit step realizes its qdot = N(q0) u1."""
+    return _k.StateDerivative(system, state, acceleration_stage, retake, None, velocity_stage)
 
 
 __all__ += ["FN_FAMILIES", "FunctionTable"]  # core/functions.pxi, built by common.function.FunctionTableBuilder

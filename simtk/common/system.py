@@ -417,7 +417,7 @@ class System(Component):
         new.set_time(snap["t"])
         return new
 
-    def _compiled_derivatives(self, state: State) -> tuple:
+    def _compiled_derivatives(self, state: State, need_state: bool = False) -> tuple:
         """``((batch, quaternion_q, quaternion_bodies, constraints, state_derivative, held), None)`` when the
         compiled time loop can evaluate this System's derivatives at ``state``'s instance (a
         ``simtk_core.TreeBatch``; the offsets in y of the quaternion coordinates it must project, and

@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
-from ..common.stage import ACCELERATION, INSTANCE
+from ..common.stage import ACCELERATION, INSTANCE, VELOCITY
 
 __all__ = ["CompiledLoop", "CompiledLoopChoice"]
 
@@ -51,7 +51,8 @@ class CompiledLoop:
     """One continuous interval's compiled stepper and its preallocated controls."""
 
     __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch", "_n_equations",
-                 "_python_parts", "_state_derivative", "held", "held_bf", "held_mf", "held_has", "_nu", "adv")
+                 "_python_parts", "_state_derivative", "held", "held_bf", "held_mf", "held_has", "_nu", "adv",
+                 "_witness_names")
 
     def __init__(self, integrator, derivatives: tuple, spec: tuple, python_parts: Callable | None = None):
         method, A, b, e, fsal, c = spec
@@ -72,6 +73,7 @@ class CompiledLoop:
             self.held_has = np.zeros(k, dtype=np.uint8)
             self.stepper.set_held(self.held_bf, self.held_mf, self.held_has)
         self.adv = integrator._adv  # the State this loop steps
+        self._witness_names = [_describe_witness(w) for w in integrator._witnesses]
         self._n_equations = 0 if constraints is None else constraints.m
         self.ctl = np.zeros(_CTL["size"])
         self.cnt = np.zeros(_CNT["size"], dtype=np.int64)
@@ -92,8 +94,17 @@ class CompiledLoop:
             text += ("; the values of " + ", ".join(repr(e.get_absolute_path()) for e in self.held) +
                      " (DiscreteForces) are held over the steps")
         if self._python_parts is not None:
-            text += ("; each evaluation of the derivatives calls Python for " + "; ".join(self._python_parts()) +
-                     " (the rest of the evaluation is compiled)")
+            parts = self._python_parts()
+            if parts:
+                text += ("; each evaluation of the derivatives calls Python for " + "; ".join(parts) +
+                         " (the rest of the evaluation is compiled)")
+            else:
+                text += "; each evaluation realizes the State (its kernels only)"
+        sd = self._state_derivative
+        if sd is not None and sd.witnesses is not None:
+            text += (f"; after each step its {len(self._witness_names)} event witnesses are evaluated in Python "
+                     f"({', '.join(self._witness_names[:3])}{', ...' if len(self._witness_names) > 3 else ''}), "
+                     "and a step with an event is taken again by the Python loop, which localizes it")
         return text
 
     def run(self, integ, t_max: float, max_steps: int) -> tuple[int, bool]:
@@ -302,18 +313,25 @@ class CompiledLoopChoice:
             reasons.append("the compiled loop is turned off (set_use_compiled_loop(False))")
         if spec is None:
             reasons.append(f"{self._method_name} has no compiled twin")
-        if self._witnesses:
+        # event witnesses are evaluated on the State after every step: the State's own realization then
+        # evaluates the derivatives, so that the State is at the step's end
+        derivatives, why = self._system._compiled_derivatives(s, need_state=bool(self._witnesses))
+        if self._witnesses and derivatives is None:
             names = ", ".join(_describe_witness(w) for w in self._witnesses[:3])
             reasons.append(f"{len(self._witnesses)} event witnesses are evaluated in Python after every step "
                            f"({names}{', ...' if len(self._witnesses) > 3 else ''})")
-        derivatives, why = self._system._compiled_derivatives(s)
         # the compiled loop projects (normalizes) quaternions, refreshes their weights, and solves and
         # projects the constraints it was given itself
         n_quaternions = len(derivatives[2]) if derivatives is not None else 0
         solved = derivatives[3] if derivatives is not None else None
         n_velocity, n_position = (solved.nv, solved.mp) if solved is not None else (0, 0)
-        if self._has_constraints and derivatives is not None and not (
-                s.get_nu_err() == n_velocity and s.get_nq_err() == n_quaternions + n_position):
+        state_mode = derivatives is not None and derivatives[4] is not None
+        auto = s._auto_update_variables()
+        # what Integrator._finish_step does on the State after a step that the stepper does not do itself:
+        # constraint equations its own realization solves (and projects), auto-update variables
+        python_finish = self._has_constraints and derivatives is not None and not (
+            s.get_nu_err() == n_velocity and s.get_nq_err() == n_quaternions + n_position)
+        if python_finish and not state_mode:
             reasons.append("the State is projected onto its constraints in Python after every step "
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:
@@ -321,8 +339,7 @@ class CompiledLoopChoice:
         if s.get_nz() and (derivatives is None or derivatives[4] is None or spec is None or spec[0] != "rk"):
             # (z is stepped in the compiled loop by the Runge-Kutta tables, when the State is realized there)
             reasons.append(f"{s.get_nz()} auxiliary variables z are integrated")
-        auto = s._auto_update_variables()
-        if auto:
+        if auto and not state_mode:
             holders = ", ".join(repr(ss.name) for ss in s._subs if any(v.update_entry >= 0 for v in ss.discrete))
             reasons.append(f"{auto} auto-update discrete variables are swapped in Python after every step "
                            f"(in {holders})")
@@ -331,10 +348,64 @@ class CompiledLoopChoice:
         self._loop_reasons = reasons
         if not reasons:
             parts = None
-            if derivatives[4] is not None:
+            if state_mode:
                 system = self._system
                 parts = lambda: system._describe_python_parts(s)  # noqa: E731 (timed only when described)
+                derivatives[4].finish = (lambda: _finish_in_python(self)) if (python_finish or auto) else None
+                if self._witnesses:
+                    derivatives[4].set_witnesses(lambda t0: _check_witnesses(self, t0), self._w0, self._w1)
             self._loop = CompiledLoop(self, derivatives, spec, parts)
+
+
+def _check_witnesses(integ, t0: float) -> int | None:
+    """Integrator.step_to's look for events after a step the compiled loop took from ``t0`` (the State
+    at its end): None when a witness changed sign over the step or inside it (Python then takes the
+    step again and localizes the event), else the realizations the interior samples cost (counted by
+    the stepper)."""
+    integ._witness_values(integ._w1)
+    if integ._crossings(integ._w0, integ._w1):
+        return None
+    n, saved = integ._n_realize, integ._t0
+    integ._t0 = t0  # the step's start, which the stepper commits only later
+    try:
+        bracket = integ._sample_interior(integ._adv.get_time())
+    finally:
+        integ._t0 = saved
+        added, integ._n_realize = integ._n_realize - n, n
+    return None if bracket is not None else added
+
+
+def _finish_in_python(integ) -> tuple[bool, int] | None:
+    """Integrator._finish_step's work on the advanced State after a step the compiled loop took (the
+    State at the step's end, realized), for a State whose realization is Python's: the projection onto
+    its constraints when their errors exceed the tolerance (or always when asked), then the auto-update
+    discrete variables, each followed by a realization when it changed the State. Returns (projected,
+    realizations), or None when Python must take the step again (a derivative not finite, an error):
+    the statistics are the stepper's, so nothing is counted here."""
+    s, system = integ._adv, integ._system
+    projected, realized = False, 0
+    # (an exception hands the step back to Python too: it takes the step again and fails as it fails)
+    if integ._has_constraints or integ._project_every_step:
+        tol = integ.get_constraint_tolerance_in_use()
+        projected = integ._project_every_step
+        if not projected:
+            system.realize(s, VELOCITY)
+            projected = not integ._constraint_error_norm(s) <= tol
+        if projected and system.project(s, tol):
+            system.realize(s, ACCELERATION)
+            realized += 1
+            if not _core.all_finite(s.get_ydot()):
+                return None
+    mark = s.get_invalidation_mark()
+    s.auto_update_discrete_variables()
+    if s.get_invalidation_mark() != mark and integ._witnesses:
+        integ._sampler = s.copy()  # its discrete variables kept equal to the advanced State's
+    if s._stage < ACCELERATION:
+        system.realize(s, ACCELERATION)
+        realized += 1
+        if not _core.all_finite(s.get_ydot()):
+            return None
+    return projected, realized
 
 
 assert (_CTL["t0"], _CTL["t_max"], _CTL["h_pred"], _CTL["fixed"], _CTL["max_step"], _CTL["min_step"],

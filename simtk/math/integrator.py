@@ -48,6 +48,7 @@ from .integrator_errors import (
     SimulationDivergedError,
     SimulationOverError,
     StepSizeTooSmallError,
+    divergence_report,
 )
 
 __all__ = [
@@ -624,7 +625,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         otherwise. (The compiled loop's failed steps end here too.)"""
         self._restore_start()
         if isinstance(exc, (FloatingPointError, NonFiniteDerivativeError)):
-            report = self._divergence_report(h_try, exc)
+            report = divergence_report(self, h_try, exc)
             if report is not None:
                 raise SimulationDivergedError(report) from exc
 
@@ -643,39 +644,6 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
                 f"{h_min!r}, at t = {t0!r} (reason: {self._last_adjustment}); the State is left at t = {t0!r}") from adj
         return h
 
-    #: A variable that grew by more than this factor (in units of its weight) since the start of the
-    #: interval, when an evaluation fails, marks the failure as divergence rather than a singular model.
-    _DIVERGENCE_GROWTH = 1e6
-
-    def _divergence_report(self, h: float, exc: BaseException) -> str | None:
-        """The message of a diverged simulation, or None when the State has not grown explosively.
-
-        Growth of variable k is ``max(1, w_k |y_k|) / max(1, w_k |y_k(start)|)`` from the start of the
-        continuous interval to the last good step (the same scaling as the error norm).
-        """
-        t_start, y_start, n_start = self._interval_start
-        y, w = self._y0, self._wy
-        with np.errstate(over="ignore", invalid="ignore"):
-            growth = np.maximum(1.0, w * np.abs(y)) / np.maximum(1.0, w * np.abs(y_start))
-        growth[~np.isfinite(growth)] = np.inf
-        k = int(np.argmax(growth))
-        if not growth[k] > self._DIVERGENCE_GROWTH:
-            return None
-        steps = max(self._n_taken - n_start, 1)
-        elapsed = self._t0 - t_start
-        rate = ""
-        if math.isfinite(growth[k]) and elapsed > 0:
-            rate = (f" (x{growth[k] ** (1.0 / steps):.3g} per step over {steps} steps, an e-folding time of "
-                    f"{elapsed / math.log(growth[k]):.3g})")
-        what = self._system._describe_y(self._adv, k)
-        advice = ("take a smaller step, or use an error-controlled integrator such as RungeKuttaMersonIntegrator"
-                  if not self._has_error_control or self._fixed_step is not None else
-                  "tighten the accuracy, or check the model for an instability (a negative stiffness, an energy "
-                  "source)")
-        return (f"{self._method_name}: the simulation diverged: {what} grew from {y_start[k]:.6g} at t = {t_start!r} "
-                f"to {y[k]:.6g} at t = {self._t0!r}{rate}, and then an evaluation failed with a step of {h!r}: "
-                f"{advice}. The State is left at t = {self._t0!r}. (The failure: {exc})")
-
     def _finish_step(self) -> None:
         """After an accepted step (or localized event): project, auto-update, save as the new start."""
         s = self._adv
@@ -689,7 +657,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
                 # step, and divergence is named as such.
                 self._restore_start()
                 self._n_taken -= 1  # the step is undone
-                report = self._divergence_report(self._h_prev, exc)
+                report = divergence_report(self, self._h_prev, exc)
                 if report is not None:
                     raise SimulationDivergedError(report) from exc
                 raise

@@ -19,6 +19,7 @@ from __future__ import annotations
 from .. import _core
 from ..common.stage import ACCELERATION, DYNAMICS, INSTANCE, POSITION, STAGE_NAMES, TIME, VELOCITY
 from ..common.state import State
+from .constraints._compiled import loop_constraints_spec
 from .forces.force_subsystem import GeneralForceSubsystem
 from .matter import SimbodyMatterSubsystem
 
@@ -38,13 +39,14 @@ def _compiled_forces(system):
     return None
 
 
-def _plan(system, matter, fsub) -> tuple:
-    """Per stage Time..Acceleration, ((subsystem index, plan kind, hook), ...) in realization order."""
+def _plan(system, matter, fsub, kernels: bool) -> tuple:
+    """Per stage Time..Acceleration, ((subsystem index, plan kind, hook), ...) in realization order;
+    ``kernels``: the matter's hooks are its kernels (else its hooks are called)."""
     plan = []
     for g in range(TIME, ACCELERATION + 1):
         entries = []
         for idx, hook in system._plan[g]:
-            if idx == matter._index:
+            if idx == matter._index and kernels:
                 entries.append((idx, _PLAN["matter"], None))
             elif fsub is not None and idx == fsub._index:
                 entries.append((idx, _PLAN["forces"], None))
@@ -59,14 +61,15 @@ def _plan(system, matter, fsub) -> tuple:
 def make_fused(system, state: State):
     """The fused realization of ``state``'s instance (realized to Instance): a
     ``simtk_core.FusedRealizer``, whose ``realize_to(system, state, stage)`` is
-    ``MultibodySystem.realize``'s path, or False when the matter subsystem is not pure kernels."""
+    ``MultibodySystem.realize``'s path, or False when the matter is not a SimbodyMatterSubsystem."""
     matter = system.get_matter_subsystem()
     if type(matter) is not SimbodyMatterSubsystem:
         return False
     ssm = state._subs[matter._index]
     cache = ssm.cache[matter._cache_index].value
-    if cache.layout.custom or cache.plan.m or any(cache.stage_hooks.values()):
-        return False
+    # a Custom mobilizer, a constraint equation or a matter stage hook: the matter's own hooks run
+    # (in Python, around their kernels), the rest as everywhere
+    kernels = not (cache.layout.custom or cache.plan.m or any(cache.stage_hooks.values()))
     fsub = _compiled_forces(system)
     sets: tuple = ((), ())
     pos_bf = pos_mf = None
@@ -86,8 +89,8 @@ def make_fused(system, state: State):
             py_position = (tuple(groups.position_python), tuple(groups.custom_position))
         if groups.velocity_python or groups.custom_velocity:
             py_velocity = (tuple(groups.velocity_python), tuple(groups.custom_velocity))
-    plan = _plan(system, matter, fsub)
-    staged = customs or py_position is not None or py_velocity is not None or any(
+    plan = _plan(system, matter, fsub, kernels)
+    staged = not kernels or customs or py_position is not None or py_velocity is not None or any(
         kind == _PLAN["hook"] for stage in plan for _, kind, _ in stage)
     qb = cache.layout.quaternion_bodies
     start = cache.plan.quaternion_err_start
@@ -109,8 +112,12 @@ def python_parts(system, state: State) -> list[tuple[object, str]]:
     matter = system.get_matter_subsystem()
     fsub = _compiled_forces(system)
     parts: list[tuple[object, str]] = []
+    fused = state._fused
     for sub in system._subsystems:
         if sub is matter:
+            if fused and any(idx == matter._index and kind == _PLAN["hook"] for stage in fused.plan_entries()
+                             for idx, kind, _ in stage):
+                parts.append((matter._index, f"the matter subsystem's stage hooks ({_matter_why(matter, state)})"))
             continue
         if sub is fsub:
             groups = state._subs[fsub._index].cache[fsub._groups_index].value
@@ -136,6 +143,20 @@ def python_parts(system, state: State) -> list[tuple[object, str]]:
 
 
 _FS_HOOKS = ("time", "position", "velocity", "dynamics", "acceleration")
+
+
+def _matter_why(matter, state: State) -> str:
+    """What makes the matter's realization Python: Custom mobilizers, constraint equations, hooks."""
+    cache = state._subs[matter._index].cache[matter._cache_index].value
+    why = []
+    if cache.layout.custom:
+        why.append("Custom mobilizers " + ", ".join(repr(b.get_name()) for b in cache.layout.custom[:3]))
+    if cache.plan.m:
+        _, kinds = loop_constraints_spec(matter, cache.plan)
+        why.append(f"{cache.plan.m} constraint equations solved in Python" + (f": {kinds}" if kinds else ""))
+    if any(cache.stage_hooks.values()):
+        why.append("stage hooks of its elements")
+    return "; ".join(why)
 
 
 def describe_python_parts(system, state: State) -> list[str]:

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _core
 from ..common.errors import StepAdjustment
 from ..common.output import output
-from ..common.stage import ACCELERATION, INSTANCE, Stage
+from ..common.stage import ACCELERATION, INSTANCE, VELOCITY, Stage
 from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
@@ -146,14 +146,15 @@ class MultibodySystem(System):
         return self.calc_kinetic_energy(state) + self.calc_potential_energy(state)
 
     # ------------------------------------------------------------------ the compiled time loop
-    def _compiled_derivatives(self, state: State) -> tuple:
+    def _compiled_derivatives(self, state: State, need_state: bool = False) -> tuple:
         """How the compiled time loop evaluates this System's derivatives at ``state`` (realized to
         Acceleration): ``((batch, quaternion q offsets, quaternion bodies, constraints, state
         derivative, held elements), None)``, or ``(None, why not)``.
 
         Built-in elements only: the matter's batch kernels, with the constraints they solve, and the
         values of ``Force.DiscreteForces`` elements held over the steps (``held elements``). With
-        other Python parts (a ``Force.Custom``, a user's subsystem; see ``_fused.py``): the State's own
+        other Python parts (a ``Force.Custom``, a user's subsystem; see ``_fused.py``), or when asked
+        (``need_state``: the loop evaluates event witnesses on the State after each step): the State's own
         fused realization, which calls them (``state derivative``; the batch then has no force sets).
         """
         matter = self.get_matter_subsystem()
@@ -166,21 +167,30 @@ class MultibodySystem(System):
         layout = matter._layout(state)
         qb = np.asarray(layout.quaternion_bodies, dtype=np.int64)
         qq = matter.get_q_start(state) + np.asarray(layout.qoff, dtype=np.int64)[qb]
+        result, why = (None, "") if need_state else self._batch_derivatives(state, matter, qq, qb)
+        if result is not None:
+            return result, None
         fused = state._fused
-        held = self._held_forces(state)
-        if fused and fused.staged and held is None:
-            # Python parts: only a fused realization calls them where the hooks would (a matter
-            # subsystem of kernels, no constraint equations)
+        if fused and (fused.staged or need_state):
+            # Python parts: the State's own fused realization calls them where the hooks would (and the
+            # matter's own hooks where it is not all kernels: Custom mobilizers, constraints, Motions)
             ws = matter._cache(state).ws
-            derivative = _core.make_state_derivative(self, state, ACCELERATION, StepAdjustment)
-            return (_core.make_tree_batch(ws, ()), qq, qb, None, derivative, ()), None
+            derivative = _core.make_state_derivative(self, state, ACCELERATION, StepAdjustment, VELOCITY)
+            return (_core.make_tree_batch(ws, (), custom=True), qq, qb, None, derivative, ()), None
+        return None, why
+
+    def _batch_derivatives(self, state: State, matter, qq, qb) -> tuple:
+        """The compiled loop's derivatives from the batch kernels (built-in elements, DiscreteForces held,
+        the constraints the loop solves), or (None, why not)."""
+        held = self._held_forces(state)
         for sub in self._subsystems:
             if sub is not matter and sub not in self._force_subsystems and not self._passive(sub):
                 return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"
         spec, why = loop_constraints_spec(matter, matter._cache(state).plan)
         if why:
             return None, why
-        if held is not None:
+        layout = matter._layout(state)
+        if held is not None and not layout.custom:
             # the built-in sets, and the DiscreteForces' values held over the steps (added after them)
             groups = self._force_subsystems[0]._groups(state)
             sets = tuple(p.fs for p in groups.position_packed + groups.velocity_packed)
@@ -192,7 +202,7 @@ class MultibodySystem(System):
                 # the batch's reason without its advice to batch users
                 why = str(exc).split("batched dynamics: ", 1)[-1].split(";", 1)[0]
                 why = why.replace(", which the batch kernels cannot run", "")
-                if spec is not None and fused is False:
+                if spec is not None:
                     why += " (with constraint equations the compiled loop takes built-in elements only)"
                 return None, why
         constraints = None if spec is None else make_loop_constraints(batch, spec)

@@ -595,9 +595,10 @@ def test_a_ball_loop_step_to_does_not_allocate_per_step():
     assert abs(growth2 - growth1) < 1024 and abs(peak2 - peak1) < 1024
 
 
-def test_other_constraint_kinds_keep_the_python_loop_and_say_so():
-    """A SpeedCoupler (whose function Python evaluates) beside a Ball keeps the model on the Python loop,
-    and ``describe_fast_path`` names the kinds and the one that is not compiled."""
+def test_other_constraint_kinds_are_solved_in_python_and_say_so():
+    """A SpeedCoupler (whose function Python evaluates) beside a Ball: the compiled loop evaluates the
+    State's own realization (the matter's hooks solve the constraints in Python), and
+    ``describe_fast_path`` names the kinds and the one that is not compiled."""
     system, matter, forces, bodies = pin_chain(3)
     Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
     Constraint.SpeedCoupler(matter, Function.Linear([1.0, 1.0, 0.0]), bodies[:2], [0, 0])
@@ -605,8 +606,9 @@ def test_other_constraint_kinds_keep_the_python_loop_and_say_so():
     integ = COMPILED_TWINS["RungeKuttaMerson"](system)
     integ.initialize(state)
     why = integ.describe_fast_path()
-    assert why.startswith("Python time loop: ") and "(Ball, SpeedCoupler) are solved in Python" in why, why
+    assert why.startswith("compiled time loop: ") and "(Ball, SpeedCoupler) are solved in Python" in why, why
     assert "a SpeedCoupler constraint is not compiled" in why, why
+    assert "the matter subsystem's stage hooks" in why and "us per evaluation" in why, why
 
 
 # ---------------------------------------------------------------------------------------------- the Newton step

@@ -512,21 +512,10 @@ def _with_custom_motion(system, matter, forces, bodies):
 
 FALLBACKS = {
     # case: (first mobilizer, what to add, integrator, setup, substrings the reason must contain)
-    "triggered event": ("Pin", _with_trigger, RungeKuttaMersonIntegrator, None, ("event witnesses", "link_crossing")),
-    "custom force beside a Motion": ("Pin", _with_custom_force_and_motion, RungeKutta3Integrator, None,
-                                     ("Force.Custom", "python_push", "Python", "with constraint equations the "
-                                      "compiled loop takes built-in elements only")),
-    "coupler": ("Pin", _with_coupler, RungeKuttaMersonIntegrator, None,
-                ("constraints (CoordinateCoupler) are solved in Python", "a CoordinateCoupler constraint is not "
-                 "compiled", "Sinusoid Motions")),
-    "custom motion": ("Pin", _with_custom_motion, RungeKuttaFeldbergIntegrator, None,
-                      ("constraints (locks and Motions) are solved in Python", "<Motion.Custom", "link0",
-                       "whose targets are computed in Python")),
-    # (a Runge-Kutta table steps z in the compiled loop: tests/math/test_compiled_loop_python_parts.py)
+    # (Python parts, Custom mobilizers, couplers, Custom Motions and auto-update variables keep the compiled
+    # loop: tests/math/test_compiled_loop_python_parts.py)
     "auxiliary z": ("Pin", lambda system, *_: Clock(system, "clock"), SemiExplicitEuler2Integrator, None,
                     ("auxiliary variables z",)),
-    "auto-update": ("Pin", lambda system, *_: StepCounter(system, "counter"), SemiExplicitEuler2Integrator, None,
-                    ("auto-update discrete variables", "'counter'")),
     "scipy": ("Pin", None, lambda system: ScipyIntegrator(system, "RK45"), None, ("has no compiled twin",)),
     "turned off": ("Pin", None, RungeKuttaMersonIntegrator, lambda integ: integ.set_use_compiled_loop(False),
                    ("turned off", "set_use_compiled_loop(False)")),

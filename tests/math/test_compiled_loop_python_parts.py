@@ -16,6 +16,11 @@ from hypothesis import strategies as st
 from test_compiled_loop import (
     COMPILED_TWINS,
     MIN_STEP,
+    LinkCrossing,
+    StepCounter,
+    _with_coupler,
+    _with_custom_force_and_motion,
+    _with_custom_motion,
     assert_same_integrators,
     counting_compiled_steps,
     drive,
@@ -26,9 +31,10 @@ from test_compiled_loop import (
     twins,
 )
 
-from simtk import Stage
+from simtk import Function, MobilizedBody, Stage, Transform
 from simtk.common.errors import NonFiniteForceError
 from simtk.common.subsystem import Subsystem
+from simtk.math import TimeStepper
 from simtk.multibody import Force, ForceSubsystem
 from simtk.testing import states
 
@@ -358,3 +364,150 @@ def test_a_keyboard_interrupt_in_a_python_part_reaches_the_caller_and_the_run_ca
         runs.append((integ.get_time(), integ.get_state().get_y().copy(), integ.get_num_steps_taken()))
     assert runs[0][0] == runs[1][0] == 1.0
     assert np.array_equal(runs[0][1], runs[1][1]) and runs[0][2] == runs[1][2]
+
+
+# ---------------------------------------------------------------------------------------------- the matter's Python
+class PySlider(MobilizedBody.Custom.Implementation):
+    """A slider along x written in Python (a Custom mobilizer)."""
+
+    def __init__(self, matter):
+        super().__init__(matter, 1, 1, 0)
+
+    def calc_mobilizer_transform_from_q(self, state, q):
+        return Transform([q[0], 0, 0])
+
+    def multiply_by_h_matrix(self, state, u):
+        return np.array([[0, 0, 0], [u[0], 0, 0]])
+
+    def multiply_by_h_transpose(self, state, F):
+        return np.array([F[1][0]])
+
+    def multiply_by_h_dot_matrix(self, state, u):
+        return np.zeros((2, 3))
+
+    def multiply_by_h_dot_transpose(self, state, F):
+        return np.zeros(1)
+
+
+class PyLinear(Function):
+    """Function.Linear written in Python (no compiled form: a coupler of it is solved in Python)."""
+
+    def __init__(self, a):
+        self.a = np.asarray(a, float)
+
+    def calc_value(self, x):
+        return float(self.a[:-1] @ np.asarray(x, float) + self.a[-1])
+
+    def calc_derivative(self, deriv_components, x):
+        return float(self.a[deriv_components[0]]) if len(deriv_components) == 1 else 0.0
+
+    def get_argument_size(self):
+        return len(self.a) - 1
+
+    def get_max_derivative_order(self):
+        return 2
+
+
+def _with_python_coupler(system, matter, forces, bodies):
+    from simtk.multibody import Constraint
+    Constraint.CoordinateCoupler(matter, PyLinear([1.0, -2.0, 0.0]), bodies[:2], [0, 0])
+
+
+def _with_custom_mobilizer(system, matter, forces, bodies):
+    body = bodies[-1].get_body()
+    MobilizedBody.Custom(bodies[-1], Transform([0, -0.5, 0]), body, Transform(), PySlider(matter))
+
+
+MATTER_PARTS = {
+    # case: (what to add, substrings describe_fast_path must contain)
+    "Custom mobilizer": (_with_custom_mobilizer, ("the matter subsystem's stage hooks", "Custom mobilizers")),
+    "coupler of a Python Function": (_with_python_coupler, ("constraint equations solved in Python",)),
+    "built-in coupler": (_with_coupler, ("constraint equations solved in Python",)),
+    "Motion.Custom": (_with_custom_motion, ("constraint equations solved in Python",)),
+    "Force.Custom beside a Motion": (_with_custom_force_and_motion, ("Force.Custom", "python_push")),
+    "auto-update variables": (lambda system, *_: StepCounter(system, "counter"), ("'counter'",)),
+    "triggered event": (lambda system, matter, forces, bodies: system.add_event_handler(LinkCrossing(bodies[0])),
+                        ("event witnesses are evaluated in Python", "link_crossing")),
+}
+
+
+@pytest.mark.parametrize("case", list(MATTER_PARTS))
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "RungeKutta3", "SemiExplicitEuler", "SemiExplicitEuler2",
+                                  "Verlet"])
+def test_the_matters_python_keeps_the_compiled_loop_bitwise(name, case):
+    """Law: Custom mobilizers, constraints and Motions solved in Python, and auto-update variables keep
+    the compiled loop (the matter's own hooks called by the fused realization, the projection and the
+    updates after each step by Integrator._finish_step's Python): the trajectory, statistics and State
+    are the Python loop's, bitwise, and the compiled loop took every step."""
+    add, words = MATTER_PARTS[case]
+    system, matter, forces, bodies = pin_chain(2)
+    add(system, matter, forces, bodies)
+    state = system.realize_topology()
+    system.realize(state, Stage.Model)
+    state.upd_u()[:] = 0.4
+
+    def configure(integ):
+        integ.set_accuracy(1e-4)
+        integ.set_minimum_step_size(MIN_STEP)
+        integ.set_constraint_tolerance(1e-6)
+
+    a, b = twins(system, COMPILED_TWINS[name], configure)
+    with counting_compiled_steps() as compiled_steps:
+        a.initialize(state)
+        b.initialize(state)
+        why = a.describe_fast_path()
+        assert why.startswith("compiled time loop:"), why
+        for w in words:
+            assert w in why, (w, why)
+        assert_same_integrators(a, b, "after initialize")
+        seen, ended = drive(a, b, [0.1, 0.25, 0.4], max_steps=600)
+    assert ended in ("reached", "truncated"), seen
+    assert compiled_steps[0] == a.get_num_steps_taken() > 0
+    if "Motion" in case or "coupler" in case:
+        assert a.get_num_projections() == b.get_num_projections()
+
+
+class Kick(LinkCrossing):
+    """When the first link's angle falls through zero, its speed is halved (a handler that changes the
+    State: the integrator restarts after it)."""
+
+    def __init__(self, mobod):
+        super().__init__(mobod)
+        self.times = []
+
+    def handle_event(self, state, accuracy):
+        self.times.append(state.get_time())
+        self.mobod.set_one_u(state, 0, 0.5 * self.mobod.get_one_u(state, 0))
+        return False
+
+
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "RungeKutta3", "SemiExplicitEuler2", "Verlet"])
+def test_triggered_events_in_the_compiled_loop_are_localized_alike(name):
+    """Law: a TimeStepper run with a triggered handler that changes the State finds the same events at
+    the same times and ends in the same State with the compiled loop as with the Python loop, bitwise;
+    the compiled loop takes the steps without events."""
+    results = []
+    with counting_compiled_steps() as compiled_steps:
+        for compiled in (True, False):
+            system, matter, forces, bodies = pin_chain(2)
+            kick = Kick(bodies[0])
+            system.add_event_handler(kick)
+            state = system.realize_topology()
+            system.realize(state, Stage.Model)
+            state.upd_q()[:] = [0.6, -0.3]
+            integ = COMPILED_TWINS[name](system)
+            integ.set_accuracy(1e-5)
+            integ.set_use_compiled_loop(compiled)
+            ts = TimeStepper(system, integ)
+            ts.initialize(state)
+            if compiled:
+                assert "event witnesses are evaluated in Python" in integ.describe_fast_path()
+            ts.step_to(3.0)
+            results.append((kick.times, integ.get_state().get_y().copy(), integ.get_num_steps_taken(),
+                            integ.get_num_realizations()))
+            if compiled:
+                n_compiled = compiled_steps[0]
+    (ta, ya, na, ra), (tb, yb, nb, rb) = results
+    assert len(ta) >= 2 and ta == tb
+    assert np.array_equal(ya, yb) and na == nb and ra == rb
+    assert n_compiled >= na - 3 * len(ta)  # only the steps with an event are taken again by Python

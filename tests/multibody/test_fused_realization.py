@@ -129,18 +129,26 @@ def test_fused_and_hooks_share_the_position_force_cache_semantics():
         np.testing.assert_array_equal(s.get_udot(), ref.get_udot())
 
 
-def test_states_with_kernels_outside_the_core_keep_the_hooks():
-    """A constraint or a Custom mobilizer keeps the stage hooks (no fused plan); a Force.Custom or a
-    second force subsystem is fused, stage by stage, calling its Python where the hooks would
-    (tests/math/test_compiled_loop_python_parts.py compares the two)."""
+def test_states_with_python_in_the_matter_or_the_forces_are_fused_stage_by_stage():
+    """A constraint (solved in Python), a Force.Custom or a second force subsystem is fused, stage by
+    stage: the realizer calls the matter's own hooks or the Python elements where the hooks would, and
+    the results are those of the hooks, bitwise (tests/math/test_compiled_loop_python_parts.py
+    compares the Python parts in detail)."""
     model, _ = _model(["Pin", "Pin"], 4, nb=3)
     s = new_state(model)
     model.system.realize(s, Stage.Instance)
     assert s._fused and not s._fused.staged
     Constraint.Rod(model.mobods[1], [0, 0, 0], model.mobods[2], [0, 0, 0], 0.7)
     s = model.system.realize_topology()
-    model.system.realize(s, Stage.Acceleration)
-    assert s._fused is False
+    model.system.realize(s, Stage.Instance)
+    hooks = s.copy()
+    model.system.realize(hooks, Stage.Instance)
+    hooks._fused = False
+    for x in (s, hooks):
+        x.set_u(np.array([0.3, -0.2]))
+        model.system.realize(x, Stage.Acceleration)
+    assert s._fused and s._fused.staged
+    _assert_same(_snapshot(model, s), _snapshot(model, hooks))
 
     model, _ = _model(["Pin", "Pin"], 5, nb=3)
 
