@@ -72,7 +72,7 @@ cdef struct BatchScratch:
     double* uacc    # (nu,)
 
 
-cdef Py_ssize_t _block_doubles(Py_ssize_t nb, Py_ssize_t nu, Py_ssize_t nq) noexcept nogil:
+cdef Py_ssize_t _block_doubles(Py_ssize_t nb, Py_ssize_t nu, Py_ssize_t nq, Py_ssize_t nfb) noexcept nogil:
     # The cache arrays of a Tree (as TreeKernels allocates them) plus the batch
     # scratch, rounded up to 64 bytes so that threads never share a cache line.
     cdef Py_ssize_t n = (2 * nq + nu              # q, qdot, qdotdot / u
@@ -84,6 +84,7 @@ cdef Py_ssize_t _block_doubles(Py_ssize_t nb, Py_ssize_t nu, Py_ssize_t nq) noex
                          + 36 * nb * 5            # I_O, P, Pa, Dinv, Ic
                          + 6 * nb * 12            # V_FM, HDotu_FM, V_O, V_GB, c, b, Abias_O,
                                                   # A_bias, A_O, A_GB, f, g
+                         + FB_WSTRIDE * nfb       # fbw (FunctionBased records)
                          + 6 * nb + nu            # bf, mf
                          + 3 * (nq + nu))         # q0/u0, qs/us, qacc/uacc
     return (n + 7) // 8 * 8 + 8
@@ -103,6 +104,8 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.mass = src.mass; t.p_BC = src.p_BC; t.I_B = src.I_B
     t.rpar = src.rpar; t.cfirst = src.cfirst; t.fflag = src.fflag
     t.cmass = src.cmass; t.cp_BC = src.cp_BC; t.cI_B = src.cI_B
+    t.nfb = src.nfb; t.fbrec = src.fbrec; t.fbi = src.fbi; t.fbd = src.fbd
+    t.fn_ent = src.fn_ent; t.fn_par = src.fn_par
     t.q = p; p += nq
     t.u = p; p += nu
     t.R_FM = p; p += 9 * nb
@@ -136,6 +139,7 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.f = p; p += 6 * nb
     t.g = p; p += 6 * nb
     t.Ic = p; p += 36 * nb
+    t.fbw = p; p += FB_WSTRIDE * src.nfb
     s.bf = p; p += 6 * nb
     s.mf = p; p += nu
     s.q0 = p; p += nq
@@ -382,7 +386,7 @@ cdef class TreeBatch:
         for i in range(self.nsets):
             fs = <ForceSet>sets[i]
             self.fsets[i] = fs.s  # the parameter arrays stay owned (and alive) by the ForceSets
-        self.stride = _block_doubles(ws.nb, ws.nu, ws.nq)
+        self.stride = _block_doubles(ws.nb, ws.nu, ws.nq, ws.nfb)
 
     def __dealloc__(self):
         free(self.fsets)

@@ -31,6 +31,7 @@
 # | 19   | FreeLine (Euler) | 6 | 5 | X-Y-Z angles, then p_FM in F     | (x, y) of w_FM in M, then v_FM in F   |
 # | 20   | Ellipsoid (quat)  | 4 | 3 | quaternion of R_FM              | w_FM expressed in F                   |
 # | 21   | Ellipsoid (Euler) | 3 | 3 | X-Y-Z angles of R_FM            | w_FM expressed in F                   |
+# | 31-36 | FunctionBased (n = code - 30) | n | n | the function arguments (core/function_joint.pxi) | = qdot |
 # | 99   | Custom       | any| any| written by Python (see tree.pxi)    |                                       |
 #
 # Parameters (jparam (nb,3)): Screw uses jparam[i,0] = pitch (m/rad).
@@ -83,6 +84,11 @@ cdef enum:
     J_FREE_LINE_EULER = 19
     J_ELLIPSOID = 20
     J_ELLIPSOID_EULER = 21
+    # MobilizedBody.FunctionBased with n = 1..6 mobilities is code J_FUNCTION + n: the code carries n,
+    # so joint_nu and every qdot = u path below serve it as any built-in joint (its kinematics, which
+    # read the tree's function records, are in core/function_joint.pxi)
+    J_FUNCTION = 30
+    J_FUNCTION_MAX = 36
     J_CUSTOM = 99
 
 
@@ -112,6 +118,14 @@ JOINT_TYPES = {
     "EllipsoidEuler": (J_ELLIPSOID_EULER, 3, 3, False),
     "Custom": (J_CUSTOM, -1, -1, False),
 }
+
+# n -> the code of a FunctionBased mobilizer with n mobilities (kept out of JOINT_TYPES: such a joint
+# needs its function records, given to TreeKernels with the tree)
+FUNCTION_JOINT_CODES = {n: J_FUNCTION + n for n in range(1, 7)}
+
+
+cdef inline bint is_function_joint(int jt) noexcept nogil:
+    return J_FUNCTION < jt <= J_FUNCTION_MAX
 
 
 cdef inline void _zero(double* x, int n) noexcept nogil:
@@ -601,4 +615,6 @@ cdef inline int joint_nu(int jt) noexcept nogil:
         return 5
     if jt == J_FREE or jt == J_FREE_EULER or jt == J_BUSHING:
         return 6
+    if is_function_joint(jt):
+        return jt - J_FUNCTION
     return 3

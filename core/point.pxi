@@ -32,7 +32,7 @@ cdef class PointKernels:
         self.busy = False
 
     def __init__(self, TreeBatch batch, quat_q):
-        cdef Py_ssize_t n = _block_doubles(batch.ws.nb, batch.ws.nu, batch.ws.nq)
+        cdef Py_ssize_t n = _block_doubles(batch.ws.nb, batch.ws.nu, batch.ws.nq, batch.ws.nfb)
         self.batch = batch
         self.quat_q = np.array(quat_q, dtype=np.int64, order="C").reshape(-1)
         self.quat_q.flags.writeable = False

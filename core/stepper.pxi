@@ -479,10 +479,10 @@ cdef class TreeStepper:
         # the position constraint errors as the State lays them out: the equations', then the quaternions'
         self._qerr = np.zeros(self.nquat + (constraints.mp if constraints is not None else 0))
         self._w1 = np.zeros(self.ny)
-        self.block = <double*>malloc(_block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
+        self.block = <double*>malloc(_block_doubles(nb, self.nu, self.nq, batch.ws.nfb) * sizeof(double) + 64)
         if self.block == NULL:
             raise MemoryError()
-        memset(self.block, 0, _block_doubles(nb, self.nu, self.nq) * sizeof(double) + 64)
+        memset(self.block, 0, _block_doubles(nb, self.nu, self.nq, batch.ws.nfb) * sizeof(double) + 64)
         _bind_block(&self.scr, &batch.ws.t, self.block)
         if constraints is not None:
             self.scr.t.lean = False  # the constraints read the bias accelerations and H

@@ -9,6 +9,9 @@
 # no shifting or rotating is needed between a body and its parent; see
 # core/spatial.pxi.
 #
+# FunctionBased mobilizers (jtype J_FUNCTION + n) are a compiled kind: their
+# kinematics come from their function records (core/function_joint.pxi).
+#
 # Custom mobilizers (jtype == J_CUSTOM): the kernels skip the joint library for
 # those bodies and use whatever Python wrote into their rows of R_FM, p_FM and
 # H_FM (before realize_position), of HDotu_FM and qdot (before realize_velocity)
@@ -53,6 +56,18 @@ cdef struct Tree:
     const double* cmass
     const double* cp_BC
     const double* cI_B
+    # FunctionBased mobilizers (jtype J_FUNCTION + n, core/function_joint.pxi): fbrec[i] = the record
+    # of body i (-1 for other joints); record r is fbi[r] (FB_ISTRIDE int64) and fbd[r] (FB_DSTRIDE
+    # doubles), frozen, and fbw[r] (FB_WSTRIDE doubles), what the position sweep leaves for the
+    # velocity sweep (a cache, like H_FM); the functions are entries of one flat table (fn_ent,
+    # fn_par: a FunctionTable's arrays, core/functions.pxi)
+    Py_ssize_t nfb
+    const idx_t* fbrec
+    const idx_t* fbi
+    const double* fbd
+    double* fbw
+    const idx_t* fn_ent
+    const double* fn_par
     # state copies
     double* q
     double* u
@@ -293,7 +308,9 @@ cdef void k_position(Tree* t) noexcept nogil:
         if jt == J_WELD:
             _weld_position(t, i, pa, ff)
             continue
-        if jt != J_CUSTOM:
+        if is_function_joint(jt):
+            fb_position(t, i)
+        elif jt != J_CUSTOM:
             joint_position(jt, t.q + t.qoff[i], t.jparam + 3 * i, t.R_FM + 9 * i,
                            t.p_FM + 3 * i, t.H_FM + 6 * u0, t.qerr + i)
         # The products with a constant identity (R_PF, R_BM) or zero (p_BM,
@@ -483,7 +500,10 @@ cdef void k_velocity(Tree* t) noexcept nogil:
             Vfm[3] += h[3] * uk; Vfm[4] += h[4] * uk; Vfm[5] += h[5] * uk
             Vrel[0] += s[0] * uk; Vrel[1] += s[1] * uk; Vrel[2] += s[2] * uk
             Vrel[3] += s[3] * uk; Vrel[4] += s[4] * uk; Vrel[5] += s[5] * uk
-        if jt != J_CUSTOM:
+        if is_function_joint(jt):
+            fb_hdot_u(t, i, HD)
+            joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])  # qdot = u
+        elif jt != J_CUSTOM:
             joint_hdot_u(jt, t.q + t.qoff[i], t.u + u0, t.jparam + 3 * i,
                          t.R_FM + 9 * i, t.p_FM + 3 * i, Vfm, HD)
             joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])

@@ -18,7 +18,7 @@ cdef inline idx_t* _ip(cnp.ndarray a):
 _TREE_INPUTS = ("parent", "jtype", "qoff", "uoff", "jparam", "R_PF", "p_PF", "R_BM", "p_BM",
                 "mass", "p_BC", "I_B")
 
-# name -> shape code: n = nb, u = nu, q = nq, digits literal
+# name -> shape code: n = nb, u = nu, q = nq, f = the FunctionBased records, digits literal
 _CACHE_ARRAYS = {
     "q": "q", "u": "u",
     "R_FM": "n33", "p_FM": "n3", "H_FM": "u23", "qerr": "n", "R_GF": "n33", "p_GM": "n3",
@@ -28,6 +28,7 @@ _CACHE_ARRAYS = {
     "b": "n23", "A_bias_O": "n23", "A_bias": "n23",
     "udot": "u", "qdotdot": "q", "A_O": "n23", "A_GB": "n23",
     "_f": "n23", "_g": "n23", "_Ic": "n66", "_F": "n23",
+    "_fbw": "f59",  # FB_WSTRIDE = 45 doubles a record
 }
 
 
@@ -181,11 +182,15 @@ cdef class TreeKernels:
     cdef readonly object V_FM, HDotu_FM, qdot, V_O, V_GB, c, b, A_bias_O, A_bias
     cdef readonly object udot, qdotdot, A_O, A_GB
     cdef readonly object rpar, cfirst, fflag, cmass, cp_BC, cI_B
-    cdef object _f, _g, _Ic, _F
+    # FunctionBased mobilizers (core/function_joint.pxi): their table (a FunctionTable, or None),
+    # each body's record (-1: none) and the records; nfb records
+    cdef readonly object fn_table, fbrec, fbi, fbd
+    cdef readonly Py_ssize_t nfb
+    cdef object _f, _g, _Ic, _F, _fbw
     cdef bint _abi_valid
 
     def __init__(self, parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM,
-                 mass, p_BC, I_B):
+                 mass, p_BC, I_B, function_joints=None):
         self.parent = np.array(parent, dtype=np.int64, order="C")
         self.jtype = np.array(jtype, dtype=np.int64, order="C")
         self.qoff = np.array(qoff, dtype=np.int64, order="C")
@@ -202,7 +207,8 @@ cdef class TreeKernels:
         self.p_BC = np.array(p_BC, dtype=np.float64, order="C").reshape(self.nb, 3)
         self.I_B = np.array(I_B, dtype=np.float64, order="C").reshape(self.nb, 3, 3)
         self._fold_welds()
-        dims = {"n": self.nb, "u": self.nu, "q": self.nq}
+        self._set_function_joints(function_joints)
+        dims = {"n": self.nb, "u": self.nu, "q": self.nq, "f": self.nfb}
         for name, code in _CACHE_ARRAYS.items():
             shape = tuple(dims[ch] if ch in dims else int(ch) for ch in code)
             setattr_fast = np.zeros(shape, dtype=np.float64)
@@ -247,6 +253,32 @@ cdef class TreeKernels:
                   self.cI_B):
             a.flags.writeable = False
 
+    cdef _set_function_joints(self, object function_joints):
+        # function_joints = (table, fbrec (nb,), fbi (nfb, FB_ISTRIDE), fbd (nfb, FB_DSTRIDE)) or None,
+        # checked here (fb_records_error) so that the kernels may read them unchecked
+        cdef cnp.ndarray ent
+        if function_joints is None:
+            table, rec = None, np.full(self.nb, -1, dtype=np.int64)
+            fi, fd = np.zeros((0, FB_ISTRIDE), dtype=np.int64), np.zeros((0, FB_DSTRIDE))
+        else:
+            table, rec, fi, fd = function_joints
+            rec = np.array(rec, dtype=np.int64, order="C").reshape(self.nb)
+            fi = np.array(fi, dtype=np.int64, order="C").reshape(-1, FB_ISTRIDE)
+            fd = np.array(fd, dtype=np.float64, order="C").reshape(-1, FB_DSTRIDE)
+            if fi.shape[0] != fd.shape[0]:
+                raise ValueError(f"TreeKernels: {fi.shape[0]} integer and {fd.shape[0]} real FunctionBased records")
+            if fi.shape[0] and not isinstance(table, FunctionTable):
+                raise TypeError(f"TreeKernels: FunctionBased records need a FunctionTable, got {type(table).__name__}")
+        ent = table.entries if table is not None else np.zeros((0, FN_STRIDE), dtype=np.int64)
+        err = fb_records_error(self.nb, _ip(self.jtype), _ip(self.qoff), _ip(self.uoff), _ip(rec), fi.shape[0],
+                               _ip(fi), _dp(fd), _ip(ent), ent.shape[0])
+        if err is not None:
+            raise ValueError(f"TreeKernels: {err}")
+        for a in (rec, fi, fd):
+            a.flags.writeable = False
+        self.fn_table, self.fbrec, self.fbi, self.fbd = table, rec, fi, fd
+        self.nfb = fi.shape[0]
+
     cdef _set(self, str name, object a):
         # Cython cdef attributes cannot be set by name with setattr
         if name == "q": self.q = a
@@ -283,12 +315,13 @@ cdef class TreeKernels:
         elif name == "_g": self._g = a
         elif name == "_Ic": self._Ic = a
         elif name == "_F": self._F = a
+        elif name == "_fbw": self._fbw = a
         else:
             raise KeyError(name)
 
     cdef _get(self, str name):
         if name.startswith("_"):
-            return {"_f": self._f, "_g": self._g, "_Ic": self._Ic, "_F": self._F}[name]
+            return {"_f": self._f, "_g": self._g, "_Ic": self._Ic, "_F": self._F, "_fbw": self._fbw}[name]
         return getattr(self, name)
 
     cdef void _bind(self):
@@ -302,6 +335,10 @@ cdef class TreeKernels:
         t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
         t.rpar = _ip(self.rpar); t.cfirst = _ip(self.cfirst); t.fflag = _ip(self.fflag)
         t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
+        t.nfb = self.nfb
+        t.fbrec = _ip(self.fbrec); t.fbi = _ip(self.fbi); t.fbd = _dp(self.fbd); t.fbw = _dp(self._fbw)
+        t.fn_ent = _ip(self.fn_table.entries) if self.fn_table is not None else NULL
+        t.fn_par = _dp(self.fn_table.params) if self.fn_table is not None else NULL
         t.q = _dp(self.q); t.u = _dp(self.u)
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
         t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
@@ -330,6 +367,8 @@ cdef class TreeKernels:
         other.mass = self.mass; other.p_BC = self.p_BC; other.I_B = self.I_B
         other.rpar = self.rpar; other.cfirst = self.cfirst; other.fflag = self.fflag
         other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
+        other.fn_table = self.fn_table; other.fbrec = self.fbrec; other.fbi = self.fbi; other.fbd = self.fbd
+        other.nfb = self.nfb
         # (one C-API copy per array, named one by one: the State's copy runs this per State)
         other.q = _dup(self.q); other.u = _dup(self.u)
         other.R_FM = _dup(self.R_FM); other.p_FM = _dup(self.p_FM); other.H_FM = _dup(self.H_FM)
@@ -343,6 +382,7 @@ cdef class TreeKernels:
         other.udot = _dup(self.udot); other.qdotdot = _dup(self.qdotdot)
         other.A_O = _dup(self.A_O); other.A_GB = _dup(self.A_GB)
         other._f = _dup(self._f); other._g = _dup(self._g); other._Ic = _dup(self._Ic); other._F = _dup(self._F)
+        other._fbw = _dup(self._fbw)
         other._bind()
         other._abi_valid = self._abi_valid
         return other
@@ -355,9 +395,12 @@ cdef class TreeKernels:
 
     def __reduce__(self):
         # The tree inputs and every cache array, so that a realized State pickles with its results.
+        # (the FunctionBased records as a fifth argument only when there are some: a tree without them
+        # pickles as before)
         return (_tree_kernels_from_arrays,
                 ((self.nb, self.nu, self.nq), {name: getattr(self, name) for name in _TREE_INPUTS},
-                 {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid)))
+                 {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid))
+                + (((self.fn_table, self.fbrec, self.fbi, self.fbd),) if self.nfb else ()))
 
     # -- stages ---------------------------------------------------------------
 
@@ -694,7 +737,7 @@ cdef class TreeKernels:
         return 0.5 * e
 
 
-def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_valid):
+def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_valid, function_joints=None):
     """Rebuild a pickled TreeKernels: its arrays as they were, pointers bound to them anew."""
     cdef TreeKernels ws = TreeKernels.__new__(TreeKernels)
     ws.nb, ws.nu, ws.nq = dims
@@ -711,6 +754,8 @@ def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_vali
     ws.p_BC = np.ascontiguousarray(inputs["p_BC"], dtype=np.float64)
     ws.I_B = np.ascontiguousarray(inputs["I_B"], dtype=np.float64)
     ws._fold_welds()
+    ws._set_function_joints(function_joints)
+    ws._fbw = np.zeros((ws.nfb, 5, 9))  # (a pickle of an older version has none: no records either)
     for name, a in cache.items():
         if name in _CACHE_ARRAYS:  # (a pickle of an older version may hold arrays no longer kept: H)
             ws._set(name, np.array(a, dtype=np.float64, order="C"))

@@ -49,6 +49,9 @@ forward_dynamics(mobility_forces (nu,), body_forces (nb,2,3)):
 Custom mobilizers (jtype == CUSTOM): Python writes their rows of R_FM, p_FM,
 H_FM before realize_position, of HDotu_FM and qdot before realize_velocity
 and of qdotdot after forward_dynamics; the kernels use those rows unchanged.
+FunctionBased mobilizers whose functions are all built in are a compiled kind
+(jtype ``function_joint_code(n)``): the kernels compute their rows from the
+records given as ``function_joints`` (``core/function_joint.pxi``).
 
 Force kernels
 -------------
@@ -76,7 +79,7 @@ import simtk_core as _k  # noqa: E402
 
 __all__ = [
     "all_finite", "first_non_finite",
-    "JOINT_TYPES", "CUSTOM", "joint_code", "make_tree_kernels",
+    "JOINT_TYPES", "CUSTOM", "joint_code", "function_joint_code", "FB_LAYOUT", "make_tree_kernels",
     "realize_position", "realize_velocity", "forward_dynamics", "inverse_dynamics",
     "mass_matrix", "multiply_by_m", "multiply_by_m_inv", "jacobian", "jacobian_transpose",
     "frame_jacobian", "frame_jacobian_transpose", "frame_bias", "station_jacobian",
@@ -87,6 +90,11 @@ __all__ = [
 JOINT_TYPES: dict = dict(_k.JOINT_TYPES)
 CUSTOM: int = JOINT_TYPES["Custom"][0]
 _BY_CODE = {v[0]: (k, v[1], v[2]) for k, v in JOINT_TYPES.items()}
+#: n -> the code of a compiled FunctionBased mobilizer of n mobilities (not in JOINT_TYPES: it needs records)
+FUNCTION_JOINT_CODES: dict = dict(_k.FUNCTION_JOINT_CODES)
+_FUNCTION_N = {code: n for n, code in FUNCTION_JOINT_CODES.items()}
+#: the layout of a FunctionBased record (``core/function_joint.pxi``)
+FB_LAYOUT: dict = dict(_k.FB_LAYOUT)
 
 
 def _as_vector(x) -> np.ndarray:
@@ -111,6 +119,14 @@ def joint_code(name: str) -> int:
         raise ValueError(f"unknown joint type {name!r}; known: {sorted(JOINT_TYPES)}") from None
 
 
+def function_joint_code(n: int) -> int:
+    """The joint code of a compiled ``MobilizedBody.FunctionBased`` with ``n`` (1 to 6) mobilities."""
+    try:
+        return FUNCTION_JOINT_CODES[n]
+    except KeyError:
+        raise ValueError(f"a FunctionBased mobilizer has 1 to 6 mobilities, got {n!r}") from None
+
+
 def _array(name: str, x, shape: tuple, dtype=np.float64) -> np.ndarray:
     a = np.array(x, dtype=dtype, order="C", copy=True)
     if a.shape != shape:
@@ -125,7 +141,7 @@ def _array(name: str, x, shape: tuple, dtype=np.float64) -> np.ndarray:
 
 
 def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
-                      jparam=None, custom_sizes: Mapping[int, tuple] | None = None):
+                      jparam=None, custom_sizes: Mapping[int, tuple] | None = None, function_joints=None):
     """Validate a frozen tree and build its kernel workspace.
 
     Parameters
@@ -149,6 +165,10 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         Joint parameters (Screw: pitch in column 0).
     custom_sizes : mapping body -> (nq, nu), optional
         Sizes for Custom mobilizers.
+    function_joints : (FunctionTable, mapping body -> (int record, real record)), optional
+        The compiled FunctionBased mobilizers (codes ``function_joint_code(n)``): the table of their
+        functions and each one's record (``FB_LAYOUT``; packed by
+        ``FunctionBasedImplementation._compiled_record``). Every such body needs one.
 
     Returns
     -------
@@ -173,6 +193,13 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         if not 0 <= parent[i] < i:
             raise ValueError(f"body {i}: parent {parent[i]} must satisfy 0 <= parent < {i}")
         code = int(codes[i])
+        if code in _FUNCTION_N:
+            nq_i = nu_i = _FUNCTION_N[code]
+            if function_joints is None or i not in function_joints[1]:
+                raise ValueError(f"body {i}: a FunctionBased mobilizer needs its record in function_joints")
+            qoff[i + 1] = qoff[i] + nq_i
+            uoff[i + 1] = uoff[i] + nu_i
+            continue
         if code not in _BY_CODE:
             raise ValueError(f"body {i}: unknown joint type code {code}")
         name, nq_i, nu_i = _BY_CODE[code]
@@ -207,7 +234,19 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
                          (1 + np.abs(I).max(axis=(1, 2))))
     if bad.size:
         raise ValueError(f"body {bad[0]}: inertia I_B is not symmetric")
-    return _k.TreeKernels(parent, codes, qoff, uoff, **args)
+    fj = None
+    if function_joints is not None:
+        table, records = function_joints
+        bodies = sorted(int(b) for b in records)
+        rec = np.full(nb, -1, dtype=np.int64)
+        for r, b in enumerate(bodies):
+            if not 0 < b < nb or int(codes[b]) not in _FUNCTION_N:
+                raise ValueError(f"function_joints: body {b} is not a FunctionBased mobilizer of this tree")
+            rec[b] = r
+        fi = np.array([records[b][0] for b in bodies], dtype=np.int64).reshape(len(bodies), FB_LAYOUT["istride"])
+        fd = np.array([records[b][1] for b in bodies], dtype=np.float64).reshape(len(bodies), FB_LAYOUT["dstride"])
+        fj = (table, rec, fi, fd)
+    return _k.TreeKernels(parent, codes, qoff, uoff, function_joints=fj, **args)
 
 
 def _vec(ws, name: str, x, n: int) -> np.ndarray:

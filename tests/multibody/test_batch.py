@@ -317,12 +317,30 @@ def test_enabled_constraints_are_refused_and_disabled_ones_allowed():
     assert model.matter.calc_udot_batch(q, u, state=state).shape == (2, state.get_nu())
 
 
+class _UserIdentity(Function):
+    """f(x) = x written by a user: no compiled form, so a FunctionBased of it is a Custom mobilizer."""
+
+    def calc_value(self, x):
+        return float(x[0])
+
+    def calc_derivative(self, comps, x):
+        return 1.0 if len(comps) == 1 else 0.0
+
+    def get_argument_size(self):
+        return 1
+
+    def get_max_derivative_order(self):
+        return 2
+
+
 def test_custom_mobilizers_are_refused():
+    """A mobilizer whose kinematics run in Python (a FunctionBased of a user's Function; one of built-in
+    functions is a compiled kind, which the batch runs) is refused."""
     system = MultibodySystem()
     matter = SimbodyMatterSubsystem(system)
     body = Body.Rigid(MassProperties(1.0, [0.1, 0, 0], simtk.Inertia(0.1, 0.1, 0.1)))
     zero = [Function.Constant(0.0, 0) for _ in range(6)]
-    zero[2] = Function.Linear([1, 0])
+    zero[2] = _UserIdentity()
     MobilizedBody.FunctionBased(matter.ground, body, 1, zero, [[], [], [0], [], [], []])
     state = system.realize_topology()
     system.realize(state, Stage.Instance)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ... import _core
 from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
+from ...common.function import FunctionTableBuilder
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
 from ...common.state import State
 from ...common.subsystem import Subsystem
@@ -155,6 +156,9 @@ class MatterTree(BatchDynamics, Subsystem):
                 nq, nu = mb._custom_sizes(state)
                 q_init = mb._custom_default_q(state)
                 uses_quaternion = mb._custom_uses_quaternion(state)
+                compiled = mb._custom_joint_code()  # a compiled kind (FunctionBased): not Python's rows
+                if compiled is not None:
+                    code = compiled
             else:
                 q_init = _default_q(joint, nq, uses_quaternion)
             codes[i] = code
@@ -188,7 +192,8 @@ class MatterTree(BatchDynamics, Subsystem):
         custom_sizes = {mb._index: (int(layout.qoff[mb._index + 1] - layout.qoff[mb._index]),
                                     int(layout.uoff[mb._index + 1] - layout.uoff[mb._index])) for mb in layout.custom}
         ws = _core.make_tree_kernels(parent, layout.codes, R_PF=R_PF, p_PF=p_PF, R_BM=R_BM, p_BM=p_BM,
-                                     mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam, custom_sizes=custom_sizes)
+                                     mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam, custom_sizes=custom_sizes,
+                                     function_joints=self._function_joints(layout))
         for mb in layout.custom:
             mb._realize_custom_instance(state)
         plan = self._plan_constraints(state, layout)
@@ -208,6 +213,16 @@ class MatterTree(BatchDynamics, Subsystem):
                                              if h is not None]
         self.set_cache_entry(state, self._cache_index, cache)
         self._custom_constraint_hooks(state, "instance", plan.customs)
+
+    def _function_joints(self, layout: _Layout):
+        """The compiled FunctionBased mobilizers' function table and records, or None without any."""
+        codes = set(_core.FUNCTION_JOINT_CODES.values())
+        bodies = [i for i, c in enumerate(layout.codes) if int(c) in codes]
+        if not bodies:
+            return None
+        builder = FunctionTableBuilder()
+        records = {i: self._bodies[i]._function_joint_record(builder) for i in bodies}
+        return builder.build(), records
 
     # The hooks below run only from System.realize, which has checked the State: they reach their
     # arrays directly (the public accessors' checks would cost more than the kernels for small trees).

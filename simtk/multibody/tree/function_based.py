@@ -15,6 +15,15 @@ A = [a_0 | R_0 a_1 | R_0 R_1 a_2] (the rotation axes in F):
 where thetadot = J u, w_0 = A_0 thetadot_0 and b_k = u^T (d^2 f_k / dq^2) u. Functions with no
 argument (``Function.Constant(c, 0)``) are evaluated once, at construction; a constant rotation
 is folded into a constant matrix.
+
+Two paths compute these equations. When all six functions are built-in families (each has a compiled
+form: ``FunctionTableBuilder.try_add``), the mobilizer is a compiled joint kind: the kernels evaluate
+the functions from a flat table and compute X_FM, H_FM and HDot_FM u themselves
+(``core/function_joint.pxi``, from the numbers `FunctionBasedImplementation` folded here), so a model
+of them (OpenSim's CustomJoints) takes the fused realization, the batch and the compiled time loop.
+Otherwise (a user's Function) it is a Custom mobilizer whose rows this module's Python writes per
+stage, as before. `FunctionBasedImplementation` is that Python, and the reference the compiled kind is
+tested against.
 """
 from __future__ import annotations
 
@@ -23,7 +32,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...common.function import Function, require_function
+from ... import _core
+from ...common.function import Function, FunctionTableBuilder, require_function
 from ...common.stage import Stage
 from ...spatial import Body, Rotation, Transform, skew
 from .custom_mobilizer import Custom, CustomImplementation
@@ -158,6 +168,57 @@ class FunctionBasedImplementation(CustomImplementation):
         self._T_is_identity = bool((self._T == np.eye(3)).all())
         # R(a, theta) = P + cos(theta) Q + sin(theta) K as one product (1, c, s) @ [P; Q; K] (3, 9).
         self._rot_basis = [np.stack(parts).reshape(3, 9) for parts in self._rot_parts]
+        # Whether the kernels can run this joint: every function built in (its class compiles; a user's
+        # function, even a constant, keeps the Python path) and no function fed more coordinates than
+        # the compiled record holds.
+        probe = FunctionTableBuilder()
+        self._compilable = (all(probe.try_add(f) is not None for f in self._fn)
+                            and all(len(ci) <= _core.FB_LAYOUT["max_args"] for ci in self._ci))
+
+    # ------------------------------------------------------------------ the compiled kind's record
+    def _compiled_record(self, builder: FunctionTableBuilder) -> tuple[np.ndarray, np.ndarray]:
+        """This joint's record for the kernels (layout ``_core.FB_LAYOUT``, ``core/function_joint.pxi``).
+
+        The active functions are added to ``builder`` (the matter's table); every other number is this
+        object's own (the axes, the rotation bases, the folded constants), copied, so that the kernels
+        compute what `_position` and `_hdot_u` compute.
+
+        Returns
+        -------
+        (ndarray of int64, ndarray of float64)
+            The integer and the real record.
+        """
+        L = _core.FB_LAYOUT
+        ir = np.zeros(L["istride"], dtype=np.int64)
+        dr = np.zeros(L["dstride"])
+        ir[L["i_n"]] = self._n
+        ir[L["i_flags"]] = ((L["moving_axes"] if self._moving_axes else 0)
+                            | (L["T_identity"] if self._T_is_identity else 0)
+                            | (L["trans_active"] if self._trans_active else 0))
+        for k in range(6):
+            at = L["i_fn"] + L["i_fstride"] * k
+            if k in self._active:
+                ci = self._ci[k]
+                ir[at] = builder.add(self._fn[k])
+                ir[at + 1] = len(ci)
+                ir[at + 2:at + 2 + len(ci)] = ci
+            else:
+                ir[at] = -1
+        for k in range(3):
+            Rk = self._rot_const[k]
+            if Rk is _ACTIVE:
+                ir[L["i_rot"] + k] = L["rot_active"]
+            elif Rk is None:
+                ir[L["i_rot"] + k] = L["rot_identity"]
+            else:
+                ir[L["i_rot"] + k] = L["rot_const"]
+                dr[L["d_rconst"] + 9 * k:L["d_rconst"] + 9 * k + 9] = Rk.reshape(9)
+            dr[L["d_basis"] + 27 * k:L["d_basis"] + 27 * k + 27] = self._rot_basis[k].reshape(27)
+        dr[L["d_axes"]:L["d_axes"] + 18] = self._axes.reshape(18)
+        dr[L["d_pconst"]:L["d_pconst"] + 3] = self._p_const
+        dr[L["d_T"]:L["d_T"] + 9] = self._T.reshape(9)
+        dr[L["d_theta"]:L["d_theta"] + 6] = self._theta_const
+        return ir, dr
 
     # ------------------------------------------------------------------ the kinematics (vectorized per body)
     def _position(self, q: np.ndarray, scratch: _Scratch):
@@ -321,7 +382,17 @@ class FunctionBased(Custom):
         Default X, Y, Z, X, Y, Z.
     X_PF, X_BM : Transform, optional
         Mobilizer frames; identity by default.
+
+    Notes
+    -----
+    When every function is a built-in family, the compiled core computes this mobilizer's kinematics
+    (a compiled joint kind: the fused realization, the batch and the compiled time loop take it);
+    with a user's `Function` its kinematics run in Python, as a ``MobilizedBody.Custom``'s do.
     """
+
+    #: Whether a FunctionBased of built-in functions becomes the compiled kind (a private switch: False
+    #: keeps every new one on the Python path, the reference of the tests and benchmarks)
+    _use_compiled_kind = True
 
     def __init__(self, parent: MobilizedBody, *args, axes=None, X_PF=None, X_BM=None,
                  direction: str = MobilizedBody.Forward):
@@ -342,6 +413,7 @@ class FunctionBased(Custom):
             raise TypeError(f"{_OWNER}: expected n_mobilities, functions and coord_indices after the body")
         n, functions, coord_indices = rest
         impl = FunctionBasedImplementation(parent.get_matter_subsystem(), n, functions, coord_indices, axes)
+        self._compiled_kind = bool(type(self)._use_compiled_kind and impl._compilable)
         super().__init__(parent, X_PF, body, X_BM, impl, direction=direction)
 
     # ------------------------------------------------------------------ the constructor's arguments
@@ -365,7 +437,14 @@ class FunctionBased(Custom):
         """The axes the constructor took, before normalization, or None for the default axes."""
         return self._impl.get_given_axes()
 
-    # ------------------------------------------------------------------ fast per-stage paths
+    # ------------------------------------------------------------------ the compiled kind
+    def _custom_joint_code(self) -> int | None:
+        return _core.function_joint_code(self._impl._n) if self._compiled_kind else None
+
+    def _function_joint_record(self, builder: FunctionTableBuilder) -> tuple[np.ndarray, np.ndarray]:
+        return self._impl._compiled_record(builder)
+
+    # ------------------------------------------------------------------ fast per-stage paths (Python kind)
     def _scratch(self, state: "State") -> _Scratch:
         return state._subs[self._matter._index].cache[self._scratch_index].value
 

@@ -165,6 +165,15 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         """The user's ``realize_<stage>`` hook of a Custom mobilizer, or None (those without sweep work)."""
         return None
 
+    def _custom_joint_code(self) -> int | None:
+        """The compiled joint code that runs this Custom mobilizer in the kernels (a FunctionBased of
+        built-in functions), or None: Python writes its rows."""
+        return None
+
+    def _function_joint_record(self, builder) -> tuple:
+        """The record of a compiled FunctionBased mobilizer, its functions added to ``builder`` (Instance)."""
+        raise NotImplementedError
+
     def _realize_custom_position(self, state: "State", ws) -> None:
         """Fill ws.R_FM[i], ws.p_FM[i] and this body's columns of ws.H_FM from the State's q."""
         if self._reversal is not None:
