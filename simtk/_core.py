@@ -5,24 +5,19 @@ and contiguity first, so that the kernels themselves never validate anything.
 
 Multibody kernels
 -----------------
-:func:`make_tree_kernels` validates a frozen tree and returns a
-``simtk_core.TreeKernels`` workspace (one per State). The checked functions
-below (:func:`realize_position`, :func:`forward_dynamics`, ...) validate their
-arguments and call the workspace's method of the same name. A caller that
-allocated its arrays itself with the right shapes (the matter subsystem's own
-caches) may call the workspace methods directly to save the checks: the
-methods then cost well under a microsecond of call overhead.
+:func:`make_tree_kernels` validates a frozen tree and returns a ``simtk_core.TreeKernels`` workspace (one per
+State). The checked functions below (:func:`realize_position`, :func:`forward_dynamics`, ...) validate their
+arguments and call the workspace's method of the same name. A caller that allocated its arrays itself with the
+right shapes (the matter subsystem's own caches) may call the workspace methods directly to save the checks:
+the methods then cost well under a microsecond of call overhead.
 
-Array interface of a workspace ``ws`` (all float64, C-contiguous; nb bodies
-including Ground = body 0, nu mobilities, nq coordinates; all spatial
-quantities in Ground unless the name says otherwise; spatial vectors are
-(2,3) = (angular, linear)):
+Array interface of a workspace ``ws`` (all float64, C-contiguous; nb bodies including Ground = body 0, nu
+mobilities, nq coordinates; all spatial quantities in Ground unless the name says otherwise; spatial vectors
+are (2,3) = (angular, linear)):
 
-Inputs kept by the workspace (may be overwritten in place between stages,
-e.g. mass properties at Instance stage):
-  parent (nb,) int64, jtype (nb,) int64, qoff (nb+1,), uoff (nb+1,) int64,
-  jparam (nb,3) (Screw pitch in [:,0]), R_PF (nb,3,3), p_PF (nb,3),
-  R_BM (nb,3,3), p_BM (nb,3), mass (nb,), p_BC (nb,3) mass center in B,
+Inputs kept by the workspace (may be overwritten in place between stages, e.g. mass properties at Instance stage):
+  parent (nb,) int64, jtype (nb,) int64, qoff (nb+1,), uoff (nb+1,) int64, jparam (nb,3) (Screw pitch in [:,0]),
+  R_PF (nb,3,3), p_PF (nb,3), R_BM (nb,3,3), p_BM (nb,3), mass (nb,), p_BC (nb,3) mass center in B,
   I_B (nb,3,3) inertia about the body ORIGIN in B.
 realize_position(q) (q only):
   q (nq,) copy of the coordinates used; R_FM (nb,3,3), p_FM (nb,3) = X_FM;
@@ -37,31 +32,25 @@ realize_position(q) (q only):
   U (nu,2,3) = P S, Dinv (nb,6,6) (top-left nu_i x nu_i block, row stride nu_i) = (S^T P S)^-1.
 realize_velocity(u) (q and u):
   u (nu,); V_FM (nb,2,3) in F; HDotu_FM (nb,2,3) = HDot_FM u in F; qdot (nq,) = N u;
-  V_GB (nb,2,3) body velocities (angular, velocity of the origin); V_O (nb,2,3)
-  the same at the Ground origin; c (nb,2,3) velocity-dependent acceleration
-  across each joint (at the Ground origin); b (nb,2,3) gyroscopic forces
-  (at the Ground origin); A_bias (nb,2,3) = JDot u, the body accelerations
-  when udot = 0 (angular, origin acceleration); A_bias_O the same, spatial at
-  the Ground origin.
+  V_GB (nb,2,3) body velocities (angular, velocity of the origin); V_O (nb,2,3) the same at the Ground origin;
+  c (nb,2,3) velocity-dependent acceleration across each joint (at the Ground origin); b (nb,2,3) gyroscopic
+  forces (at the Ground origin); A_bias (nb,2,3) = JDot u, the body accelerations when udot = 0 (angular,
+  origin acceleration); A_bias_O the same, spatial at the Ground origin.
 forward_dynamics(mobility_forces (nu,), body_forces (nb,2,3)):
   udot (nu,), A_GB (nb,2,3) (angular, acceleration of the body origin),
   A_O (nb,2,3) spatial accelerations at the Ground origin, qdotdot (nq,).
-Custom mobilizers (jtype == CUSTOM): Python writes their rows of R_FM, p_FM,
-H_FM before realize_position, of HDotu_FM and qdot before realize_velocity
-and of qdotdot after forward_dynamics; the kernels use those rows unchanged.
-FunctionBased mobilizers whose functions are all built in are a compiled kind
-(jtype ``function_joint_code(n)``): the kernels compute their rows from the
-records given as ``function_joints`` (``core/function_joint.pxi``).
+Custom mobilizers (jtype == CUSTOM): Python writes their rows of R_FM, p_FM, H_FM before realize_position, of
+HDotu_FM and qdot before realize_velocity and of qdotdot after forward_dynamics; the kernels use those rows unchanged.
+FunctionBased mobilizers whose functions are all built in are a compiled kind (jtype ``function_joint_code(n)``):
+the kernels compute their rows from the records given as ``function_joints`` (``core/function_joint.pxi``).
 
 Force kernels
 -------------
-The builders ``*_set`` (e.g. :func:`two_point_linear_spring_set`) validate the
-parameters of all elements of one built-in force kind and pack them into a
-``simtk_core.ForceSet``; :func:`add_forces` adds their forces into body_forces
-(nb,2,3) and mobility_forces (nu,) from a workspace's realized q, u, R_GB,
-p_GB, V_GB, p_GC, mass and p_BC, and :func:`force_energy` sums their potential
-energies. ``simtk_core.add_force_sets(sets, ws, body_forces, mobility_forces,
-zero_first)`` does several sets in one call (the force subsystem's hot path).
+The builders ``*_set`` (e.g. :func:`two_point_linear_spring_set`) validate the parameters of all elements of
+one built-in force kind and pack them into a ``simtk_core.ForceSet``; :func:`add_forces` adds their forces into
+body_forces (nb,2,3) and mobility_forces (nu,) from a workspace's realized q, u, R_GB, p_GB, V_GB, p_GC, mass
+and p_BC, and :func:`force_energy` sums their potential energies. ``simtk_core.add_force_sets(sets, ws,
+body_forces, mobility_forces, zero_first)`` does several sets in one call (the force subsystem's hot path).
 """
 from __future__ import annotations
 
@@ -756,3 +745,14 @@ def make_state_derivative(system, state, acceleration_stage: int, retake: type, 
 
 __all__ += ["FN_FAMILIES", "FunctionTable"]  # core/functions.pxi, built by common.function.FunctionTableBuilder
 FN_FAMILIES, FunctionTable = dict(_k.FN_FAMILIES), _k.FunctionTable
+
+
+# Extension helpers (core/helpers.pxi): the common cases of the helpers users' code calls once per evaluation. Each
+# checks its own arguments, cheaply, and returns None or False, having done nothing, where a check fails; the calling
+# method's Python path then converts the unusual input or raises the error that says what is wrong.
+__all__ += ["mobod_station", "mobod_row", "mobod_pose", "mobod_add_station_force", "mobod_add_mobility_force",
+            "add_to_row", "ancestor_station", "ancestor_body_pose", "ancestor_body_motion", "ancestor_add_station_force"]
+mobod_station, mobod_row, mobod_pose, add_to_row = _k.mobod_station, _k.mobod_row, _k.mobod_pose, _k.add_to_row
+mobod_add_station_force, mobod_add_mobility_force = _k.mobod_add_station_force, _k.mobod_add_mobility_force
+ancestor_station, ancestor_body_pose, ancestor_body_motion = _k.ancestor_station, _k.ancestor_body_pose, _k.ancestor_body_motion
+ancestor_add_station_force = _k.ancestor_add_station_force

@@ -64,6 +64,19 @@ class Transform(_Immutable):
         x._p = _readonly(p)
         return x
 
+    @staticmethod
+    def _from_readonly(m: np.ndarray, p: np.ndarray, _new=object.__new__) -> "Transform":
+        # `_trusted` for a rotation matrix ``m`` (3, 3) and ``p`` (3,) that are already read-only float64
+        # arrays owned by the result (a kernel's fresh copies): nothing is checked, copied or flagged, for
+        # the getters called once per evaluation (a flag change, a classmethod's binding cost as much as
+        # the rest; ``_new`` is bound once).
+        R = _new(Rotation)
+        R._m = m
+        x = _new(Transform)
+        x._R = R
+        x._p = p
+        return x
+
     @classmethod
     def from_matrix44(cls, m: ArrayLike, tol: float = ROTATION_TOL) -> "Transform":
         """A Transform from a 4x4 homogeneous matrix ``[[R, p], [0, 0, 0, 1]]``.

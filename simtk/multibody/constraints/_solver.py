@@ -34,7 +34,7 @@ import numpy as np
 from scipy.linalg import lapack as _lapack
 
 from ... import _core
-from ...common.stage import VELOCITY, Stage
+from ...common.stage import ACCELERATION, INSTANCE, VELOCITY, Stage
 from ...common.state import State
 
 __all__: list[str] = []
@@ -87,15 +87,27 @@ class _AccelContext:
 def kinematics_of_state(matter, state: State) -> _Kinematics:
     """Kinematics of a realized State (for Custom helpers called outside an evaluation)."""
     ss = matter._ss(state)
-    cache = matter._cache(state)
-    ws = cache.ws
     st = ss.stage
+    # At Instance or above the entry is current (its latest stage is Instance): read it without
+    # get_cache_entry's checks, which cost more than the helper the user called; below, those checks raise.
+    cache = ss.cache[matter._cache_index].value if st >= INSTANCE else matter._cache(state)
+    ws = cache.ws
     kin = _Kinematics(state, cache.plan, ws, ss.q)
     if st >= VELOCITY:
         kin.u, kin.qdot = ss.u, ss.qdot
     if st >= Stage.Acceleration:
         kin.udot, kin.qdotdot, kin.A = ss.udot, ss.qdotdot, cache.A_GB
     return kin
+
+
+def kinematics_arrays(matter, state: State) -> tuple:
+    """``(R_GB, p_GB, V_GB, A_GB or None)`` of a realized State: the arrays `kinematics_of_state` would hold
+    (A_GB from Acceleration on), for the Custom helpers that read only these, without building it."""
+    ss = matter._ss(state)
+    st = ss.stage
+    cache = ss.cache[matter._cache_index].value if st >= INSTANCE else matter._cache(state)
+    ws = cache.ws
+    return ws.R_GB, ws.p_GB, ws.V_GB, (cache.A_GB if st >= ACCELERATION else None)
 
 
 # ====================================================================== the Instance plan

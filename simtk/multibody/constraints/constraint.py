@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ... import _core
 from ..._kinds import KindsMeta
 from ...common.component import Component
 from ...common.errors import StageTooLowError
@@ -34,7 +35,13 @@ from ...common.state import State
 from ...spatial import Rotation, Transform
 from ..tree._matter_tree import MatterTree
 from ..tree.mobilized_body import MobilizedBody
-from ._solver import kinematics_of_state
+from ._solver import kinematics_arrays, kinematics_of_state
+
+# The compiled common cases of the Custom implementation's helpers (core/helpers.pxi): None or False, having
+# done nothing, where their cheap checks fail.
+_station, _body_pose, _body_motion = _core.ancestor_station, _core.ancestor_body_pose, _core.ancestor_body_motion
+_add_station_force, _add_to_row, _add_mobility_force = (_core.ancestor_add_station_force, _core.add_to_row,
+                                                        _core.mobod_add_mobility_force)
 
 if TYPE_CHECKING:
     from ..matter import SimbodyMatterSubsystem
@@ -360,11 +367,29 @@ class _CustomImplementation:
     # optional hooks: realize_topology(state) ... realize_report(state)
 
     # ------------------------------------------------------------------ helpers (ancestor frame)
+    # The user's methods call these once per equation per evaluation. Each takes the compiled common case first
+    # (core/helpers.pxi: the kinematics' own arrays, a station and force given as float64 arrays or lists of
+    # numbers, the force array it was handed), a few hundred nanoseconds; where its cheap checks fail, the numpy
+    # path below it gives the same numbers to round-off, or raises the error naming what is wrong.
     def _k(self, state: State):
         kin = self._kin
         if kin is None:
             kin = kinematics_of_state(self._matter, state)
         return kin
+
+    def _frame(self, state: State, cb, method: str | None = None) -> tuple:
+        # (R_GB, p_GB, V_GB, A or None, b, a) for constrained body cb: the arrays being evaluated (the State's
+        # outside an evaluation, without building a whole _Kinematics for them), the body and the ancestor, in
+        # one call (each method call costs as much as the compiled helper). With ``method``, a missing A (below
+        # Acceleration) is refused first, as the acceleration helpers always did.
+        kin = self._kin
+        R, p, V, A = (kin.R, kin.p, kin.V, kin.A) if kin is not None else kinematics_arrays(self._matter, state)
+        if method is not None and A is None:
+            raise StageTooLowError(f"{type(self).__name__}.{method}", ACCELERATION, int(POSITION))
+        bodies = self._bodies
+        b = bodies[cb] if type(cb) is int and 0 <= cb < len(bodies) else self._cb(cb)
+        c = self._constraint
+        return R, p, V, A, b, (c._ancestor if c is not None else 0)
 
     def _cb(self, cb: int) -> int:
         if not 0 <= int(cb) < len(self._bodies):
@@ -379,17 +404,27 @@ class _CustomImplementation:
     def _ancestor(self) -> int:
         return self._constraint._ancestor if self._constraint is not None else 0
 
+    def _station_arg(self, station, method: str) -> np.ndarray:
+        # the numpy path's station: any numbers of shape (3,) (non-finite ones pass, as they always have: the
+        # errors or forces they make are refused where the solver reads them)
+        s = np.asarray(station, dtype=float)
+        if s.shape != (3,):
+            raise ValueError(f"{type(self).__name__}.{method}: station: expected a 3-vector, got shape {s.shape}")
+        return s
+
     def get_ancestor_mobilized_body(self) -> "MobilizedBody":
         """The ancestor body A in which the helpers measure."""
         return self._matter.get_mobilized_body(self._ancestor())
 
     def get_body_transform(self, state: State, cb: int, _ignored=None) -> Transform:
         """X_AB of constrained body ``cb`` (Position)."""
-        kin = self._k(state)
-        b, a = self._cb(cb), self._ancestor()
-        R_AG = kin.R[a].T
-        R_AB = R_AG @ kin.R[b]
-        return Transform(Rotation._trusted(R_AB), R_AG @ (kin.p[b] - kin.p[a]))
+        R, p, V, A, b, a = self._frame(state, cb)
+        pose = _body_pose(R, p, b, a)
+        if pose is not None:  # fresh read-only R_AB and p_AB
+            return Transform._from_readonly(*pose)
+        R_AG = R[a].T
+        R_AB = R_AG @ R[b]
+        return Transform(Rotation._trusted(R_AB), R_AG @ (p[b] - p[a]))
 
     def get_body_rotation(self, state: State, cb: int, _ignored=None) -> Rotation:
         """R_AB of constrained body ``cb`` (Position)."""
@@ -397,48 +432,111 @@ class _CustomImplementation:
 
     def get_body_origin_location(self, state: State, cb: int, _ignored=None) -> np.ndarray:
         """p_AB, the body origin in A, (3,) (Position). A third argument is accepted and ignored."""
-        kin = self._k(state)
-        b, a = self._cb(cb), self._ancestor()
-        return kin.R[a].T @ (kin.p[b] - kin.p[a])
+        R, p, V, A, b, a = self._frame(state, cb)
+        out = _station(R, p, None, None, b, a, None, 0)
+        return out if out is not None else R[a].T @ (p[b] - p[a])
 
     def get_station_location(self, state: State, cb: int, station) -> np.ndarray:
-        """p_AS for a station p_BS (3,) of constrained body ``cb`` (Position)."""
-        kin = self._k(state)
-        b, a = self._cb(cb), self._ancestor()
-        return kin.R[a].T @ (kin.p[b] + kin.R[b] @ np.asarray(station, dtype=float) - kin.p[a])
+        """p_AS for a station p_BS (3,) of constrained body ``cb``: measured from A's origin and expressed in A, a
+        new (3,) array (Simbody's ``findStationLocation``; Position)."""
+        R, p, V, A, b, a = self._frame(state, cb)
+        out = _station(R, p, None, None, b, a, station, 0)
+        if out is None:
+            s = self._station_arg(station, "get_station_location()")
+            out = R[a].T @ (p[b] + R[b] @ s - p[a])
+        return out
+
+    def get_station_velocity(self, state: State, cb: int, station) -> np.ndarray:
+        """v_AS, the velocity of station p_BS (3,) of constrained body ``cb`` measured and expressed in A (Velocity).
+
+        Simbody's ``findStationVelocity``: the time derivative taken in A of ``get_station_location``,
+        ``R_AG ((v_GS - v_GA) - w_GA x (p_GS - p_GA))`` with ``v_GS = v_GB + w_GB x (R_GB p_BS)``; with A
+        Ground it is ``MobilizedBody.find_station_velocity_in_ground``.
+
+        Parameters
+        ----------
+        state : State
+            The State being evaluated (realized to Velocity outside an evaluation).
+        cb : int
+            A ConstrainedBodyIndex (from ``add_constrained_body``).
+        station : array_like, shape (3,)
+            p_BS, the station in the body's frame.
+
+        Returns
+        -------
+        numpy.ndarray, shape (3,)
+            v_AS, a new array.
+        """
+        R, p, V, A, b, a = self._frame(state, cb)
+        out = _station(R, p, V, None, b, a, station, 1)
+        if out is None:
+            out = _station_motion(R, p, V, A, b, a, self._station_arg(station, "get_station_velocity()"), 1)
+        return out
+
+    def get_station_acceleration(self, state: State, cb: int, station) -> np.ndarray:
+        """a_AS, the acceleration of station p_BS (3,) of constrained body ``cb`` measured and expressed in A
+        (Acceleration).
+
+        Simbody's ``findStationAcceleration``: the second time derivative taken in A of ``get_station_location``,
+        ``R_AG ((a_GS - a_GA) - b_GA x r - 2 w_GA x (v_GS - v_GA) + w_GA x (w_GA x r))`` with
+        ``r = p_GS - p_GA``; with A Ground it is ``MobilizedBody.find_station_acceleration_in_ground``. Inside
+        the acceleration-level methods it is read at the accelerations being evaluated, as
+        ``get_body_acceleration`` is.
+
+        Parameters
+        ----------
+        state : State
+            The State being evaluated (realized to Acceleration outside an evaluation).
+        cb : int
+            A ConstrainedBodyIndex (from ``add_constrained_body``).
+        station : array_like, shape (3,)
+            p_BS, the station in the body's frame.
+
+        Returns
+        -------
+        numpy.ndarray, shape (3,)
+            a_AS, a new array.
+        """
+        R, p, V, A, b, a = self._frame(state, cb, "get_station_acceleration()")
+        out = _station(R, p, V, A, b, a, station, 2)
+        if out is None:
+            out = _station_motion(R, p, V, A, b, a, self._station_arg(station, "get_station_acceleration()"), 2)
+        return out
 
     def get_body_velocity(self, state: State, cb: int, _ignored=None) -> np.ndarray:
         """V_AB = (w_AB, v_AB), (2, 3): measured and expressed in A (Velocity)."""
-        kin = self._k(state)
-        b, a = self._cb(cb), self._ancestor()
+        R, p, V, A, b, a = self._frame(state, cb)
+        out = _body_motion(R, p, V, None, b, a, 1)
+        if out is not None:
+            return out
         if a == 0:
-            return kin.V[b].copy()
-        R_AG = kin.R[a].T
-        w_a, v_a = kin.V[a]
-        r = kin.p[b] - kin.p[a]
+            return V[b].copy()
+        R_AG = R[a].T
+        w_a, v_a = V[a]
+        r = p[b] - p[a]
         out = np.empty((2, 3))
-        out[0] = R_AG @ (kin.V[b, 0] - w_a)
-        out[1] = R_AG @ (kin.V[b, 1] - v_a - np.cross(w_a, r))
+        out[0] = R_AG @ (V[b, 0] - w_a)
+        out[1] = R_AG @ (V[b, 1] - v_a - np.cross(w_a, r))
         return out
 
     def get_body_acceleration(self, state: State, cb: int, _ignored=None) -> np.ndarray:
         """A_AB = (b_AB, a_AB), (2, 3): measured and expressed in A (Acceleration)."""
-        kin = self._k(state)
-        if kin.A is None:
-            raise StageTooLowError(f"{type(self).__name__}.get_body_acceleration()", ACCELERATION, int(POSITION))
-        b, a = self._cb(cb), self._ancestor()
+        R, p, V, A, b, a = self._frame(state, cb, "get_body_acceleration()")
+        out = _body_motion(R, p, V, A, b, a, 2)
+        if out is not None:
+            return out
         if a == 0:
-            return kin.A[b].copy()
-        R_AG = kin.R[a].T
-        w_a, v_a = kin.V[a]
-        al_a, a_a = kin.A[a]
-        w_b, v_b = kin.V[b]
-        r = kin.p[b] - kin.p[a]
+            return A[b].copy()
+        R_AG = R[a].T
+        w_a, v_a = V[a]
+        al_a, a_a = A[a]
+        w_b, v_b = V[b]
+        r = p[b] - p[a]
         out = np.empty((2, 3))
         # Derivatives taken in A: d^A/dt x = d^G/dt x - w_GA x x.
-        out[0] = R_AG @ (kin.A[b, 0] - al_a - np.cross(w_a, w_b))
+        out[0] = R_AG @ (A[b, 0] - al_a - np.cross(w_a, w_b))
         dv = v_b - v_a
-        out[1] = R_AG @ (kin.A[b, 1] - a_a - np.cross(al_a, r) - 2.0 * np.cross(w_a, dv)
+        out[1] = R_AG @ (A[b, 1] - a_a - np.cross(al_a, r) - 2.0 * np.cross(w_a, dv)
                          + np.cross(w_a, np.cross(w_a, r)))
         return out
 
@@ -484,9 +582,10 @@ class _CustomImplementation:
 
     def add_in_station_force(self, state: State, cb: int, station, force, body_forces_in_a: np.ndarray) -> None:
         """Add ``force`` (3,) in A applied at ``station`` p_BS of constrained body ``cb``."""
-        kin = self._k(state)
-        b, a = self._cb(cb), self._ancestor()
-        r_A = kin.R[a].T @ (kin.R[b] @ np.asarray(station, dtype=float))
+        R, p, V, A, b, a = self._frame(state, cb)
+        if _add_station_force(R, b, a, station, force, body_forces_in_a, cb):
+            return
+        r_A = R[a].T @ (R[b] @ self._station_arg(station, "add_in_station_force()"))
         f = np.asarray(force, dtype=float)
         body_forces_in_a[cb, 0] += np.cross(r_A, f)
         body_forces_in_a[cb, 1] += f
@@ -494,12 +593,15 @@ class _CustomImplementation:
     def add_in_body_torque(self, state: State, cb: int, torque, body_forces_in_a: np.ndarray) -> None:
         """Add ``torque`` (3,) in A to constrained body ``cb``."""
         self._cb(cb)
-        body_forces_in_a[cb, 0] += np.asarray(torque, dtype=float)
+        if not _add_to_row(body_forces_in_a, cb, 0, torque):
+            body_forces_in_a[cb, 0] += np.asarray(torque, dtype=float)
 
     def add_in_one_mobility_force(self, state: State, cm: int, which_u: int, f: float,
                                   mobility_forces: np.ndarray) -> None:
         """Add generalized force ``f`` on u[which_u] of constrained mobilizer ``cm``."""
         b = self._cm(cm)
+        if _add_mobility_force(self._matter, state, b, which_u, f, mobility_forces, self._mobilizers[:int(cm)]):
+            return
         u0, n = self._matter._u_range(state, b)
         if not 0 <= which_u < n:
             raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no u[{which_u}] (it has {n})")
@@ -632,6 +734,26 @@ class _Custom(Constraint):
                     out.add_mobility_forces(np.full(len(f), eq), u_index, f)
                 k += 1
         return None
+
+
+def _station_motion(R, p, V, A, b: int, a: int, s: np.ndarray, order: int) -> np.ndarray:
+    """v_AS (order 1) or a_AS (2) of station ``s`` of body ``b`` in the ancestor ``a``, in numpy: the path of
+    ``get_station_velocity`` and ``get_station_acceleration`` for a station the compiled one does not take."""
+    r_b = R[b] @ s
+    w_b, v_b = V[b]
+    out = v_b + np.cross(w_b, r_b)  # v_GS
+    if order == 2:
+        al_b, a_b = A[b]
+        v_S, out = out, a_b + np.cross(al_b, r_b) + np.cross(w_b, np.cross(w_b, r_b))  # a_GS
+    if a == 0:
+        return out
+    R_AG = R[a].T
+    w_a, v_a = V[a]
+    r = p[b] + r_b - p[a]
+    if order == 1:
+        return R_AG @ (out - v_a - np.cross(w_a, r))
+    al_a, a_a = A[a]
+    return R_AG @ (out - a_a - np.cross(al_a, r) - 2.0 * np.cross(w_a, v_S - v_a) + np.cross(w_a, np.cross(w_a, r)))
 
 
 def _u_span(matter, state, b: int) -> tuple[int, int]:

@@ -37,6 +37,11 @@ from .mobilized_body import MobilizedBody, _Ground
 
 __all__ = ["MatterTree"]
 
+# The compiled common cases of the helpers for user forces (core/helpers.pxi): False, having done nothing,
+# where their cheap checks fail.
+_add_station_force, _add_mobility_force, _add_to_row = (_core.mobod_add_station_force, _core.mobod_add_mobility_force,
+                                                        _core.add_to_row)
+
 
 def _default_q(name: str, nq: int, uses_quaternion: bool) -> np.ndarray:
     q = np.zeros(nq)
@@ -459,9 +464,28 @@ class MatterTree(BatchDynamics, Subsystem):
         return ro.body_forces, ro.mobility_forces
 
     # ------------------------------------------------------------------ helpers for user forces
+    # A Force.Custom calls these once per element per evaluation: the compiled common case first (a body of this
+    # subsystem, a plain State realized far enough, float64 3-vectors, the accumulator itself), a few hundred
+    # nanoseconds; its checks failing, the Python path repeats them and raises the error naming what is wrong.
     def add_in_station_force(self, state: State, body, station, force, body_forces: np.ndarray) -> None:
-        """Add ``force`` (3,) in Ground applied at ``station`` p_BS of ``body`` into ``body_forces``."""
-        b = self._body_index(body)
+        """Add ``force`` (3,) in Ground applied at ``station`` p_BS of ``body`` into ``body_forces`` (Position).
+
+        Parameters
+        ----------
+        state : State
+            Realized to Position (R_GB is read).
+        body : MobilizedBody or int
+            A body of this subsystem, or its index.
+        station : array_like, shape (3,)
+            p_BS, the point of application in the body's frame; finite.
+        force : array_like, shape (3,)
+            The force in Ground; finite.
+        body_forces : numpy.ndarray, shape (nb, 2, 3)
+            The accumulator: the body's row gets the torque (R_GB p_BS) x force about its origin and the force.
+        """
+        b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
+        if _add_station_force(self, state, b, station, force, body_forces):
+            return
         R, _ = self._body_pose(state, b)
         r = R @ _vec3(station, "add_in_station_force(): station")
         f = _vec3(force, "add_in_station_force(): force")
@@ -469,12 +493,16 @@ class MatterTree(BatchDynamics, Subsystem):
         body_forces[b, 1] += f
 
     def add_in_body_torque(self, state: State, body, torque, body_forces: np.ndarray) -> None:
-        """Add ``torque`` (3,) in Ground to ``body`` in ``body_forces``."""
-        body_forces[self._body_index(body), 0] += _vec3(torque, "add_in_body_torque(): torque")
+        """Add ``torque`` (3,) in Ground to ``body`` in ``body_forces`` (the State is not read)."""
+        b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
+        if not _add_to_row(body_forces, b, 0, torque):
+            body_forces[b, 0] += _vec3(torque, "add_in_body_torque(): torque")
 
     def add_in_mobility_force(self, state: State, body, which_u: int, f: float, mobility_forces: np.ndarray) -> None:
-        """Add generalized force ``f`` to speed ``which_u`` of ``body`` in ``mobility_forces`` (nu,)."""
-        b = self._body_index(body)
+        """Add generalized force ``f`` to speed ``which_u`` of ``body`` in ``mobility_forces`` (nu,) (Model)."""
+        b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
+        if _add_mobility_force(self, state, b, which_u, f, mobility_forces):
+            return
         u0, n = self._u_range(state, b)
         if not 0 <= which_u < n:
             raise IndexError(f"{self._bodies[b]!r}: no u[{which_u}] (it has {n})")

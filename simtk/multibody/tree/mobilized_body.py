@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ... import _core
 from ..._kinds import KindsMeta
 from ...common.component import Component
 from ...common.output import Output, output
@@ -25,13 +26,20 @@ __all__ = ["MobilizedBody"]
 
 _IDENTITY = Transform()
 
+# The compiled common cases of the per-body helpers (core/helpers.pxi), bound once: each returns None or False,
+# having done nothing, where its cheap checks fail, and the method then takes its Python path.
+_station, _row, _pose = _core.mobod_station, _core.mobod_row, _core.mobod_pose
+_add_station_force, _add_mobility_force, _add_to_row = (_core.mobod_add_station_force, _core.mobod_add_mobility_force,
+                                                        _core.add_to_row)
 
-def _vec(x, n: int, where: str) -> np.ndarray:
+
+def _vec(x, n: int, owner, method: str) -> np.ndarray:
+    # x as n finite float64 values; the error names ``owner.method`` (formatted only when raised)
     a = np.asarray(x, dtype=np.float64)
     if a.shape != (n,):
-        raise ValueError(f"{where}: expected {n} values, got shape {a.shape}")
+        raise ValueError(f"{owner!r}.{method}: expected {n} values, got shape {a.shape}")
     if not np.isfinite(a).all():
-        raise ValueError(f"{where}: values must be finite, got {a}")
+        raise ValueError(f"{owner!r}.{method}: values must be finite, got {a}")
     return a
 
 
@@ -351,13 +359,13 @@ class MobilizedBody(Component, metaclass=KindsMeta):
     def set_q(self, state: "State", q) -> None:
         """Set this mobilizer's q (checked for length and finiteness); invalidates Position."""
         q0, n = self._matter._q_range(state, self._index)
-        a = _vec(np.atleast_1d(q), n, f"{self!r}.set_q()")
+        a = _vec(np.atleast_1d(q), n, self, "set_q()")
         self._matter.upd_q(state)[q0:q0 + n] = a
 
     def set_u(self, state: "State", u) -> None:
         """Set this mobilizer's u (checked); invalidates Velocity."""
         u0, n = self._matter._u_range(state, self._index)
-        a = _vec(np.atleast_1d(u), n, f"{self!r}.set_u()")
+        a = _vec(np.atleast_1d(u), n, self, "set_u()")
         self._matter.upd_u(state)[u0:u0 + n] = a
 
     def get_one_q(self, state: "State", i: int) -> float:
@@ -402,8 +410,14 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         self._matter.upd_u(state)[u0 + i] = v
 
     # ------------------------------------------------------------------ state: kinematics
+    # The getters users' extension code calls per evaluation take the compiled common case first (a plain
+    # State realized far enough, a float64 station): a few hundred nanoseconds. Its checks failing, the Python
+    # path below it repeats them, converts the input or raises the error naming what is wrong.
     def get_body_transform(self, state: "State") -> Transform:
         """X_GB, the pose of this body in Ground (Position)."""
+        pose = _pose(self._matter, state, self._index)
+        if pose is not None:  # fresh read-only copies of R_GB and p_GB
+            return Transform._from_readonly(*pose)
         R, p = self._matter._body_pose(state, self._index)
         return Transform(Rotation._trusted(R.copy()), p)
 
@@ -413,7 +427,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
 
     def get_body_origin_location(self, state: "State") -> np.ndarray:
         """p_GB, the body origin in Ground, (3,) read-only (Position)."""
-        return self._matter._body_pose(state, self._index)[1]
+        p = _row(self._matter, state, self._index, 0)
+        return p if p is not None else self._matter._body_pose(state, self._index)[1]
 
     def get_mobilizer_transform(self, state: "State") -> Transform:
         """X_FM, the mobilizer's pose (Position)."""
@@ -422,7 +437,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
 
     def get_body_velocity(self, state: "State") -> np.ndarray:
         """V_GB = (w_GB, v_GB), (2, 3) read-only, in Ground (Velocity)."""
-        return self._matter._body_velocity(state, self._index)
+        V = _row(self._matter, state, self._index, 1)
+        return V if V is not None else self._matter._body_velocity(state, self._index)
 
     def get_body_angular_velocity(self, state: "State") -> np.ndarray:
         """w_GB, (3,) (Velocity)."""
@@ -438,7 +454,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
 
     def get_body_acceleration(self, state: "State") -> np.ndarray:
         """A_GB = (b_GB, a_GB), (2, 3) read-only, in Ground (Acceleration)."""
-        return self._matter._body_acceleration(state, self._index)
+        A = _row(self._matter, state, self._index, 2)
+        return A if A is not None else self._matter._body_acceleration(state, self._index)
 
     def get_body_angular_acceleration(self, state: "State") -> np.ndarray:
         """b_GB, (3,) (Acceleration)."""
@@ -449,23 +466,46 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         return self._matter._body_acceleration(state, self._index)[1]
 
     def find_station_location_in_ground(self, state: "State", station) -> np.ndarray:
-        """p_GS for a station S fixed on this body, given p_BS (3,) (Position)."""
-        R, p = self._matter._body_pose(state, self._index)
-        return p + R @ _vec(station, 3, f"{self!r}.find_station_location_in_ground()")
+        """p_GS = p_GB + R_GB p_BS for a station S fixed on this body, given p_BS (3,) (Position).
+
+        Parameters
+        ----------
+        state : State
+            Realized to Position.
+        station : array_like, shape (3,)
+            p_BS, the station in this body's frame; finite.
+
+        Returns
+        -------
+        numpy.ndarray, shape (3,)
+            A new array.
+        """
+        out = _station(self._matter, state, self._index, station, 0)
+        if out is None:
+            R, p = self._matter._body_pose(state, self._index)
+            out = p + R @ _vec(station, 3, self, "find_station_location_in_ground()")
+        return out
 
     def find_station_velocity_in_ground(self, state: "State", station) -> np.ndarray:
-        """v_GS for a station fixed on this body (Velocity)."""
-        R, _ = self._matter._body_pose(state, self._index)
-        w, v = self._matter._body_velocity(state, self._index)
-        return v + np.cross(w, R @ _vec(station, 3, f"{self!r}.find_station_velocity_in_ground()"))
+        """v_GS = v_GB + w_GB x (R_GB p_BS) for a station fixed on this body, a new (3,) array (Velocity)."""
+        out = _station(self._matter, state, self._index, station, 1)
+        if out is None:
+            R, _ = self._matter._body_pose(state, self._index)
+            w, v = self._matter._body_velocity(state, self._index)
+            out = v + np.cross(w, R @ _vec(station, 3, self, "find_station_velocity_in_ground()"))
+        return out
 
     def find_station_acceleration_in_ground(self, state: "State", station) -> np.ndarray:
-        """a_GS for a station fixed on this body (Acceleration)."""
-        R, _ = self._matter._body_pose(state, self._index)
-        w, _ = self._matter._body_velocity(state, self._index)
-        b, a = self._matter._body_acceleration(state, self._index)
-        r = R @ _vec(station, 3, f"{self!r}.find_station_acceleration_in_ground()")
-        return a + np.cross(b, r) + np.cross(w, np.cross(w, r))
+        """a_GS = a_GB + b_GB x r + w_GB x (w_GB x r), r = R_GB p_BS, for a station fixed on this body, a
+        new (3,) array (Acceleration)."""
+        out = _station(self._matter, state, self._index, station, 2)
+        if out is None:
+            R, _ = self._matter._body_pose(state, self._index)
+            w, _ = self._matter._body_velocity(state, self._index)
+            b, a = self._matter._body_acceleration(state, self._index)
+            r = R @ _vec(station, 3, self, "find_station_acceleration_in_ground()")
+            out = a + np.cross(b, r) + np.cross(w, np.cross(w, r))
+        return out
 
     def find_body_transform_in_another_body(self, state: "State", in_body: "MobilizedBody") -> Transform:
         """X_AB: this body's pose measured and expressed in body A (Position)."""
@@ -474,23 +514,70 @@ class MobilizedBody(Component, metaclass=KindsMeta):
     def express_vector_in_ground(self, state: "State", v_B) -> np.ndarray:
         """R_GB v_B (Position)."""
         R, _ = self._matter._body_pose(state, self._index)
-        return R @ _vec(v_B, 3, f"{self!r}.express_vector_in_ground()")
+        return R @ _vec(v_B, 3, self, "express_vector_in_ground()")
 
     def express_ground_vector_in_body(self, state: "State", v_G) -> np.ndarray:
         """R_BG v_G (Position)."""
         R, _ = self._matter._body_pose(state, self._index)
-        return R.T @ _vec(v_G, 3, f"{self!r}.express_ground_vector_in_body()")
+        return R.T @ _vec(v_G, 3, self, "express_ground_vector_in_body()")
 
     # ------------------------------------------------------------------ forces
+    # Simbody's MobilizedBody::apply*: each adds into an accumulator the caller passes (a Force.Custom's
+    # body_forces (nb, 2, 3) or mobility_forces (nu,)), in Ground, torques about the body origin.
     def apply_body_force(self, state: "State", F, body_forces: np.ndarray) -> None:
         """Add spatial force F = (torque, force) (2, 3), in Ground, at this body's origin."""
+        if _add_to_row(body_forces, self._index, -1, F):
+            return
         F = np.asarray(F, dtype=np.float64)
         if F.shape != (2, 3) or not np.isfinite(F).all():
             raise ValueError(f"{self!r}.apply_body_force(): F must be a finite (2, 3) array, got {F!r}")
         body_forces[self._index] += F
 
+    def apply_body_torque(self, state: "State", torque, body_forces: np.ndarray) -> None:
+        """Add ``torque`` (3,), in Ground, to this body's entry of ``body_forces`` (Simbody's ``applyBodyTorque``).
+
+        Parameters
+        ----------
+        state : State
+            Not read (the torque is the same about every point of the body).
+        torque : array_like, shape (3,)
+            The torque in Ground; finite.
+        body_forces : numpy.ndarray, shape (nb, 2, 3)
+            The accumulator to add into: ``body_forces[i, 0] += torque`` for this body ``i``.
+        """
+        if not _add_to_row(body_forces, self._index, 0, torque):
+            body_forces[self._index, 0] += _vec(torque, 3, self, "apply_body_torque(): torque")
+
+    def apply_force_to_body_point(self, state: "State", station, force, body_forces: np.ndarray) -> None:
+        """Add ``force`` (3,), in Ground, applied at the station p_BS ``station`` of this body, into
+        ``body_forces`` (Simbody's ``applyForceToBodyPoint``; Position).
+
+        The body's entry gets the torque (R_GB p_BS) x force about its origin (row 0) and the force
+        (row 1), as the matter subsystem's ``add_in_station_force`` adds them.
+
+        Parameters
+        ----------
+        state : State
+            Realized to Position (R_GB is read).
+        station : array_like, shape (3,)
+            p_BS, the point of application in this body's frame; finite.
+        force : array_like, shape (3,)
+            The force in Ground; finite.
+        body_forces : numpy.ndarray, shape (nb, 2, 3)
+            The accumulator to add into.
+        """
+        if _add_station_force(self._matter, state, self._index, station, force, body_forces):
+            return
+        R, _ = self._matter._body_pose(state, self._index)
+        r = R @ _vec(station, 3, self, "apply_force_to_body_point(): station")
+        f = _vec(force, 3, self, "apply_force_to_body_point(): force")
+        body_forces[self._index, 0] += np.cross(r, f)
+        body_forces[self._index, 1] += f
+
     def apply_one_mobility_force(self, state: "State", which_u: int, f: float, mobility_forces: np.ndarray) -> None:
         """Add scalar generalized force ``f`` to this mobilizer's speed ``which_u``."""
+        if _add_mobility_force(self._matter, state, self._index, which_u, f, mobility_forces):
+            return
         u0, n = self._matter._u_range(state, self._index)
         if not 0 <= which_u < n:
             raise IndexError(f"{self!r}: no u[{which_u}] (it has {n})")
