@@ -19,7 +19,11 @@
 #   params   (n, npk) float64     the constants, in the order FORCE_KINDS lists
 #   index    (n, 2) int64         (q index, u index) for the mobility kinds
 
-from libc.math cimport asin, atan2, isfinite
+from libc.math cimport asin, atan2, isfinite, pow
+
+# The exponent of CoordinateLimit's squares, a variable: the C compiler turns pow(x, 2.0) with a constant
+# 2.0 into x * x, which may differ in the last bit from the libm pow that Python's float ** 2 calls.
+cdef double _SQUARE = 2.0
 
 cdef enum:
     FK_GRAVITY = 0
@@ -36,7 +40,8 @@ cdef enum:
     FK_BUSHING = 11
     FK_SMOOTH_SPHERE = 12
     FK_HUNT_CROSSLEY = 13
-    FK_NUM_KINDS = 14
+    FK_COORDINATE_LIMIT = 14
+    FK_NUM_KINDS = 15
 
 # name -> (code, bodies per element, parameter names, uses (q, u) indices)
 FORCE_KINDS = {
@@ -65,6 +70,9 @@ FORCE_KINDS = {
                      + tuple(f"R_BS{i}" for i in range(9)) + ("stiffness_2_3", "dissipation", "static_friction",
                                                                "dynamic_friction", "viscous_friction",
                                                                "transition_velocity"), False),
+    # OpenSim's CoordinateLimitForce on one coordinate, in SI units (radians for a rotational one)
+    "CoordinateLimit": (FK_COORDINATE_LIMIT, 0, ("upper_stiffness", "upper_limit", "lower_stiffness", "lower_limit",
+                                                 "damping", "transition"), True),
 }
 
 
@@ -274,6 +282,75 @@ cdef double k_mobility_energy(const FSet* s, const double* q) noexcept nogil:
                 total += 0.5 * prm[0] * below * below
             if above > 0.0:
                 total += 0.5 * prm[0] * above * above
+    return total
+
+
+cdef inline void _limit_steps(const double* prm, double* up, double* lo) noexcept nogil:
+    # The element's two Function.Step, in that family's parameter layout (core/functions.pxi: y0, y1,
+    # x0, x1, dy, 1/(x1 - x0), sign(x1 - x0)), each number formed as Function.Step's constructor forms it:
+    #   K_up(q) = Step(0 -> Kup over [q_up, q_up + tr]),   K_lo(q) = Step(Klo -> 0 over [q_lo - tr, q_lo])
+    up[0] = 0.0
+    up[1] = prm[0]
+    up[2] = prm[1]
+    up[3] = prm[1] + prm[5]
+    lo[0] = prm[2]
+    lo[1] = 0.0
+    lo[2] = prm[3] - prm[5]
+    lo[3] = prm[3]
+    up[4] = up[1] - up[0]
+    lo[4] = lo[1] - lo[0]
+    up[5] = 1.0 / (up[3] - up[2])
+    lo[5] = 1.0 / (lo[3] - lo[2])
+    up[6] = 1.0 if up[3] > up[2] else -1.0
+    lo[6] = 1.0 if lo[3] > lo[2] else -1.0
+
+
+cdef void k_coordinate_limit_forces(const FSet* s, const double* q, const double* u, double* mf) noexcept nogil:
+    # OpenSim's CoordinateLimitForce, as simtk.io's CoordinateLimitForceImpl computes it (the same
+    # operations in the same order): with params (Kup, q_up, Klo, q_lo, c, tr) and x = q, v = u,
+    #   k_up = K_up(x),  k_lo = K_lo(x)                       (_limit_steps, _step_value)
+    #   on = k_up / Kup + k_lo / Klo                            (a term whose stiffness is 0: 0)
+    #   f = -k_up (x - q_up) + k_lo (q_lo - x) - c on v
+    cdef Py_ssize_t j
+    cdef const double* prm
+    cdef double up[7]
+    cdef double lo[7]
+    cdef double x, k_up, k_lo, on
+    for j in range(s.n):
+        prm = s.params + s.npk * j
+        x = q[s.index[2 * j]]
+        _limit_steps(prm, up, lo)
+        k_up = _step_value(up, x)
+        k_lo = _step_value(lo, x)
+        on = (k_up / prm[0] if prm[0] != 0.0 else 0.0) + (k_lo / prm[2] if prm[2] != 0.0 else 0.0)
+        mf[s.index[2 * j + 1]] += -k_up * (x - prm[1]) + k_lo * (prm[3] - x) - prm[4] * on * u[s.index[2 * j + 1]]
+
+
+cdef double k_coordinate_limit_energy(const FSet* s, const double* q) noexcept nogil:
+    # OpenSim's computePotentialEnergy, the integral of the stiffness spring, as CoordinateLimitForceImpl
+    # computes it: beyond a limit by delta with stiffness K (Kup above, Klo below; 0 within the limits),
+    #   delta >= tr:  K (-(2/14) tr^2 + delta^2 / 2)
+    #   delta < tr:   K s^3 (2 - 2.5 s + (6/7) s^2) delta^2,  s = delta / tr
+    # (the powers through libm's pow, as Python's float ** calls it; see _SQUARE)
+    cdef Py_ssize_t j
+    cdef const double* prm
+    cdef double x, K, delta, sr, total = 0.0
+    for j in range(s.n):
+        prm = s.params + s.npk * j
+        x = q[s.index[2 * j]]
+        if x > prm[1]:
+            K = prm[0]
+            delta = x - prm[1]
+        elif x < prm[3]:
+            K = prm[2]
+            delta = prm[3] - x
+        else:
+            continue
+        if delta >= prm[5]:
+            total += K * (-(2.0 / 14.0) * pow(prm[5], _SQUARE) + 0.5 * pow(delta, _SQUARE))
+        else:
+            sr = delta / prm[5]
+            total += K * pow(sr, 3.0) * (2.0 - 2.5 * sr + (6.0 / 7.0) * sr * sr) * pow(delta, _SQUARE)
     return total
 
 
@@ -496,8 +573,10 @@ cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const do
         return k_bushing_forces(s, t, bf)
     elif s.kind == FK_SMOOTH_SPHERE:
         return k_smooth_sphere_forces(s, t, bf)
-    else:
+    elif s.kind == FK_HUNT_CROSSLEY:
         return k_hunt_crossley(s, t, bf, &energy)
+    else:
+        k_coordinate_limit_forces(s, q, u, mf)
     return -1
 
 
@@ -519,6 +598,8 @@ cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept 
         energy = 0.0
         k_hunt_crossley(s, t, NULL, &energy)
         return energy
+    elif s.kind == FK_COORDINATE_LIMIT:
+        return k_coordinate_limit_energy(s, q)
     return 0.0
 
 
@@ -561,11 +642,11 @@ cdef class ForceSet:
         for a in (self.bodies, self.stations, self.params, self.index):
             a.flags.writeable = False
         self.max_body = int(self.bodies.max()) if self.bodies.size else -1
-        # only the spring and the stop read q (the other kinds' q column is unused)
-        self.max_q = (int(self.index[:, 0].max()) if self.n and kind in (FK_MOBILITY_SPRING, FK_MOBILITY_STOP)
-                      else -1)
-        self.max_u = (int(self.index[:, 1].max()) if self.n and FK_MOBILITY_SPRING <= kind <= FK_MOBILITY_STOP
-                      else -1)
+        # only the spring, the stop and the coordinate limit read q (the other kinds' q column is unused)
+        self.max_q = (int(self.index[:, 0].max()) if self.n and kind in (FK_MOBILITY_SPRING, FK_MOBILITY_STOP,
+                                                                         FK_COORDINATE_LIMIT) else -1)
+        self.max_u = (int(self.index[:, 1].max()) if self.n and (FK_MOBILITY_SPRING <= kind <= FK_MOBILITY_STOP
+                                                                 or kind == FK_COORDINATE_LIMIT) else -1)
         self.kind = kind
         self.s.kind = kind
         self.s.n = self.n

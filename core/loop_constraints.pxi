@@ -3,7 +3,10 @@
 # PointOnLine constraints (the Coincident, Angle, Plane and Rod row families), NoSlip1D (velocity
 # level), ConstantCoordinate and Position-level Motions (coordinates held at a value or moved
 # along a time function), ConstantSpeed, Velocity-level Motions and locks (speeds), and
-# ConstantAcceleration, Acceleration-level Motions and locks (acceleration-only rows).
+# ConstantAcceleration, Acceleration-level Motions and locks (acceleration-only rows); and the
+# constraints a compiled Function defines (core/loop_couplers.pxi): CoordinateCoupler (holonomic),
+# SpeedCoupler (velocity level, its G at the current u) and PrescribedMotion (a coordinate row whose
+# target is a function of time).
 #
 # The same operations, in the same order, as the Python path's constraint solve
 # (simtk/multibody/constraints/_solver.py) and projection (_projection.py), through the same
@@ -42,17 +45,21 @@ cdef enum:
     LOOP_SPEED = 5      # u_i - value (ConstantSpeed, a lock's u = 0 or u = u0): G's row is e_i
     LOOP_NOSLIP = 6     # n . (v1_P - v0_P) (NoSlip1D): velocity-level, G u
     LOOP_UDOT = 7       # udot_i - value (ConstantAcceleration, udot prescribed): acceleration-only, G's row e_i
+    LOOP_COUPLER = 8    # f(q[args]) (CoordinateCoupler): holonomic, G's row grad f N
+    LOOP_SPEED_COUPLER = 9  # f(u[args], q[args]) (SpeedCoupler): velocity-level, G's row df/du (depends on u)
 
 #: name -> code of the row families LoopConstraints solves
 LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE, "plane": LOOP_PLANE, "rod": LOOP_ROD,
-                 "coordinate": LOOP_COORD, "speed": LOOP_SPEED, "noslip": LOOP_NOSLIP, "udot": LOOP_UDOT}
+                 "coordinate": LOOP_COORD, "speed": LOOP_SPEED, "noslip": LOOP_NOSLIP, "udot": LOOP_UDOT,
+                 "coupler": LOOP_COUPLER, "speed_coupler": LOOP_SPEED_COUPLER}
 
 cdef enum:
     TARGET_CONSTANT = 0  # value, with zero derivatives
     TARGET_SINUSOID = 1  # a sin(w t + p), a w cos(w t + p), -a w w sin(w t + p)
+    TARGET_FUNCTION = 2  # f(t), f'(t), f''(t) of a FunctionTable entry (PrescribedMotion)
 
 #: name -> code of the targets' time functions
-LOOP_TARGETS = {"constant": TARGET_CONSTANT, "sinusoid": TARGET_SINUSOID}
+LOOP_TARGETS = {"constant": TARGET_CONSTANT, "sinusoid": TARGET_SINUSOID, "function": TARGET_FUNCTION}
 
 
 cdef struct LoopPart:
@@ -84,6 +91,15 @@ cdef struct LoopPart:
     const double* tpar
     bint timed          # some row's target varies with time
     bint qdot_rows      # coordinate rows of Motions: their velocity error is qdot_i - value', not G u
+    # couplers (a row each; core/loop_couplers.pxi): their functions' entries in the table (fn; also
+    # each function target's), their arguments arg[a0[r] : a0[r + 1]] (u indices, nus[r] of them, then
+    # q indices), a coordinate argument's body (argb) and the gradient at the last evaluation (grad)
+    const idx_t* fn
+    const idx_t* a0
+    const idx_t* nus
+    const idx_t* arg
+    const idx_t* argb
+    double* grad
 
 
 cdef class LoopConstraints:
@@ -96,6 +112,15 @@ cdef class LoopConstraints:
 
     cdef readonly Py_ssize_t mp, nv, m, nu, nq, nb, nparts, nstations
     cdef readonly bint timed
+    # u_dependent: some rows of G depend on u (SpeedCoupler), built where the velocity errors are
+    cdef readonly bint u_dependent
+    # the functions of the couplers and function targets, and the scratch of their arguments (x, xd)
+    # and Hessians (H)
+    cdef readonly object functions
+    cdef FnTable fns
+    cdef double* x
+    cdef double* xd
+    cdef double* H
     cdef double inv1, inv1v, t_set
     cdef bint needs_vs
     cdef Py_ssize_t nrows
@@ -132,14 +157,18 @@ cdef class LoopConstraints:
         free(self.parts)
 
     def __init__(self, TreeBatch batch, Py_ssize_t mp, Py_ssize_t nv, Py_ssize_t m, list parts, e_body, e_st0, e_F0,
-                 rows_eq, rows_start, rows_stop, st_b, st_s0):
+                 rows_eq, rows_start, rows_stop, st_b, st_s0, FunctionTable functions=None):
         # parts: dicts of family ("coincident": b1, s1, b2, s2, a, ground; "angle": bb, ab, bf, af, cos;
         # "plane": bp, n, h, bf, s; "rod": b1, s1, b2, s2, L, a; "coordinate": q, body, target, params,
-        # qdot_rows; "speed", "udot": u, target, params), eq (its equations), e0 and s0 (its first entry and
-        # station), in the plan's order. The equations 0..mp-1 are holonomic (position errors), mp..nv-1
-        # velocity-level (speed and NoSlip rows), nv..m-1 acceleration-only (udot rows). A target is a name
-        # of LOOP_TARGETS per row, with params (a, w, p) per row; a constant's value is its a.
-        cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i, lo, hi
+        # qdot_rows, and fn with function targets; "speed", "udot": u, target, params; "coupler",
+        # "speed_coupler": fn, args (per row: its u indices, then its q indices), nus (per row: how many of
+        # its args are speeds), bodies (per row: a body per arg, any for a speed)), eq (its equations), e0 and
+        # s0 (its first entry and station), in the plan's order. The equations 0..mp-1 are holonomic
+        # (position errors), mp..nv-1 velocity-level (speed, NoSlip and SpeedCoupler rows), nv..m-1
+        # acceleration-only (udot rows). A target is a name of LOOP_TARGETS per row, with params (a, w, p)
+        # per row; a constant's value is its a; a function target's function is the row's fn. functions: the
+        # FunctionTable of every fn (needed when some part has one).
+        cdef Py_ssize_t nb = batch.ws.nb, k, E, S, R, K, i, lo, hi, nmax = 1
         cdef list keep = []
         cdef LoopPart* p
         self.mp, self.nv, self.m, self.nu, self.nq, self.nb = mp, nv, m, batch.ws.nu, batch.ws.nq, nb
@@ -203,7 +232,24 @@ cdef class LoopConstraints:
         if self.parts == NULL:
             raise MemoryError()
         self.nparts = 0
+        self.functions = functions
+        if functions is not None:
+            self.fns = functions.t
         seen = []
+
+        def entries_of(fn, K, nargs, order):
+            # the rows' functions: entries of the table, of nargs[r] arguments and derivatives up to order
+            v = ints(fn, K, "fn")
+            if functions is None:
+                raise ValueError("LoopConstraints: a part evaluates functions, but no FunctionTable was given")
+            for r in range(K):
+                if not 0 <= v[r] < functions.n:
+                    raise ValueError(f"LoopConstraints: function entry {v[r]} is not in the table")
+                if functions.argument_size(v[r]) != nargs[r] or functions.max_derivative_order(v[r]) < order:
+                    raise ValueError(f"LoopConstraints: function entry {v[r]} takes {functions.argument_size(v[r])} "
+                                     f"argument(s) and derivatives up to order {functions.max_derivative_order(v[r])}, "
+                                     f"the row needs {nargs[r]} and order {order}")
+            return v  # (kept alive by ints)
         for spec in parts:
             p = &self.parts[self.nparts]
             memset(p, 0, sizeof(LoopPart))
@@ -257,6 +303,33 @@ cdef class LoopConstraints:
                     raise ValueError("LoopConstraints: a coordinate row names no q")
                 p.i1, p.i2 = _ip(qi), _ip(bodies(spec["body"], K, "body"))
                 p.qdot_rows = bool(spec["qdot_rows"])
+            elif p.fam == LOOP_COUPLER or p.fam == LOOP_SPEED_COUPLER:
+                K = len(spec["args"])
+                R = K
+                a0 = np.zeros(K + 1, dtype=np.int64)
+                a0[1:] = np.cumsum([len(a) for a in spec["args"]])
+                nus = ints(spec["nus"], K, "nus")
+                arg = ints([i for a in spec["args"] for i in a], None, "args")
+                argb = bodies([b for bs in spec["bodies"] for b in bs], arg.shape[0], "bodies")
+                keep.append(a0)
+                for r in range(K):
+                    n = a0[r + 1] - a0[r]
+                    if n == 0 or not 0 <= nus[r] <= n or (p.fam == LOOP_COUPLER and nus[r]):
+                        raise ValueError(f"LoopConstraints: coupler row {r} has {n} argument(s), {nus[r]} of them speeds")
+                    for j in range(a0[r], a0[r + 1]):
+                        if not 0 <= arg[j] < (self.nu if j - a0[r] < nus[r] else self.nq):
+                            raise ValueError(f"LoopConstraints: coupler row {r} names no u or q at argument {j - a0[r]}")
+                        if j - a0[r] >= nus[r] and not batch.ws.qoff[argb[j]] <= arg[j] < batch.ws.qoff[argb[j] + 1]:
+                            raise ValueError(f"LoopConstraints: coupler row {r}: q {arg[j]} is not a coordinate of "
+                                             f"body {argb[j]}")
+                    nmax = max(nmax, n)
+                fn = entries_of(spec["fn"], K, np.diff(a0), 2 if p.fam == LOOP_COUPLER else 1)
+                p.fn = _ip(fn)
+                p.a0, p.nus, p.arg, p.argb = _ip(a0), _ip(nus), _ip(arg), _ip(argb)
+                p.grad = _dp(scratch(arg.shape[0]))
+                p.geom = _dp(scratch(K))  # a SpeedCoupler's row values (its velocity errors)
+                if p.fam == LOOP_SPEED_COUPLER:
+                    self.u_dependent = True
             else:
                 K = len(spec["u"])
                 R = K
@@ -273,17 +346,26 @@ cdef class LoopConstraints:
                 p.tkind, p.tpar, p.tv = _ip(kinds), _dp(par), _dp(tv)
                 p.timed = bool((kinds != TARGET_CONSTANT).any())
                 self.timed = self.timed or p.timed
+                if (kinds == TARGET_FUNCTION).any():
+                    fn = np.array(spec["fn"], dtype=np.int64).reshape(-1)
+                    if fn.shape[0] != K:
+                        raise ValueError(f"LoopConstraints: fn must have {K} entries, it has {fn.shape[0]}")
+                    fn[kinds != TARGET_FUNCTION] = -1
+                    entries_of(fn[kinds == TARGET_FUNCTION], int((kinds == TARGET_FUNCTION).sum()),
+                               np.ones(K, dtype=np.int64), 2)
+                    keep.append(fn)
+                    p.fn = _ip(fn)
             if p.fam in (LOOP_COINCIDENT, LOOP_PLANE, LOOP_ROD, LOOP_NOSLIP) and spec["s0"] + 2 * K > S:
                 raise ValueError("LoopConstraints: a part's stations are out of range")
             eq = ints(spec["eq"], R, "a part's equations")
-            entries = p.fam != LOOP_COORD and p.fam != LOOP_SPEED and p.fam != LOOP_UDOT  # force-map entries
+            entries = p.fam in (LOOP_COINCIDENT, LOOP_ANGLE, LOOP_PLANE, LOOP_ROD, LOOP_NOSLIP)  # force-map entries
             if K == 0 or eq.min() < 0 or eq.max() >= m or (entries and spec["e0"] + 2 * R > E) or spec["e0"] < 0 \
                     or spec["s0"] < 0:
                 raise ValueError("LoopConstraints: a part's equations or entries are out of range")
             p.K, p.R, p.eq, p.e0, p.s0 = K, R, _ip(eq), spec["e0"], spec["s0"]
             p.all_eqs = eq.tolist() == list(range(m))
             p.perr, p.gud, p.verr, p.aerr = _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R))
-            if p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP:
+            if p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP or p.fam == LOOP_SPEED_COUPLER:
                 lo, hi = mp, nv
             elif p.fam == LOOP_UDOT:
                 lo, hi = nv, m
@@ -296,6 +378,7 @@ cdef class LoopConstraints:
             self.nparts += 1
         if sorted(seen) != list(range(m)):
             raise ValueError(f"LoopConstraints: the parts' rows do not cover the {m} equations once each")
+        self.x, self.xd, self.H = _dp(scratch(nmax)), _dp(scratch(nmax)), _dp(scratch(nmax * nmax))
         self._keep_alive = keep
 
     cdef void positions(self, const Tree* t) noexcept nogil:
@@ -315,6 +398,10 @@ cdef class LoopConstraints:
             elif p.fam == LOOP_COORD:
                 for r in range(p.R):
                     p.perr[r] = t.q[p.i1[r]] - p.tv[3 * r]
+            elif p.fam == LOOP_COUPLER:  # f(q[args])
+                for r in range(p.R):
+                    coupler_gather(p.arg + p.a0[r], p.a0[r + 1] - p.a0[r], 0, t.u, t.q, self.x)
+                    p.perr[r] = fn_value(&self.fns, p.fn[r], self.x)
             else:
                 continue  # velocity-level and acceleration-only rows have no position error
             for r in range(p.R):
@@ -349,6 +436,42 @@ cdef class LoopConstraints:
                 for k in range(p.R):
                     memset(self.G + p.eq[k] * self.nu, 0, self.nu * sizeof(double))
                     self.G[p.eq[k] * self.nu + p.i1[k]] += 1.0
+            elif p.fam == LOOP_COUPLER:
+                self._coupler_rows(t, p)
+            elif p.fam == LOOP_SPEED_COUPLER:
+                self._speed_coupler_rows(t, p, t.u)
+
+    cdef void _coupler_rows(self, const Tree* t, LoopPart* p) noexcept nogil:
+        # G's row of f(q[args]) = 0: sum_j g_j N_row(arg_j), g = grad f at q (kept for the acceleration
+        # errors), as CoordinateCoupler._force_map adds it (an argument after the other, six entries each)
+        cdef Py_ssize_t r, j, a0, n
+        cdef double* row
+        for r in range(p.R):
+            a0 = p.a0[r]
+            n = p.a0[r + 1] - a0
+            coupler_gather(p.arg + a0, n, 0, t.u, t.q, self.x)
+            coupler_gradient(&self.fns, p.fn[r], self.x, n, p.grad + a0)
+            row = self.G + p.eq[r] * self.nu
+            memset(row, 0, self.nu * sizeof(double))
+            for j in range(n):
+                coupler_n_row(t, p.argb[a0 + j], p.arg[a0 + j], p.grad[a0 + j], row)
+
+    cdef void _speed_coupler_rows(self, const Tree* t, LoopPart* p, const double* u) noexcept nogil:
+        # at x = (u[speed args], q[coordinate args]): the row values f(x) (into geom: the velocity errors),
+        # g = grad f (kept for the acceleration errors) and G's row, g's speed part added at the speeds in
+        # order (SpeedCoupler._force_map)
+        cdef Py_ssize_t r, j, a0, n
+        cdef double* row
+        for r in range(p.R):
+            a0 = p.a0[r]
+            n = p.a0[r + 1] - a0
+            coupler_gather(p.arg + a0, n, p.nus[r], u, t.q, self.x)
+            p.geom[r] = fn_value(&self.fns, p.fn[r], self.x)
+            coupler_gradient(&self.fns, p.fn[r], self.x, n, p.grad + a0)
+            row = self.G + p.eq[r] * self.nu
+            memset(row, 0, self.nu * sizeof(double))
+            for j in range(p.nus[r]):
+                row[p.arg[a0 + j]] += p.grad[a0 + j]
 
     cdef void _coordinate_rows(self, Tree* t, LoopPart* p) noexcept nogil:
         # G's row of q_i - value: row i of N over its body's speeds, as _n_rows evaluates it (N times
@@ -377,7 +500,8 @@ cdef class LoopConstraints:
                     row[0] += 1.0 * 0.0
 
     cdef void set_time(self, double t) noexcept nogil:
-        # the time-varying targets at t (Motion.Sinusoid's values as motion.py computes them)
+        # the time-varying targets at t (Motion.Sinusoid's values as motion.py computes them, a
+        # PrescribedMotion's function's as its _target does)
         cdef Py_ssize_t j, r
         cdef LoopPart* p
         cdef double a, w, x, sn
@@ -396,6 +520,8 @@ cdef class LoopConstraints:
                     p.tv[3 * r] = a * sn
                     p.tv[3 * r + 1] = a * w * cos(x)
                     p.tv[3 * r + 2] = -a * w * w * sn
+                elif p.tkind[r] == TARGET_FUNCTION:
+                    coupler_target(&self.fns, p.fn[r], t, p.tv + 3 * r)
 
     cdef Py_ssize_t _factor_of(self, double[:, ::1] A, double* inv1) noexcept nogil:
         # A's kept Cholesky factor into Lmv, keepmv; for one equation its reciprocal (0 when A is 0),
@@ -492,6 +618,8 @@ cdef class LoopConstraints:
             elif p.fam == LOOP_SPEED:  # udot0_i - value'
                 for r in range(p.R):
                     p.aerr[r] = t.udot[p.i1[r]] - p.tv[3 * r + 1]
+            elif p.fam == LOOP_COUPLER or p.fam == LOOP_SPEED_COUPLER:
+                self._coupler_accelerations(t, p)
             else:  # udot0_i - value
                 for r in range(p.R):
                     p.aerr[r] = t.udot[p.i1[r]] - p.tv[3 * r]
@@ -505,17 +633,45 @@ cdef class LoopConstraints:
             t.qdotdot[i] = t.qdotdot[i] - self.dq[i]
         return True
 
+    cdef void _coupler_accelerations(self, const Tree* t, LoopPart* p) noexcept nogil:
+        # the couplers' acceleration errors at udot0 (their classes' _acceleration_errors), from the
+        # gradient their G rows were built with at this q (and u):
+        #   CoordinateCoupler  g . qdotdot0[args] + xd^T H xd,  xd = qdot[args]
+        #   SpeedCoupler       g_u . udot0[speed args] + g_q . qdot[coordinate args]
+        cdef Py_ssize_t r, j, a0, n, nus
+        for r in range(p.R):
+            a0 = p.a0[r]
+            n = p.a0[r + 1] - a0
+            if p.fam == LOOP_COUPLER:
+                coupler_gather(p.arg + a0, n, 0, t.u, t.q, self.x)
+                for j in range(n):
+                    self.xd[j] = t.qdot[p.arg[a0 + j]]
+                p.aerr[r] = (coupler_dot(p.grad + a0, p.arg + a0, n, t.qdotdot)
+                             + coupler_quadratic(&self.fns, p.fn[r], self.x, self.xd, n, self.H))
+            else:
+                nus = p.nus[r]
+                p.aerr[r] = (coupler_dot(p.grad + a0, p.arg + a0, nus, t.udot)
+                             + coupler_dot(p.grad + a0 + nus, p.arg + a0 + nus, n - nus, t.qdot))
+
     cdef void velocity_errors(self, const Tree* t, const double* u) noexcept nogil:
         # verr = G u, the speed rows u_i - value, a Motion's coordinate rows qdot_i - value' with qdot_i
         # from its body's N(q) u (as realize_velocity computes them; after build_g; the udot rows' entries
-        # are not velocity errors)
+        # are not velocity errors), and the SpeedCoupler rows f(x), their G rows built at this u first
+        # (the Python path builds G again whenever u changes, for them)
         cdef Py_ssize_t j, r, b
         cdef LoopPart* p
         cdef double qdot[7]
+        if self.u_dependent:
+            for j in range(self.nparts):
+                if self.parts[j].fam == LOOP_SPEED_COUPLER:
+                    self._speed_coupler_rows(t, &self.parts[j], u)
         _matvec(self.G, self.m, self.nu, u, self.verr)
         for j in range(self.nparts):
             p = &self.parts[j]
-            if p.fam == LOOP_SPEED:
+            if p.fam == LOOP_SPEED_COUPLER:
+                for r in range(p.R):
+                    self.verr[p.eq[r]] = p.geom[r]
+            elif p.fam == LOOP_SPEED:
                 for r in range(p.R):
                     self.verr[p.eq[r]] = u[p.i1[r]] - p.tv[3 * r]
             elif p.fam == LOOP_COORD and p.qdot_rows:

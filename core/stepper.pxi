@@ -686,7 +686,9 @@ cdef class TreeStepper:
             if err <= target:
                 converged = True
                 break
-            if nk < 0:
+            if nk < 0 or self.constraints.u_dependent:
+                # (rows of G that depend on u were built again at this u: project_u's gmap is a new one
+                # whenever u changes, and so is its factor)
                 nk = self.constraints.factor_velocity(t)
                 if nk < 0:
                     return False
@@ -697,7 +699,9 @@ cdef class TreeStepper:
         if not converged:
             self.constraints.velocity_errors(t, u)
             err = _rms_or_max(self.constraints.verr, nv, True)
-        if nv == self.constraints.m:  # A's factor is current (the block's is not A's)
+        if nv == self.constraints.m and not self.constraints.u_dependent:
+            # A's factor is current (the block's is not A's; with rows of G that depend on u, it is that of
+            # the u before the last correction)
             nk_out[0] = nk
         return err <= tol
 

@@ -420,7 +420,7 @@ __all__ += [
     "two_point_linear_spring_set", "two_point_linear_damper_set", "two_point_constant_force_set",
     "mobility_linear_spring_set", "mobility_linear_damper_set", "mobility_constant_force_set",
     "mobility_linear_stop_set", "global_damper_set", "constant_force_set", "constant_torque_set",
-    "linear_bushing_set",
+    "linear_bushing_set", "coordinate_limit_set",
 ]
 
 
@@ -578,6 +578,13 @@ def mobility_constant_force_set(ui, f):
 def mobility_linear_stop_set(qi, ui, k, d, q_low, q_high):
     """MobilityLinearStop: q and u indices, stiffness k, dissipation d and the stops (n,)."""
     return _mobility("MobilityLinearStop", qi, ui, k, d, q_low, q_high)
+
+
+def coordinate_limit_set(qi, ui, upper_stiffness, upper_limit, lower_stiffness, lower_limit, damping, transition):
+    """CoordinateLimit (OpenSim's CoordinateLimitForce): q and u indices and the six constants (n,), in SI
+    units; adds the limit force to f[ui] from q[qi] and u[ui]."""
+    return _mobility("CoordinateLimit", qi, ui, upper_stiffness, upper_limit, lower_stiffness, lower_limit, damping,
+                     transition)
 
 
 def global_damper_set(c):

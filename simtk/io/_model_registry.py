@@ -229,6 +229,12 @@ _builtin("Force.MobilityLinearStop", Force.MobilityLinearStop, "force",
                                                           ctx.number(v, "stiffness"), ctx.number(v, "dissipation"),
                                                           ctx.number(v, "q_low"), ctx.number(v, "q_high"), name=n),
          **_MOB)
+_builtin("Force.CoordinateLimit", Force.CoordinateLimit, "force",
+         lambda ctx, o, r, v, n: Force.CoordinateLimit(o, r["body"], ctx.index(v, "which"),
+                                                       *(ctx.number(v, p) for p in ("upper_limit", "upper_stiffness",
+                                                                                    "lower_limit", "lower_stiffness",
+                                                                                    "damping", "transition")), name=n),
+         **_MOB)
 _builtin("Force.GlobalDamper", Force.GlobalDamper, "force",
          lambda ctx, o, r, v, n: Force.GlobalDamper(o, ctx.matter, ctx.number(v, "damping"), name=n))
 _builtin("Force.ConstantForce", Force.ConstantForce, "force",

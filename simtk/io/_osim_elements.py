@@ -13,7 +13,7 @@ from simtk import (
     Transform,
 )
 
-from ._osim_functions import CoordinateLimitForceImpl, _CouplerFunction
+from ._osim_functions import _CouplerFunction
 from ._osim_model import OsimCoordinate, OsimModel
 from ._osim_reader import (
     _JOINT_MOBILIZER,
@@ -273,14 +273,15 @@ def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
             made.append(Force.LinearBushing(fs, b1, X1, b2, X2, k6, c6, name=sname))
         elif kind == "CoordinateLimitForce":
             c = _coordinate(r, out, el, "coordinate")
-            impl = CoordinateLimitForceImpl(
-                c.mobod, c.index, r.number(el, "upper_stiffness", 1.0), r.number(el, "upper_limit", 0.0),
-                r.number(el, "lower_stiffness", 1.0), r.number(el, "lower_limit", 0.0), r.number(el, "damping", 0.001),
-                r.number(el, "transition", 0.1), c.motion_type == _R)
-            if impl.tr <= 0.0:
+            transition = r.number(el, "transition", 0.1)
+            if not transition > 0.0:
                 raise r.error(_or(r.child(el, "transition"), el), f"CoordinateLimitForce {name!r}: expected a "
                                                                "transition > 0")
-            made.append(Force.Custom(fs, impl, name=sname))
+            # the file's values, in degrees for a rotational coordinate (converted as OpenSim converts them)
+            made.append(Force.CoordinateLimit(
+                fs, c.mobod, c.index, r.number(el, "upper_limit", 0.0), r.number(el, "upper_stiffness", 1.0),
+                r.number(el, "lower_limit", 0.0), r.number(el, "lower_stiffness", 1.0), r.number(el, "damping", 0.001),
+                transition, degrees=c.motion_type == _R, name=sname))
             if r.boolean(el, "compute_dissipation_energy", False):
                 r.notes.append(f"{name} (CoordinateLimitForce, line {el.line}): compute_dissipation_energy "
                                "(a state variable that only integrates the dissipated power) not built")

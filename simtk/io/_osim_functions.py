@@ -1,17 +1,13 @@
-"""OpenSim's functions and forces that Simbody has no built-in for: SimmSpline, scaled and coupler
-functions, CoordinateLimitForce."""
+"""OpenSim's functions that Simbody has no built-in for: SimmSpline, scaled and coupler functions.
+
+(OpenSim's CoordinateLimitForce is the built-in ``Force.CoordinateLimit``.)"""
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 
-from simtk import (
-    Force,
-    Function,
-    MobilizedBody,
-)
+from simtk import Function
 
 
 # ====================================================================== functions
@@ -172,69 +168,3 @@ class _CouplerFunction(Function):
 
     def _compile(self, builder) -> int:
         return builder.entry("coupler", self, [self._s], child=builder.add(self._f), aux=(self._n, 0))
-
-
-# ====================================================================== CoordinateLimitForce
-class CoordinateLimitForceImpl(Force.Custom.Implementation):
-    """OpenSim's CoordinateLimitForce on one coordinate (a generalized force on its mobility).
-
-    Above the upper limit a stiffness that rises smoothly (Simbody's quintic step over the
-    ``transition`` width) to ``upper_stiffness`` pushes back, likewise below the lower limit; a
-    damping force, switched on by the same steps, opposes the speed::
-
-        K_up = Step(0 -> Kup; q_up, q_up + tr)(q),   K_lo = Step(Klo -> 0; q_lo - tr, q_lo)(q)
-        f = -K_up (q - q_up) + K_lo (q_lo - q) - c (K_up / Kup + K_lo / Klo) qdot
-
-    For a rotational coordinate the file's limits and transition are in degrees and the
-    stiffnesses and damping per degree; they are converted to radians here, as OpenSim does.
-    (OpenSim divides by Kup and Klo: a zero stiffness gives it NaN; here that term is 0.)
-
-    Parameters
-    ----------
-    mobod : MobilizedBody
-    which : int
-        The coordinate's index in the mobilizer's q and u.
-    upper_stiffness, upper_limit, lower_stiffness, lower_limit, damping, transition : float
-        As in the file.
-    rotational : bool
-        Whether the coordinate is rotational (units in degrees in the file).
-    """
-
-    def __init__(self, mobod: MobilizedBody, which: int, upper_stiffness: float, upper_limit: float,
-                 lower_stiffness: float, lower_limit: float, damping: float, transition: float,
-                 rotational: bool):
-        super().__init__()
-        w = math.pi / 180.0 if rotational else 1.0
-        self._mobod = mobod
-        self._k = int(which)
-        self.q_up, self.q_lo = w * upper_limit, w * lower_limit
-        self.K_up, self.K_lo = upper_stiffness / w, lower_stiffness / w
-        self.c = damping / w
-        self.tr = w * transition
-        self._up = Function.Step(0.0, self.K_up, self.q_up, self.q_up + self.tr)
-        self._lo = Function.Step(self.K_lo, 0.0, self.q_lo - self.tr, self.q_lo)
-
-    def limit_force(self, q: float, qdot: float) -> float:
-        """The generalized force at coordinate value ``q`` and speed ``qdot``."""
-        k_up = self._up.calc_value([q])
-        k_lo = self._lo.calc_value([q])
-        on = (k_up / self.K_up if self.K_up != 0.0 else 0.0) + (k_lo / self.K_lo if self.K_lo != 0.0 else 0.0)
-        return -k_up * (q - self.q_up) + k_lo * (self.q_lo - q) - self.c * on * qdot
-
-    def calc_force(self, state, body_forces, particle_forces, mobility_forces) -> None:
-        f = self.limit_force(self._mobod.get_one_q(state, self._k), self._mobod.get_one_u(state, self._k))
-        self._mobod.apply_one_mobility_force(state, self._k, f, mobility_forces)
-
-    def calc_potential_energy(self, state) -> float:
-        # The integral of the stiffness spring: (OpenSim's computePotentialEnergy).
-        q = self._mobod.get_one_q(state, self._k)
-        if q > self.q_up:
-            K, delta = self.K_up, q - self.q_up
-        elif q < self.q_lo:
-            K, delta = self.K_lo, self.q_lo - q
-        else:
-            return 0.0
-        if delta >= self.tr:
-            return K * (-(2.0 / 14.0) * self.tr ** 2 + 0.5 * delta ** 2)
-        s = delta / self.tr
-        return K * s ** 3 * (2.0 - 2.5 * s + (6.0 / 7.0) * s * s) * delta ** 2

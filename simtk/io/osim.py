@@ -36,9 +36,9 @@ MultiplierFunction
 PointToPointSpring             ``Force.TwoPointLinearSpring``
 BushingForce                   ``Force.LinearBushing`` with k6 = (rotational, translational)
 SpringGeneralizedForce         ``Force.MobilityLinearSpring`` + ``Force.MobilityLinearDamper``
-CoordinateLimitForce           ``Force.Custom`` (`CoordinateLimitForceImpl`): OpenSim's own force,
-                               no Simbody built-in; limits and stiffnesses of rotational
-                               coordinates are in degrees, as in OpenSim
+CoordinateLimitForce           ``Force.CoordinateLimit`` (OpenSim's own force, no Simbody
+                               built-in; compiled); limits and stiffnesses of rotational
+                               coordinates are in degrees, as in OpenSim (``degrees=True``)
 WeldConstraint                 ``Constraint.Weld``
 PointConstraint                ``Constraint.Ball``
 ConstantDistanceConstraint     ``Constraint.Rod``
@@ -88,7 +88,7 @@ from ._osim_elements import (
     _unique,
     _wrap,
 )
-from ._osim_functions import CoordinateLimitForceImpl, SimmSplineFunction
+from ._osim_functions import SimmSplineFunction
 from ._osim_model import OsimCoordinate, OsimModel
 from ._osim_reader import (
     _JOINT_NCOORDS,
@@ -109,7 +109,6 @@ __all__ = [
     "OsimModel",
     "OsimCoordinate",
     "SimmSplineFunction",
-    "CoordinateLimitForceImpl",
 ]
 
 

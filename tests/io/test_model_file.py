@@ -125,6 +125,10 @@ def elements(draw, model):
                 f = Force.MobilityLinearDamper(forces, b, 0, draw(positive))
             elif kind == "MobilityConstantForce":
                 f = Force.MobilityConstantForce(forces, b, 0, draw(floats))
+            elif kind == "CoordinateLimit":
+                lo = draw(floats)
+                f = Force.CoordinateLimit(forces, b, 0, lo + draw(positive), draw(positive), lo, draw(positive),
+                                          draw(positive), draw(positive))
             else:
                 lo = draw(floats)
                 f = Force.MobilityLinearStop(forces, b, 0, draw(positive), draw(positive), lo, lo + draw(positive))
@@ -177,7 +181,8 @@ def elements(draw, model):
 
 FORCE_KINDS = ("TwoPointLinearSpring", "TwoPointLinearDamper", "TwoPointConstantForce", "ConstantForce",
                "ConstantTorque", "GlobalDamper", "UniformGravity", "LinearBushing", "DiscreteForces",
-               "MobilityLinearSpring", "MobilityLinearDamper", "MobilityConstantForce", "MobilityLinearStop")
+               "MobilityLinearSpring", "MobilityLinearDamper", "MobilityConstantForce", "MobilityLinearStop",
+               "CoordinateLimit")
 CONSTRAINT_KINDS = ("Rod", "Ball", "Weld", "ConstantOrientation", "ConstantAngle", "PointInPlane", "PointOnLine",
                     "NoSlip1D", "ConstantCoordinate", "ConstantSpeed", "ConstantAcceleration")
 

@@ -383,7 +383,7 @@ def test_springs_bushings_and_limit_forces(tmp_path):
     model.addForce(gs)
     path = write(model, tmp_path)
     m = load_osim(path)
-    assert type(m.force_elements["pin_limit"][0]).__name__ == "Custom"
+    assert type(m.force_elements["pin_limit"][0]).__name__ == "CoordinateLimit"  # compiled
 
     def values(rng, names):
         # the pin and the slider beyond, inside the transition of, and within their limits

@@ -595,20 +595,60 @@ def test_a_ball_loop_step_to_does_not_allocate_per_step():
     assert abs(growth2 - growth1) < 1024 and abs(peak2 - peak1) < 1024
 
 
+class _UserSum(Function):
+    """u0 + u1 written in Python: a user's Function, which the core cannot evaluate."""
+
+    def calc_value(self, x):
+        return float(x[0]) + float(x[1])
+
+    def calc_derivative(self, deriv_components, x):
+        return 1.0 if len(deriv_components) == 1 else 0.0
+
+    def get_argument_size(self):
+        return 2
+
+    def get_max_derivative_order(self):
+        return 2
+
+
 def test_other_constraint_kinds_are_solved_in_python_and_say_so():
-    """A SpeedCoupler (whose function Python evaluates) beside a Ball: the compiled loop evaluates the
+    """A SpeedCoupler whose function is a user's (Python evaluates it; one of a built-in Function is
+    solved by the loop itself: test_compiled_couplers.py) beside a Ball: the compiled loop evaluates the
     State's own realization (the matter's hooks solve the constraints in Python), and
-    ``describe_fast_path`` names the kinds and the one that is not compiled."""
+    ``describe_fast_path`` names the kinds and the function that is not compiled; so does a Custom
+    constraint, naming its kind."""
     system, matter, forces, bodies = pin_chain(3)
     Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
-    Constraint.SpeedCoupler(matter, Function.Linear([1.0, 1.0, 0.0]), bodies[:2], [0, 0])
+    Constraint.SpeedCoupler(matter, _UserSum(), bodies[:2], [0, 0])
     state = system.realize_topology()
     integ = COMPILED_TWINS["RungeKuttaMerson"](system)
     integ.initialize(state)
     why = integ.describe_fast_path()
     assert why.startswith("compiled time loop: ") and "(Ball, SpeedCoupler) are solved in Python" in why, why
-    assert "a SpeedCoupler constraint is not compiled" in why, why
+    assert "_UserSum has no compiled form" in why, why
     assert "the matter subsystem's stage hooks" in why and "us per evaluation" in why, why
+    system, matter, forces, bodies = pin_chain(3)
+    Constraint.Ball(matter.ground, [0.6, -0.7, 0.0], bodies[2], [0, -0.5, 0])
+    Constraint.Custom(_HeldAcceleration(matter, bodies[0]))
+    integ = COMPILED_TWINS["RungeKuttaMerson"](system)
+    integ.initialize(system.realize_topology())
+    why = integ.describe_fast_path()
+    assert why.startswith("compiled time loop: ") and "(Ball, Custom) are solved in Python" in why, why
+    assert "a Custom constraint is not compiled" in why, why
+
+
+class _HeldAcceleration(Constraint.Custom.Implementation):
+    """udot of one body held at zero (acceleration-only), in Python."""
+
+    def __init__(self, matter, mobod):
+        super().__init__(matter, 0, 0, 1)
+        self.mobilizer = self.add_constrained_mobilizer(mobod)
+
+    def realize_acceleration_errors(self, state, ma, aerr):
+        aerr[0] = self.get_one_udot(state, self.mobilizer, 0)
+
+    def apply_acceleration_constraint_forces(self, state, ma, multipliers, body_forces_in_a, mobility_forces):
+        self.add_in_one_mobility_force(state, self.mobilizer, 0, multipliers[0], mobility_forces)
 
 
 # ---------------------------------------------------------------------------------------------- the Newton step

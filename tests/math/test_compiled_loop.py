@@ -489,8 +489,25 @@ def _with_custom_force_and_motion(system, matter, forces, bodies):
     Motion.Steady(bodies[1], 0.4)
 
 
+class _UserCoupling(Function):
+    """q0 - 2 q1 written in Python: a user's Function, which the core cannot evaluate (a coupler of a
+    built-in Function runs compiled: tests/math/test_compiled_couplers.py)."""
+
+    def calc_value(self, x):
+        return float(x[0]) - 2.0 * float(x[1])
+
+    def calc_derivative(self, deriv_components, x):
+        return (1.0, -2.0)[deriv_components[0]] if len(deriv_components) == 1 else 0.0
+
+    def get_argument_size(self):
+        return 2
+
+    def get_max_derivative_order(self):
+        return 2
+
+
 def _with_coupler(system, matter, forces, bodies):
-    Constraint.CoordinateCoupler(matter, Function.Linear([1.0, -2.0, 0.0]), bodies, [0, 0])
+    Constraint.CoordinateCoupler(matter, _UserCoupling(), bodies, [0, 0])
 
 
 class _RampMotion(Motion.Custom.Implementation):

@@ -413,6 +413,12 @@ def _with_python_coupler(system, matter, forces, bodies):
     Constraint.CoordinateCoupler(matter, PyLinear([1.0, -2.0, 0.0]), bodies[:2], [0, 0])
 
 
+def _with_builtin_coupler(system, matter, forces, bodies):
+    # (solved by the compiled loop's own rows: the State is not realized in its steps)
+    from simtk.multibody import Constraint
+    Constraint.CoordinateCoupler(matter, Function.Linear([1.0, -2.0, 0.0]), bodies[:2], [0, 0])
+
+
 def _with_custom_mobilizer(system, matter, forces, bodies):
     body = bodies[-1].get_body()
     MobilizedBody.Custom(bodies[-1], Transform([0, -0.5, 0]), body, Transform(), PySlider(matter))
@@ -422,7 +428,8 @@ MATTER_PARTS = {
     # case: (what to add, substrings describe_fast_path must contain)
     "Custom mobilizer": (_with_custom_mobilizer, ("the matter subsystem's stage hooks", "Custom mobilizers")),
     "coupler of a Python Function": (_with_python_coupler, ("constraint equations solved in Python",)),
-    "built-in coupler": (_with_coupler, ("constraint equations solved in Python",)),
+    "coupler of a user's Function": (_with_coupler, ("constraint equations solved in Python", "_UserCoupling")),
+    "coupler of a built-in Function": (_with_builtin_coupler, ("solving and projecting 1 constraint equations",)),
     "Motion.Custom": (_with_custom_motion, ("constraint equations solved in Python",)),
     "Force.Custom beside a Motion": (_with_custom_force_and_motion, ("Force.Custom", "python_push")),
     "auto-update variables": (lambda system, *_: StepCounter(system, "counter"), ("'counter'",)),

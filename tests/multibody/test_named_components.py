@@ -177,6 +177,15 @@ SPECS = {
         f, b["pin"], 0, v["stiffness"], v["dissipation"], v["q_low"], v["q_high"]),
         dict(stiffness=100.0, dissipation=0.5, q_low=0.3, q_high=0.5),  # the pin (|q| < 0.2) is on the low stop
         dict(stiffness=(200.0, -1.0), dissipation=(0.2, -1.0), q_low=(0.25, 0.6), q_high=(0.45, 0.1))),
+    # both limits crossed (q_lo above q_up: the pin, |q| < 0.2, is past each by more than the transition),
+    # so that every property changes the force or the energy
+    "CoordinateLimit": (lambda m, f, b, v: Force.CoordinateLimit(
+        f, b["pin"], 0, v["upper_limit"], v["upper_stiffness"], v["lower_limit"], v["lower_stiffness"], v["damping"],
+        v["transition"]),
+        dict(upper_limit=-0.5, upper_stiffness=20.0, lower_limit=0.5, lower_stiffness=10.0, damping=0.2,
+             transition=0.2),
+        dict(upper_limit=(-0.4, np.nan), upper_stiffness=(30.0, -1.0), lower_limit=(0.6, "high"),
+             lower_stiffness=(40.0, -2.0), damping=(0.5, -0.1), transition=(0.1, 0.0))),
     "GlobalDamper": (lambda m, f, b, v: Force.GlobalDamper(f, m, v["damping"]), dict(damping=0.3),
                      dict(damping=(0.6, -0.3))),
     "ConstantForce": (lambda m, f, b, v: Force.ConstantForce(f, b["ball"], v["station"], v["force"]),

@@ -5,19 +5,24 @@ constraint solve and projection for the rows of the holonomic families (Coincide
 Rod) and of NoSlip: ``Ball``, ``Weld``, ``ConstantOrientation``, ``ConstantAngle``, ``Rod``,
 ``PointInPlane``, ``PointOnLine`` and ``NoSlip1D`` constraints; for ``ConstantCoordinate``,
 ``ConstantSpeed`` and ``ConstantAcceleration``; for mobilizer locks (``MobilizedBody.lock``) at any
-level; and for the built-in Motions (``Motion.Steady``, and ``Motion.Sinusoid`` at any level, whose
-targets the loop evaluates at each stage's time), when A is small enough for the compiled factor.
-Any other kind (a coupler, a Custom constraint, a ``Motion.Custom``) keeps the model on the Python
-time loop, and ``Integrator.describe_fast_path`` names it.
+level; for the built-in Motions (``Motion.Steady``, and ``Motion.Sinusoid`` at any level, whose
+targets the loop evaluates at each stage's time); and for ``CoordinateCoupler``, ``SpeedCoupler`` and
+``PrescribedMotion`` when their functions compile (``FunctionTableBuilder.try_add``: the built-in
+families; the loop evaluates them from one ``FunctionTable``); all when A is small enough for the
+compiled factor. Any other kind (a Custom constraint, a ``Motion.Custom``, a coupler or prescribed
+motion whose function is a user's) keeps the model on the Python time loop, and
+``Integrator.describe_fast_path`` names it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ... import _core
+from ...common.function import FunctionTableBuilder
 from . import _rows as rows
 from ._solver import _Plan
 from .builtin_constraints import ConstantAcceleration, ConstantCoordinate, ConstantSpeed
+from .function_constraints import CoordinateCoupler, PrescribedMotion, SpeedCoupler
 from .motion import _LockSource, _PrescribedQ, _PrescribedU, _PrescribedUDot, _Sinusoid, _Steady
 
 _NO_INT = np.zeros(0, dtype=np.intp)
@@ -36,8 +41,11 @@ def _kinds(matter, plan: _Plan) -> str:
 _FAMILIES = {rows.Coincident: "coincident", rows.Angle: "angle", rows.Plane: "plane", rows.Rod: "rod",
              rows.NoSlip: "noslip"}
 _COMPILED_KINDS = ("Ball, Weld, ConstantOrientation, ConstantAngle, Rod, PointInPlane, PointOnLine, NoSlip1D, "
-                   "ConstantCoordinate, ConstantSpeed and ConstantAcceleration constraints, locks, and Steady and "
+                   "ConstantCoordinate, ConstantSpeed and ConstantAcceleration constraints, CoordinateCoupler, "
+                   "SpeedCoupler and PrescribedMotion constraints of built-in Functions, locks, and Steady and "
                    "Sinusoid Motions")
+#: The kinds whose rows are a Function's
+_FUNCTION_KINDS = (CoordinateCoupler, SpeedCoupler, PrescribedMotion)
 
 
 def _constant(values) -> tuple[list, np.ndarray]:
@@ -48,14 +56,32 @@ def _constant(values) -> tuple[list, np.ndarray]:
     return ["constant"] * len(values), params
 
 
-def _refused(part) -> str:
-    """What makes a class part solved in Python: a Motion evaluated in Python, or a constraint kind."""
+def _functions_of(part) -> list:
+    """The Functions of a coupler or PrescribedMotion part, one per element, in order."""
+    if part.cls is PrescribedMotion:
+        return list(part.packed["f"])
+    return [row[0] for row in part.packed]
+
+
+def _refused(matter, plan: _Plan, part, builder: FunctionTableBuilder) -> str:
+    """Why a class part is solved in Python: a Motion evaluated in Python, a Function without a compiled
+    form (naming the constraint and the class, the function's or an operand's), or a constraint kind."""
     if getattr(part.cls, "_is_motion", False):
         src = next((s for s, _, _ in part.packed["sources"] if type(s) not in (_LockSource, _Steady, _Sinusoid)),
                    None)
         if src is not None:
-            return f"{src!r}, whose targets are computed in Python,"
-    return f"a {part.cls.__name__} constraint"
+            return f"{src!r}, whose targets are computed in Python, is not compiled"
+    if part.cls in _FUNCTION_KINDS:
+        for f, eq in zip(_functions_of(part), part.eq[:, 0].tolist()):
+            try:
+                builder.add(f)
+            except NotImplementedError as exc:
+                owner = next((matter.get_constraint(ci) for ci, e in plan.slots.items() if e[0] == eq), None)
+                # (the builder's message names the class without a compiled form, then advises its callers)
+                what = str(exc).split(" (", 1)[0]
+                return (f"the function of {owner!r} is evaluated in Python: {what}, a user's Function or a "
+                        f"subclass of a built-in one, whose methods the core cannot run")
+    return f"a {part.cls.__name__} constraint is not compiled"
 
 
 def _motion_targets(plan: _Plan, sources) -> tuple[list, np.ndarray] | None:
@@ -76,10 +102,35 @@ def _motion_targets(plan: _Plan, sources) -> tuple[list, np.ndarray] | None:
     return names, np.concatenate(params)
 
 
-def _class_rows(plan: _Plan, part) -> dict | None:
-    """The spec of a class part the compiled loop evaluates (the Constant* kinds, locks, Steady and
-    Sinusoid Motions), else None."""
+def _coupler_rows(plan: _Plan, part, builder: FunctionTableBuilder) -> dict | None:
+    """The spec of a part of couplers or prescribed motions whose functions all compile (appended to
+    ``builder``), else None."""
     P, eq, cls = part.packed, part.eq.reshape(-1), part.cls
+    fn = [builder.try_add(f) for f in _functions_of(part)]
+    if any(i is None for i in fn):
+        return None
+    if cls is PrescribedMotion:  # q_i - f(t): a coordinate row whose target is f's (f, f', f'') at t
+        K = len(fn)
+        return dict(family="coordinate", q=P["q"], body=[plan.coord_body[c] for c in P["cid"]], qdot_rows=True,
+                    target=["function"] * K, params=np.zeros((K, 3)), fn=fn, eq=eq, e0=0, s0=0)
+    if cls is CoordinateCoupler:  # f(q[args])
+        args = [plan.coord_q[c].tolist() for _, c in P]
+        bodies = [[plan.coord_body[k] for k in c.tolist()] for _, c in P]
+        nus = [0] * len(P)
+    else:  # f(u[speed args], q[coordinate args])
+        args = [ui.tolist() + plan.coord_q[qc].tolist() for _, ui, qc in P]
+        bodies = [[0] * len(ui) + [plan.coord_body[k] for k in qc.tolist()] for _, ui, qc in P]
+        nus = [len(ui) for _, ui, _ in P]
+    return dict(family="coupler" if cls is CoordinateCoupler else "speed_coupler", fn=fn, args=args, nus=nus,
+                bodies=bodies, eq=eq, e0=0, s0=0)
+
+
+def _class_rows(plan: _Plan, part, builder: FunctionTableBuilder) -> dict | None:
+    """The spec of a class part the compiled loop evaluates (the Constant* kinds, couplers and prescribed
+    motions of compiled Functions, locks, Steady and Sinusoid Motions), else None."""
+    P, eq, cls = part.packed, part.eq.reshape(-1), part.cls
+    if cls in _FUNCTION_KINDS:
+        return _coupler_rows(plan, part, builder)
     if cls is ConstantCoordinate or cls is _PrescribedQ:
         targets = _constant(P["value"]) if cls is ConstantCoordinate else _motion_targets(plan, P["sources"])
         family = dict(family="coordinate", q=P["q"], body=[plan.coord_body[c] for c in P["cid"]],
@@ -103,16 +154,17 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
     if plan.m == 0:
         return None, None
     parts = []
+    builder = FunctionTableBuilder()  # the functions of the couplers and prescribed motions, in one table
     for part in plan.parts:
         if part.fam is None:
-            spec = _class_rows(plan, part)
+            spec = _class_rows(plan, part, builder)
         elif part.fam in _FAMILIES:
             spec = dict(family=_FAMILIES[part.fam], eq=part.eq_flat, e0=part.e0, s0=part.s0)
         else:
             spec = None
-        if spec is None:  # (couplers, Custom constraints and Motion.Custom are such class parts)
-            return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python: {_refused(part)} is "
-                          f"not compiled (the compiled loop solves {_COMPILED_KINDS})")
+        if spec is None:  # (Custom constraints, Motion.Custom and users' Functions are such class parts)
+            return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python: "
+                          f"{_refused(matter, plan, part, builder)} (the compiled loop solves {_COMPILED_KINDS})")
         parts.append(spec)
         if part.fam is None:
             continue
@@ -131,7 +183,8 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
         return None, f"its constraints ({_kinds(matter, plan)}) are laid out for the Python solve"
     eq, start, stop = plan.rows if plan.rows is not None else (_NO_INT, _NO_INT, _NO_INT)
     return dict(mp=plan.mp, nv=plan.mp + plan.mv, m=plan.m, parts=parts, e_body=plan.e_body, e_st0=plan.e_st0,
-                e_F0=plan.e_F0, rows_eq=eq, rows_start=start, rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0), None
+                e_F0=plan.e_F0, rows_eq=eq, rows_start=start, rows_stop=stop, st_b=plan.st_b, st_s0=plan.st_s0,
+                functions=builder.build() if len(builder) else None), None
 
 
 def make_loop_constraints(batch, spec: dict):
@@ -139,4 +192,4 @@ def make_loop_constraints(batch, spec: dict):
     tree of ``batch`` (a ``simtk_core.TreeBatch``), for ``simtk._core.make_tree_stepper``."""
     return _core._k.LoopConstraints(batch, spec["mp"], spec["nv"], spec["m"], spec["parts"], spec["e_body"],
                                     spec["e_st0"], spec["e_F0"], spec["rows_eq"], spec["rows_start"],
-                                    spec["rows_stop"], spec["st_b"], spec["st_s0"])
+                                    spec["rows_stop"], spec["st_b"], spec["st_s0"], spec["functions"])

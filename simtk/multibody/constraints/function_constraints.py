@@ -3,6 +3,11 @@ PrescribedMotion, coordinate-level kinds evaluated through class methods as in `
 
 Each keeps the Function and the coordinates it was given, readable through public getters
 (``get_function``, ``get_coord_bodies``, ...) that return what its constructor took.
+
+When their functions are built-in families (``FunctionTableBuilder.try_add`` compiles them) the compiled
+time loop solves these constraints itself (``core/loop_couplers.pxi``) with the operations written here,
+in the same order: the sums below run from the first term up (`_dot`, `_quadratic`), not through BLAS,
+whose summation order is the library's own.
 """
 from __future__ import annotations
 
@@ -35,6 +40,26 @@ def _bodies_of(c: Constraint, indices: list[int]) -> list[MobilizedBody]:
     # The constructors keep body indices (they accept bodies or indices); the getters give bodies.
     matter = c.get_matter_subsystem()
     return [matter.get_mobilized_body(i) for i in indices]
+
+
+def _dot(a, b) -> float:
+    """sum_k a_k b_k, summed from k = 0 up starting at 0.0 (as the compiled loop sums it)."""
+    s = 0.0
+    for x, y in zip(a, b):
+        s = s + x * y
+    return s
+
+
+def _quadratic(xd, H) -> float:
+    """xd^T H xd as (xd H) xd: sum_j (sum_i xd_i H_ij) xd_j, each sum from the first term up."""
+    n = len(xd)
+    s = 0.0
+    for j in range(n):
+        v = 0.0
+        for i in range(n):
+            v = v + xd[i] * H[i][j]
+        s = s + v * xd[j]
+    return s
 
 
 def _function_arg(f, n_args: int, order: int, what: str) -> Function:
@@ -101,7 +126,7 @@ class CoordinateCoupler(Constraint):
         out = []
         for f, c in P:
             x = kin.q[kin.coord_q[c]]
-            out.append([cls._grad(f, x) @ kin.qdot[kin.coord_q[c]]])
+            out.append([_dot(cls._grad(f, x).tolist(), kin.qdot[kin.coord_q[c]].tolist())])
         return np.array(out)
 
     @classmethod
@@ -111,8 +136,8 @@ class CoordinateCoupler(Constraint):
             qi = kin.coord_q[c]
             x, xd = kin.q[qi], kin.qdot[qi]
             n = len(x)
-            H = np.array([[f.calc_derivative_unchecked((i, j), x) for j in range(n)] for i in range(n)])
-            out.append([cls._grad(f, x) @ kin.qdotdot[qi] + xd @ H @ xd])
+            H = [[f.calc_derivative_unchecked((i, j), x) for j in range(n)] for i in range(n)]
+            out.append([_dot(cls._grad(f, x).tolist(), kin.qdotdot[qi].tolist()) + _quadratic(xd.tolist(), H)])
         return np.array(out)
 
     @classmethod
@@ -193,9 +218,9 @@ class SpeedCoupler(Constraint):
         out = []
         for f, ui, qc in P:
             x = cls._x(kin, ui, qc)
-            g = np.array([f.calc_derivative_unchecked((i,), x) for i in range(len(x))])
+            g = [f.calc_derivative_unchecked((i,), x) for i in range(len(x))]
             nu = len(ui)
-            out.append([g[:nu] @ kin.udot[ui] + g[nu:] @ kin.qdot[kin.coord_q[qc]]])
+            out.append([_dot(g[:nu], kin.udot[ui].tolist()) + _dot(g[nu:], kin.qdot[kin.coord_q[qc]].tolist())])
         return np.array(out)
 
     @classmethod

@@ -10,13 +10,14 @@ constant force pushes them apart when positive; a mobility spring pushes its coo
 """
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import numpy as np
 
 from ... import _core
 from ...common.output import output
-from ...common.property import Property, nonnegative, real, vector3
+from ...common.property import Property, nonnegative, positive, real, vector3
 from ...common.stage import Stage
 from ...common.state import State
 from ...spatial import Transform
@@ -55,6 +56,15 @@ def _real(x, what: str, nonnegative: bool = False) -> float:
     if not np.isfinite(v) or (nonnegative and v < 0):
         raise ValueError(f"{what}: expected a finite{' non-negative' if nonnegative else ''} number, got {x!r}")
     return v
+
+
+def _number(x, what: str) -> float:
+    """`_real`, saying which argument when ``x`` is not a number at all."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{what}: expected a finite number, got {x!r}") from None
+    return _real(v, what)
 
 
 def _mobility(matter, state: State, element, mobod: MobilizedBody, which: int, need_q: bool):
@@ -344,6 +354,123 @@ class _MobilityLinearStop(_MobilityElement):
         qi, ui = cls._indices(elements, matter, state)
         k, d, lo, hi = ([getattr(e, "_" + name) for e in elements] for name in ("k", "d", "q_low", "q_high"))
         return _Packed(_core.mobility_linear_stop_set(qi, ui, k, d, lo, hi), elements)
+
+
+@_element("CoordinateLimit")
+class _CoordinateLimit(_MobilityElement):
+    """OpenSim's ``CoordinateLimitForce``: stiff, damped limits on one coordinate (qdot = u).
+
+    Above ``upper_limit`` a stiffness that rises smoothly from 0 to ``upper_stiffness`` over the
+    ``transition`` width (Simbody's quintic step, as ``Function.Step``) pushes the coordinate back,
+    likewise below ``lower_limit``; a damping, switched on by the same steps, opposes the speed::
+
+        K_up(q) = Step(0 -> Kup over [q_up, q_up + tr]),   K_lo(q) = Step(Klo -> 0 over [q_lo - tr, q_lo])
+        f = -K_up(q) (q - q_up) + K_lo(q) (q_lo - q) - c (K_up(q) / Kup + K_lo(q) / Klo) u
+
+    (a stiffness of 0 makes its ratio 0, where OpenSim's division gives NaN). The potential energy is
+    OpenSim's, the integral of the spring: beyond a limit by d with stiffness K, ``K s^3 (2 - 2.5 s +
+    (6/7) s^2) d^2`` with ``s = d / tr`` inside the transition, ``K (d^2 / 2 - tr^2 / 7)`` past it.
+    Evaluated in the compiled core with all elements of the kind (``core/forces.pxi``). The arguments come
+    in the order of OpenSim's constructor, ``CoordinateLimitForce(coordinate, q_upper, K_upper, q_lower,
+    K_lower, damping, dq)``.
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+        The subsystem that holds the element.
+    mobod : MobilizedBody
+        The mobilizer whose coordinate is limited; its q and u must correspond (no quaternion).
+    which : int
+        The coordinate's index among the mobilizer's q (and u).
+    upper_limit, lower_limit : float
+        q_up, q_lo: where each limit starts (m or rad).
+    upper_stiffness, lower_stiffness : float
+        Kup, Klo >= 0: the stiffness past each limit once the transition is crossed (N/m, or N m/rad).
+    damping : float
+        c >= 0, the damping at full stiffness (N s/m, or N m s/rad).
+    transition : float
+        tr > 0, the width over which stiffness and damping rise (m or rad).
+    degrees : bool, default False
+        Whether the values are in OpenSim's units of a rotational coordinate (limits and transition in
+        degrees, stiffness and damping per degree); they are converted to radians as OpenSim converts them
+        (angles times pi/180, per-degree values divided by it). The properties hold the converted values.
+
+    Raises
+    ------
+    TypeError
+        ``mobod`` is not a MobilizedBody.
+    ValueError
+        A value that is not finite, a negative stiffness or damping, a transition that is not positive or
+        too small to move a limit (``q_up + tr == q_up``).
+
+    Examples
+    --------
+    A knee bending between -120 and 10 degrees, 2 N m per degree past either limit over a 5 degree
+    transition, damped by 0.01 N m s per degree:
+
+    >>> Force.CoordinateLimit(forces, knee, 0, 10.0, 2.0, -120.0, 2.0, 0.01, 5.0, degrees=True)  # doctest: +SKIP
+    """
+
+    _conservative = True
+    _energy_needs_positions = False
+
+    upper_stiffness = Property(stage=Stage.Instance, check=nonnegative, attr="_k_up", doc="Kup, past the upper limit")
+    upper_limit = Property(stage=Stage.Instance, check=real, attr="_q_up", doc="q_up, where the upper limit starts")
+    lower_stiffness = Property(stage=Stage.Instance, check=nonnegative, attr="_k_lo", doc="Klo, past the lower limit")
+    lower_limit = Property(stage=Stage.Instance, check=real, attr="_q_lo", doc="q_lo, where the lower limit starts")
+    damping = Property(stage=Stage.Instance, check=nonnegative, attr="_c", doc="c, the damping at full stiffness")
+    transition = Property(stage=Stage.Instance, check=positive, attr="_tr",
+                          doc="tr > 0, the width over which stiffness and damping rise")
+
+    def __init__(self, forces, mobod, which: int, upper_limit: float, upper_stiffness: float, lower_limit: float,
+                 lower_stiffness: float, damping: float, transition: float, *, degrees: bool = False):
+        what = "Force.CoordinateLimit"
+        values = [_number(v, f"{what}: {name}") for v, name in (
+            (upper_limit, "upper_limit"), (upper_stiffness, "upper_stiffness"), (lower_limit, "lower_limit"),
+            (lower_stiffness, "lower_stiffness"), (damping, "damping"), (transition, "transition"))]
+        q_up, k_up, q_lo, k_lo, c, tr = values
+        if degrees:
+            # OpenSim's conversion of a rotational coordinate's values, in CoordinateLimitForceImpl's order
+            w = math.pi / 180.0
+            q_up, q_lo = w * q_up, w * q_lo
+            k_up, k_lo = k_up / w, k_lo / w
+            c = c / w
+            tr = w * tr
+        _CoordinateLimit._check(dict(upper_stiffness=k_up, upper_limit=q_up, lower_stiffness=k_lo,
+                                     lower_limit=q_lo, damping=c, transition=tr), what + ": ")
+        self._k_up, self._q_up, self._k_lo, self._q_lo, self._c, self._tr = k_up, q_up, k_lo, q_lo, c, tr
+        super().__init__(forces, mobod, which)
+
+    @staticmethod
+    def _check(v: dict, where: str = "") -> None:
+        """Refuse values the formula cannot take: (after a conversion from degrees) not finite, a negative
+        stiffness or damping, a transition not positive or too small to move a limit (a zero-width step,
+        which Function.Step refuses)."""
+        for name, x in v.items():
+            if not math.isfinite(x):
+                raise ValueError(f"{where}{name} = {x!r} is not finite")
+        for name in ("upper_stiffness", "lower_stiffness", "damping"):
+            if v[name] < 0.0:
+                raise ValueError(f"{where}{name} must be >= 0, got {v[name]!r}")
+        tr = v["transition"]
+        if not tr > 0.0:
+            raise ValueError(f"{where}transition must be > 0, got {tr!r}")
+        if v["upper_limit"] + tr == v["upper_limit"] or v["lower_limit"] - tr == v["lower_limit"]:
+            raise ValueError(f"{where}the transition {tr!r} is too small to move the limits {v['lower_limit']!r} "
+                             f"and {v['upper_limit']!r} (a zero-width step)")
+
+    def _validate_property_change(self, name, value):
+        v = {p: getattr(self, "_" + a) for p, a in (("upper_stiffness", "k_up"), ("upper_limit", "q_up"),
+                                                     ("lower_stiffness", "k_lo"), ("lower_limit", "q_lo"),
+                                                     ("damping", "c"), ("transition", "tr"))}
+        v[name] = value
+        self._check(v)
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        qi, ui = cls._indices(elements, matter, state)
+        columns = ([getattr(e, "_" + name) for e in elements] for name in ("k_up", "q_up", "k_lo", "q_lo", "c", "tr"))
+        return _Packed(_core.coordinate_limit_set(qi, ui, *columns), elements)
 
 
 @_element("GlobalDamper")
