@@ -413,11 +413,11 @@ def run_pd(repeat: int) -> None:
         state = model.system.realize_topology()
         paths = [p for p in state._names if p.endswith("/angle")]
         targets = np.linspace(-0.5, 0.5, len(paths))
-        w, q = _pd_simtk(model.system, paths, 400.0, 40.0, targets, h, t_final, state)
+        w, q = _pd_simtk(model.system, paths, 100.0, 5.0, targets, h, t_final, state)
         xml = re.sub(r"<(visual|collision)>.*?</\1>", "", urdf.read_text(), flags=re.S)
         m = mujoco.MjModel.from_xml_string(xml)
         m.opt.timestep, m.opt.integrator = h, mujoco.mjtIntegrator.mjINT_EULER
-        wm, qm = _pd_mujoco(m, 400.0, 40.0, targets, steps)
+        wm, qm = _pd_mujoco(m, 100.0, 5.0, targets, steps)
         print(f"  {'UR5 (URDF)':<22s}{w / steps * 1e6:9.2f}{wm / steps * 1e6:9.2f}{w / wm:8.2f}   "
               f"{np.abs(q - qm).max():.2e} (the two loaders' models, joint limits and damping as each reads them)")
     print("  (target: at most 1.5x MuJoCo's time per step)")
