@@ -81,7 +81,10 @@ def make_fused(system, state: State):
         groups = ssf.cache[fsub._groups_index].value
         sets = (groups.position_sets, groups.velocity_sets)
         has_position = groups.has_position
-        customs = groups.has_customs
+        # the elements' own stage hooks (Force.Custom's realize_time ... realize_acceleration), where any
+        # element has one: the subsystem's loop over them costs per stage even when none does
+        customs = groups.has_customs and any(stage in f._hooks for f in groups.custom_position + groups.custom_velocity
+                                             for stage in _FS_HOOKS)
         if has_position:
             entry = ssf.cache[fsub._position_index]
             pos_bf, pos_mf = entry.value.body_forces, entry.value.mobility_forces
