@@ -1,5 +1,7 @@
 # Built-in force elements, evaluated in bulk over the kinematics of a
-# TreeKernels workspace.
+# TreeKernels workspace. Each kind is a row of FORCE_KIND_TABLE (below): the
+# function that adds a set's forces and the one that sums its energy, which
+# fset_add and fset_energy call through the kind's code.
 #
 # A ForceSet holds the packed parameters of all enabled elements of ONE kind
 # (built once per State at Instance stage, validated by simtk/_core.py); one
@@ -552,55 +554,154 @@ cdef double k_smooth_sphere_energy(const FSet* s, const Tree* t) noexcept nogil:
     return total
 
 
+# ---------------------------------------------------------------------------
+# The table of kinds: per kind code, the function that adds a set's forces
+# and the one that sums its potential energy (NULL: not conservative). A new
+# kind is a row here (and a FORCE_KINDS entry), not a branch in every caller.
+# ---------------------------------------------------------------------------
+
+# add a set's forces into bf (nb,2,3) and mf (nu,); the first element left out (non-finite), or -1
+ctypedef Py_ssize_t (*fkind_add_t)(const FSet* s, const Tree* t, const double* q, const double* u,
+                                   double* bf, double* mf) noexcept nogil
+# a set's potential energy at the tree's positions and q
+ctypedef double (*fkind_energy_t)(const FSet* s, const Tree* t, const double* q) noexcept nogil
+
+cdef struct ForceKind:
+    fkind_add_t add
+    fkind_energy_t energy
+
+
+cdef Py_ssize_t _add_gravity(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                             double* mf) noexcept nogil:
+    k_gravity_forces(s, t, bf)
+    return -1
+
+
+cdef Py_ssize_t _add_two_point(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                               double* mf) noexcept nogil:
+    k_two_point_forces(s, t, bf)
+    return -1
+
+
+cdef Py_ssize_t _add_mobility(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                              double* mf) noexcept nogil:
+    k_mobility_forces(s, q, u, mf)
+    return -1
+
+
+cdef Py_ssize_t _add_global_damper(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                                   double* mf) noexcept nogil:
+    k_global_damper(s, t, u, mf)
+    return -1
+
+
+cdef Py_ssize_t _add_body_constants(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                                    double* mf) noexcept nogil:
+    k_body_constants(s, t, bf)
+    return -1
+
+
+cdef Py_ssize_t _add_bushing(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                             double* mf) noexcept nogil:
+    return k_bushing_forces(s, t, bf)
+
+
+cdef Py_ssize_t _add_smooth_sphere(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                                   double* mf) noexcept nogil:
+    return k_smooth_sphere_forces(s, t, bf)
+
+
+cdef Py_ssize_t _add_hunt_crossley(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                                   double* mf) noexcept nogil:
+    cdef double energy = 0.0  # (the contact kind's energy, unused here)
+    return k_hunt_crossley(s, t, bf, &energy)
+
+
+cdef Py_ssize_t _add_coordinate_limit(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                                      double* mf) noexcept nogil:
+    k_coordinate_limit_forces(s, q, u, mf)
+    return -1
+
+
+cdef double _energy_gravity(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    return k_gravity_energy(s, t)
+
+
+cdef double _energy_two_point(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    return k_two_point_energy(s, t)
+
+
+cdef double _energy_mobility(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    return k_mobility_energy(s, q)
+
+
+cdef double _energy_bushing(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    return k_bushing_energy(s, t)
+
+
+cdef double _energy_smooth_sphere(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    return k_smooth_sphere_energy(s, t)
+
+
+cdef double _energy_hunt_crossley(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    cdef double energy = 0.0
+    k_hunt_crossley(s, t, NULL, &energy)
+    return energy
+
+
+cdef double _energy_coordinate_limit(const FSet* s, const Tree* t, const double* q) noexcept nogil:
+    return k_coordinate_limit_energy(s, q)
+
+
+cdef ForceKind FORCE_KIND_TABLE[FK_NUM_KINDS]
+
+
+cdef void _set_kind(int kind, fkind_add_t add, fkind_energy_t energy) noexcept:
+    FORCE_KIND_TABLE[kind].add = add
+    FORCE_KIND_TABLE[kind].energy = energy
+
+
+_set_kind(FK_GRAVITY, _add_gravity, _energy_gravity)
+_set_kind(FK_TWO_POINT_SPRING, _add_two_point, _energy_two_point)
+_set_kind(FK_TWO_POINT_DAMPER, _add_two_point, _energy_two_point)
+_set_kind(FK_TWO_POINT_CONSTANT, _add_two_point, _energy_two_point)
+_set_kind(FK_MOBILITY_SPRING, _add_mobility, _energy_mobility)
+_set_kind(FK_MOBILITY_DAMPER, _add_mobility, _energy_mobility)
+_set_kind(FK_MOBILITY_CONSTANT, _add_mobility, _energy_mobility)
+_set_kind(FK_MOBILITY_STOP, _add_mobility, _energy_mobility)
+_set_kind(FK_GLOBAL_DAMPER, _add_global_damper, NULL)
+_set_kind(FK_CONSTANT_FORCE, _add_body_constants, NULL)
+_set_kind(FK_CONSTANT_TORQUE, _add_body_constants, NULL)
+_set_kind(FK_BUSHING, _add_bushing, _energy_bushing)
+_set_kind(FK_SMOOTH_SPHERE, _add_smooth_sphere, _energy_smooth_sphere)
+_set_kind(FK_HUNT_CROSSLEY, _add_hunt_crossley, _energy_hunt_crossley)
+_set_kind(FK_COORDINATE_LIMIT, _add_coordinate_limit, _energy_coordinate_limit)
+
+
+def _force_kind_table_is_complete():
+    """True when every kind code has its add function (checked by simtk._core at import)."""
+    cdef int k
+    for k in range(FK_NUM_KINDS):
+        if FORCE_KIND_TABLE[k].add == NULL:
+            return False
+    return True
+
+
 cdef Py_ssize_t fset_add(const FSet* s, const Tree* t, const double* q, const double* u,
                          double* bf, double* mf) noexcept nogil:
     # Adds the forces of every element of s; returns the first element whose
     # forces could not be evaluated (left out), or -1.
-    cdef double energy = 0.0  # (the contact kind's energy, unused here)
     if s.n == 0:
         return -1
-    if s.kind == FK_GRAVITY:
-        k_gravity_forces(s, t, bf)
-    elif s.kind <= FK_TWO_POINT_CONSTANT:
-        k_two_point_forces(s, t, bf)
-    elif s.kind <= FK_MOBILITY_STOP:
-        k_mobility_forces(s, q, u, mf)
-    elif s.kind == FK_GLOBAL_DAMPER:
-        k_global_damper(s, t, u, mf)
-    elif s.kind <= FK_CONSTANT_TORQUE:
-        k_body_constants(s, t, bf)
-    elif s.kind == FK_BUSHING:
-        return k_bushing_forces(s, t, bf)
-    elif s.kind == FK_SMOOTH_SPHERE:
-        return k_smooth_sphere_forces(s, t, bf)
-    elif s.kind == FK_HUNT_CROSSLEY:
-        return k_hunt_crossley(s, t, bf, &energy)
-    else:
-        k_coordinate_limit_forces(s, q, u, mf)
-    return -1
+    return FORCE_KIND_TABLE[s.kind].add(s, t, q, u, bf, mf)
 
 
 cdef double fset_energy(const FSet* s, const Tree* t, const double* q) noexcept nogil:
-    cdef double energy
+    cdef fkind_energy_t energy
     if s.n == 0:
         return 0.0
-    if s.kind == FK_GRAVITY:
-        return k_gravity_energy(s, t)
-    elif s.kind <= FK_TWO_POINT_CONSTANT:
-        return k_two_point_energy(s, t)
-    elif s.kind <= FK_MOBILITY_STOP:
-        return k_mobility_energy(s, q)
-    elif s.kind == FK_BUSHING:
-        return k_bushing_energy(s, t)
-    elif s.kind == FK_SMOOTH_SPHERE:
-        return k_smooth_sphere_energy(s, t)
-    elif s.kind == FK_HUNT_CROSSLEY:
-        energy = 0.0
-        k_hunt_crossley(s, t, NULL, &energy)
-        return energy
-    elif s.kind == FK_COORDINATE_LIMIT:
-        return k_coordinate_limit_energy(s, q)
-    return 0.0
+    energy = FORCE_KIND_TABLE[s.kind].energy
+    return 0.0 if energy == NULL else energy(s, t, q)
 
 
 # ---------------------------------------------------------------------------

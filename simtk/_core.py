@@ -414,6 +414,7 @@ def multiply_by_n_inv(ws, transpose: bool, x, out=None) -> np.ndarray:
 
 #: kind name -> (code, bodies per element, parameter names, uses (q, u) indices)
 FORCE_KINDS: dict = dict(_k.FORCE_KINDS)
+assert _k._force_kind_table_is_complete(), "a force kind has no row in core/forces.pxi's table"
 
 __all__ += [
     "FORCE_KINDS", "make_force_set", "add_forces", "force_energy", "uniform_gravity_set",
