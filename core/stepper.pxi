@@ -575,6 +575,7 @@ cdef class TreeStepper:
             for i in range(nq, ny):
                 y[i] = f0[i] * h + y0[i]
             qdot = self.scr.qacc  # (nq,) scratch
+            n_realize[0] += 1  # (counted before the evaluation, as the stages' are: see _raised)
             if self.state_derivative is not None:
                 # q0 with u1, realized to Velocity through the State (its Python parts included)
                 memcpy(y, y0, nq * sizeof(double))
@@ -582,7 +583,6 @@ cdef class TreeStepper:
                     return 0
             else:
                 _n_mul(&self.scr.t, y0, y + nq, qdot)
-            n_realize[0] += 1
             for i in range(nq):
                 y[i] = qdot[i] * h + y0[i]
             if not self.error_control:

@@ -75,11 +75,12 @@ class PyDamper(Force.Custom.Implementation):
     """A damper on every mobility, c u, that also logs what the State says at each of its stage hooks
     and in calc_force (the stage marks a Python element sees)."""
 
-    def __init__(self, c, log=None, fail_at=None, nan_at=None, interrupt_at=None):
+    def __init__(self, c, log=None, fail_at=None, nan_at=None, interrupt_at=None, fail_position_at=None):
         super().__init__()
         self.c, self.log = c, log
         self.fail_at, self.nan_at, self.interrupt_at = fail_at, nan_at, interrupt_at
-        self.calls = 0
+        self.fail_position_at = fail_position_at  # the realize_position call that raises
+        self.calls = self.position_calls = 0
 
     def _seen(self, where, state):
         if self.log is not None:
@@ -91,6 +92,9 @@ class PyDamper(Force.Custom.Implementation):
 
     def realize_position(self, state):
         self._seen("position", state)
+        self.position_calls += 1
+        if self.position_calls == self.fail_position_at:
+            raise ValueError(f"PyDamper refuses realize_position call {self.position_calls}")
 
     def realize_velocity(self, state):
         self._seen("velocity", state)
@@ -315,8 +319,9 @@ def test_python_parts_keep_the_compiled_loop_bitwise(name, data):
         assert compiled_steps[0] == a.get_num_steps_taken() > 0
 
 
-@pytest.mark.parametrize("damper", [{"fail_at": 40}, {"nan_at": 40}])
-@pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler", "Verlet"])
+@pytest.mark.parametrize("damper", [{"fail_at": 40}, {"nan_at": 40}, {"fail_position_at": 41},
+                                    {"fail_position_at": 42}])
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler", "SemiExplicitEuler2", "Verlet"])
 def test_a_python_part_failing_inside_the_compiled_loop_ends_the_step_alike(name, damper):
     """Law: a Python part that raises or gives a non-finite force in the middle of a run hands the step
     back to Python: both loops end the same way (the same error, the State at the last good step,
@@ -330,16 +335,19 @@ def test_a_python_part_failing_inside_the_compiled_loop_ends_the_step_alike(name
     state.upd_u()[:] = 0.8
     results = []
     for compiled in (True, False):
-        impl.calls = 0
+        impl.calls = impl.position_calls = 0
         integ = COMPILED_TWINS[name](system)
         integ.set_use_compiled_loop(compiled)
         integ.initialize(state)
         result = outcome(lambda: integ.step_to(2.0))
         adv = integ.get_advanced_state()
-        results.append((result, adv.get_time(), adv.get_y().copy(), integ.get_num_steps_taken()))
-    (ra, ta, ya, na), (rb, tb, yb, nb) = results
+        results.append((result, adv.get_time(), adv.get_y().copy(), integ.get_num_steps_taken(),
+                        integ.get_num_steps_attempted(), integ.get_num_realizations(),
+                        integ.get_num_error_test_failures()))
+    (ra, ta, ya, *stats_a), (rb, tb, yb, *stats_b) = results
     assert isinstance(ra, tuple) and ra == rb
-    assert ta == tb and na == nb and np.array_equal(ya, yb)
+    assert ta == tb and np.array_equal(ya, yb)
+    assert stats_a == stats_b, f"steps, attempts, realizations, error-test failures: {stats_a} vs {stats_b}"
 
 
 def test_a_keyboard_interrupt_in_a_python_part_reaches_the_caller_and_the_run_can_go_on():
