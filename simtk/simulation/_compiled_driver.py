@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..common.stage import ACCELERATION
+from ..common.stage import ACCELERATION, INSTANCE
 from ..math.integrator import Integrator
 from .agents import PDController
 
@@ -129,8 +129,8 @@ class CompiledDriver:
         if stepper._handlers or stepper._reporters or sim._system._pending_changes:
             return None
         s = integ._adv
-        if loop.adv is not s or s._inval_epoch[0] < 0:
-            return None
+        if loop.adv is not s or s._inval_epoch[INSTANCE] != loop.instance_epoch:
+            return None  # another State, or its instance changed: the integrator's next run chooses again
         try:
             row = loop.held.index(sim._discrete_forces)
         except ValueError:
