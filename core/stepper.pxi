@@ -705,6 +705,22 @@ cdef class TreeStepper:
             nk_out[0] = nk
         return err <= tol
 
+    cdef double _constraint_worst(self, double* qerr, const idx_t* quat_b, bint infinity) noexcept nogil:
+        # The weighted constraint error norm at the tree's last evaluation (the error weights are ones),
+        # as Integrator._constraint_error_norm: the position equations' errors then the quaternions'
+        # (gathered into qerr), and the velocity equations'; the larger.
+        cdef Py_ssize_t k, nerr = 0
+        cdef double worst
+        if self.has_constraints:
+            memcpy(qerr, self.constraints.perr, self.constraints.mp * sizeof(double))
+            nerr = self.constraints.mp
+        for k in range(self.nquat):
+            qerr[nerr + k] = self.tr.qerr[quat_b[k]]
+        worst = py_max(0.0, _rms_or_max(qerr, nerr + self.nquat, infinity))
+        if self.has_constraints and self.constraints.nv:
+            worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.nv, infinity))
+        return worst
+
     cdef bint _raised(self, double* c, idx_t* cnt, Py_ssize_t attempted, Py_ssize_t realize, Py_ssize_t err_fail,
                       double h_try) noexcept nogil:
         # After a failed evaluation: True when a Python part raised (not a step adjustment). The step
@@ -820,18 +836,9 @@ cdef class TreeStepper:
         for j in range(n):
             with nogil:
                 # --- the restart's projection: none needed (errors within tolerance), or Python takes it
-                if self.nquat or self.has_constraints:
-                    nerr = 0
-                    if self.has_constraints:
-                        memcpy(qe, self.constraints.perr, self.constraints.mp * sizeof(double))
-                        nerr = self.constraints.mp
-                    for k in range(self.nquat):
-                        qe[nerr + k] = self.tr.qerr[qbv[k]]
-                    worst = py_max(0.0, _rms_or_max(qe, nerr + self.nquat, infinity))
-                    if self.has_constraints and self.constraints.nv:
-                        worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.nv, infinity))
-                    if not (worst <= c[C_CONSTOL]):
-                        code = RUN_PYTHON
+                if (self.nquat or self.has_constraints) and \
+                        not (self._constraint_worst(qe, &qbv[0] if self.nquat else NULL, infinity) <= c[C_CONSTOL]):
+                    code = RUN_PYTHON
                 if code == RUN_REACHED:
                     # --- the controllers' law at the start of the driver step (PDController.compute)
                     (<char*>self.held.has_mf)[pd_row] = 1
@@ -978,17 +985,7 @@ cdef class TreeStepper:
                 f_end = fend
                 project = False
             elif (self.nquat or self.has_constraints) and not project:
-                # the weighted constraint error norm (the error weights are ones), as _constraint_error_norm
-                nerr = 0
-                if self.has_constraints:
-                    memcpy(qerr, self.constraints.perr, self.constraints.mp * sizeof(double))
-                    nerr = self.constraints.mp
-                for k in range(self.nquat):
-                    qerr[nerr + k] = self.tr.qerr[quat_b[k]]
-                worst = py_max(0.0, _rms_or_max(qerr, nerr + self.nquat, infinity))
-                if self.has_constraints and self.constraints.nv:
-                    worst = py_max(worst, _rms_or_max(self.constraints.verr, self.constraints.nv, infinity))
-                project = not (worst <= c[C_CONSTOL])
+                project = not (self._constraint_worst(qerr, quat_b, infinity) <= c[C_CONSTOL])
             if project:
                 projected = 1
                 changed = False
