@@ -29,6 +29,7 @@ forgotten, and realizing the stage again allocates them anew.
 from __future__ import annotations
 
 import copy as _copy
+import math
 import numbers
 import weakref
 
@@ -338,10 +339,11 @@ class State:
 
     def set_time(self, t: float) -> None:
         """Set t; every subsystem drops to Instance (Time - 1)."""
-        if isinstance(t, (bool, np.bool_)) or not isinstance(t, (numbers.Real, np.floating, np.integer)):
-            raise TypeError(f"State.set_time: expected a real number, got {t!r}")
+        if type(t) is not float:  # the time loop's case first: the ABC checks cost more than the rest
+            if isinstance(t, (bool, np.bool_)) or not isinstance(t, (numbers.Real, np.floating, np.integer)):
+                raise TypeError(f"State.set_time: expected a real number, got {t!r}")
         v = float(t)
-        if not np.isfinite(v):
+        if not math.isfinite(v):
             raise ValueError(f"State.set_time: time must be finite, got {v}")
         self._invalidate(TIME)
         self._t = v
