@@ -13,9 +13,17 @@ The local error estimate ``e`` of a step is scaled per variable by the System's 
 
     s_i = w_i |e_i| / max(1, w_i max(|y0_i|, |y1_i|))
 
-and the step is accepted when ``RMS(s) <= accuracy`` (or ``max(s)`` with the infinity norm).
+and the step is accepted when ``err = RMS(s) <= accuracy`` (or ``max(s)`` with the infinity norm).
+With ``p = get_method_min_order()`` (the estimate is ``O(h**(p+1))``), an accepted step of size h
+predicts the next as ``h min(5, max(0.2, 0.9 (accuracy/err)**(1/(p+1))))`` (5 h when err is 0), at
+most the maximum step size; a rejected attempt is tried again with ``h min(0.5, max(0.1, 0.9
+(accuracy/err)**(1/(p+1))))``. A step shortened to land on a report or event time does not shrink the
+prediction. Both time loops follow this rule.
 Constraint errors (``State.get_q_err``/``get_u_err`` divided by the System's unit tolerances) are kept
 below the constraint tolerance (``accuracy / 10`` unless set) by ``System.project`` after each step.
+The multibody projection, once it runs, iterates until the largest error is at most 1/100 of the
+tolerance (or stops improving below it), so that the steps after it have room to drift before the
+next one is needed.
 
 Events
 ------

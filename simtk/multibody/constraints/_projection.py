@@ -5,6 +5,11 @@ iterations whose steps are the least-norm changes in u-space (dq = N du); ``proj
 onto the velocity constraints (pverr = verr = 0) by the mass-weighted least change, which removes
 the least kinetic energy. Both use the operators of ``constraint_solver.gmap`` (G, M^-1 G^T and
 the factorization of G M^-1 G^T) at the current q.
+
+Both iterate until the largest error is at most 1/100 of the accuracy asked for (position errors may
+stop earlier when they stagnate at round-off within the accuracy), and the compiled time loop's
+projection (``core/stepper.pxi``) has the same target: the margin lets an integrator take several
+steps before its errors exceed the tolerance again.
 """
 from __future__ import annotations
 
