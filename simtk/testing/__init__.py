@@ -1,7 +1,8 @@
 """Checking your own extensions: hypothesis strategies and checkers (API.md, "Checking your own extensions").
 
 Strategies (``simtk.testing.strategies``) draw random multibody systems (`multibody_systems`), random
-mixes of mobilizers, yours included (`mobilizer_mixes`), and states of a system (`states`).
+mixes of mobilizers, yours included (`mobilizer_mixes`), and states of a system (`states`, every
+speed nonzero: `nonzero_speeds`).
 
 Checkers (``simtk.testing.checkers``) compare what your extension computes with an independent
 estimate and return a `CheckReport`; pass ``assert_ok=True`` (or call ``report.assert_ok()``) to raise
@@ -23,6 +24,7 @@ from .strategies import (
     mobilizer_kinds,
     mobilizer_mixes,
     multibody_systems,
+    nonzero_speeds,
     rotations,
     states,
     transforms,
@@ -33,5 +35,5 @@ __all__ = [
     "check_mobilizer", "check_force", "check_constraint", "check_realize_is_pure", "check_caching",
     "CheckReport", "CheckFailure", "Comparison",
     "DEFAULT_MOBILIZERS", "MultibodyModel", "multibody_systems", "states", "mobilizer_kinds", "mobilizer_mixes",
-    "mass_properties", "rotations", "transforms", "unit_quaternions",
+    "mass_properties", "rotations", "transforms", "unit_quaternions", "nonzero_speeds",
 ]

@@ -4,7 +4,8 @@ the worst mismatch).
 
 =====================================  ================================================================
 ``check_mobilizer(mobod, state)``      V_FM = H u against d/dt X_FM(q) along qdot = N u; H udot + HDot u
-                                       against d/dt V_FM; qdotdot against d/dt qdot; for a Custom
+                                       against d/dt V_FM; HDot u against d/dt (H u) at speeds all
+                                       nonzero; qdotdot against d/dt qdot; for a Custom
                                        implementation also H^T, HDot^T, N^T, N^-1, N^-T, NDot (adjoints
                                        and finite differences) and its fits
 ``check_force(force, state)``          the generalized force J^T F + f equals -dPE/dq N (conservative forces)
@@ -55,13 +56,15 @@ def check_mobilizer(mobod, state: State, *, h: float = 1e-6, rtol: float = 1e-6,
     state : State
         Where to check (realized to at least Model; it is copied and realized to Acceleration, so
         the system must have a valid forward dynamics there). Choose q away from the mobilizer's
-        singularities, and with unit quaternions (N^-1 N = 1 holds only for those).
+        singularities, and with unit quaternions (N^-1 N = 1 holds only for those). HDot is also
+        checked alone (``u`` held, ``q`` moving), at this mobilizer's speeds in ``state`` when
+        none is zero, else at random nonzero ones (a zero speed hides its HDot terms).
     h : float
         Finite-difference step in time (s): q and u move by ``h qdot`` and ``h udot``.
     rtol, atol : float
         Tolerances, relative to the larger magnitude compared and absolute.
     seed : int
-        Seed of the random test vectors used by the adjoint checks.
+        Seed of the random test vectors used by the adjoint checks and of the HDot check's speeds.
     assert_ok : bool
         Raise `CheckFailure` (naming the worst mismatch) if any comparison fails.
 
@@ -109,10 +112,42 @@ def check_mobilizer(mobod, state: State, *, h: float = 1e-6, rtol: float = 1e-6,
     report.add("H udot + HDot u vs d/dt V_FM", subject, A, A_fd, rtol, atol)
     qdd_fd = (mobod.get_qdot(sp) - mobod.get_qdot(sm)) / (2 * h)
     report.add("qdotdot = N udot + NDot u vs d/dt qdot", subject, qdotdot, qdd_fd, rtol, atol)
+    _check_hdot_moving(report, mobod, system, base, subject, u, h, rtol, atol, np.random.default_rng([seed, 1]))
     if impl is not None:
         _check_implementation(report, impl, base, sp, sm, H, u, qdot, h, rtol, atol, np.random.default_rng(seed))
     _check_fits(report, mobod, system, base, X, V, rtol, atol)
     return _finish(report, assert_ok)
+
+
+def _check_hdot_moving(report, mobod, system, base, subject, u, h, rtol, atol, rng) -> None:
+    """HDot u against d/dt (H u) with u held, q moving along qdot = N u, at speeds of this mobilizer
+    that are all nonzero: the State's own when they are, else random ones (a zero speed hides HDot:
+    H udot + HDot u then tests H alone)."""
+    big = max(1.0, float(np.abs(u).max()))
+    if np.all(np.abs(u) >= 1e-3 * big):
+        speeds = u
+    else:
+        speeds = rng.uniform(0.5, 1.5, len(u)) * rng.choice([-1.0, 1.0], len(u)) * big
+        report.note(f"HDot checked at this mobilizer's speeds u = {np.array2string(speeds, precision=4)} "
+                    f"(the State's u = {np.array2string(u, precision=4)} has zeros, which hide HDot)")
+    s = base.copy()
+    mobod.set_u(s, speeds)
+    system.realize(s, Stage.Velocity)
+    i = mobod.get_mobilized_body_index()
+    HDu = mobod.get_matter_subsystem()._cache(s).ws.HDotu_FM[i].copy()  # what the dynamics use
+    q, qdot, V = mobod.get_q(s).copy(), mobod.get_qdot(s).copy(), mobod.get_mobilizer_velocity(s).copy()
+
+    def moved(sign: float) -> np.ndarray:
+        m = s.copy()
+        mobod.set_q(m, q + sign * h * qdot)
+        system.realize(m, Stage.Velocity)
+        return mobod.get_mobilizer_velocity(m)
+
+    fd = (moved(1.0) - moved(-1.0)) / (2 * h)
+    # the difference's round-off is relative to V_FM itself, not to its rate
+    scale = max(float(np.abs(HDu).max()), float(np.abs(fd).max()), float(np.abs(V).max()))
+    report.add("HDot u vs d/dt (H u) at fixed u (every speed of the mobilizer nonzero)", subject, HDu, fd, rtol,
+               atol, scale)
 
 
 def _check_implementation(report, impl, base, sp, sm, H, u, qdot, h, rtol, atol, rng) -> None:

@@ -22,7 +22,7 @@ from ..multibody import Force, GeneralForceSubsystem, MobilizedBody, MultibodySy
 from ..spatial import Body, Inertia, MassProperties, Rotation, Transform
 
 __all__ = ["DEFAULT_MOBILIZERS", "MultibodyModel", "unit_quaternions", "rotations", "transforms",
-           "mass_properties", "mobilizer_kinds", "mobilizer_mixes", "multibody_systems", "states"]
+           "mass_properties", "mobilizer_kinds", "mobilizer_mixes", "multibody_systems", "states", "nonzero_speeds"]
 
 #: Built-in mobilizers drawn by default: those whose random coordinates in [-0.8, 0.8] are far from
 #: any singularity.
@@ -155,14 +155,35 @@ def multibody_systems(draw, min_bodies: int = 1, max_bodies: int = 4, kinds: Seq
     return model
 
 
+def nonzero_speeds(n: int, u_scale: float = 1.0, u_min: float | None = None) -> st.SearchStrategy:
+    """Arrays of ``n`` speeds, each nonzero: a random sign times a magnitude in [u_min, u_scale].
+
+    A zero speed hides every velocity-dependent term of its mobilizer (HDot u, Coriolis, NDot u),
+    so a bug there would pass; hypothesis favours 0.0 when drawing from an interval around it.
+    ``u_min`` defaults to ``u_scale / 10``; ``u_scale = 0`` gives zeros.
+    """
+    if not (u_scale >= 0.0 and np.isfinite(u_scale)):
+        raise ValueError(f"nonzero_speeds: u_scale must be finite and >= 0, got {u_scale!r}")
+    lo = 0.1 * u_scale if u_min is None else float(u_min)
+    if u_scale == 0.0:
+        return st.just(np.zeros(n))
+    if not 0.0 < lo <= u_scale:
+        raise ValueError(f"nonzero_speeds: u_min must be in (0, u_scale = {u_scale!r}], got {u_min!r}")
+    magnitudes = arrays(np.float64, n, elements=st.floats(lo, u_scale, **_BOUNDED))
+    signs = arrays(np.bool_, n, elements=st.booleans())
+    return st.tuples(magnitudes, signs).map(lambda ms: np.where(ms[1], -ms[0], ms[0]))
+
+
 @st.composite
 def states(draw, system, q_scale: float = 0.8, u_scale: float = 1.0, z_scale: float = 0.0,
-           time: float = 0.0):
-    """States of ``system`` (realized to Model): default q plus noise in [-q_scale, q_scale], u in
-    [-u_scale, u_scale], z default plus noise in [-z_scale, z_scale].
+           time: float = 0.0, u_min: float | None = None):
+    """States of ``system`` (realized to Model): default q plus noise in [-q_scale, q_scale], every
+    u nonzero (a random sign times a magnitude in [u_min, u_scale], `nonzero_speeds`), z default
+    plus noise in [-z_scale, z_scale].
 
     The quaternions of built-in mobilizers are normalized; a Custom mobilizer's coordinates are its
-    ``get_default_q()`` plus noise.
+    ``get_default_q()`` plus noise. ``u_min`` defaults to ``u_scale / 10``; ``u_scale = 0`` gives
+    states at rest.
     """
     state = system.realize_topology()
     system.realize(state, Stage.Model)
@@ -170,7 +191,7 @@ def states(draw, system, q_scale: float = 0.8, u_scale: float = 1.0, z_scale: fl
     if nq:
         state.upd_q()[:] += draw(arrays(np.float64, nq, elements=st.floats(-q_scale, q_scale, **_BOUNDED)))
     if nu:
-        state.upd_u()[:] = draw(arrays(np.float64, nu, elements=st.floats(-u_scale, u_scale, **_BOUNDED)))
+        state.upd_u()[:] = draw(nonzero_speeds(nu, u_scale, u_min))
     if nz and z_scale > 0:
         state.upd_z()[:] += draw(arrays(np.float64, nz, elements=st.floats(-z_scale, z_scale, **_BOUNDED)))
     matter = getattr(system, "get_matter_subsystem", lambda: None)()

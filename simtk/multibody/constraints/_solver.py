@@ -694,12 +694,29 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
         lam_out[:] = lam
     if aerr_out is not None:
         # aerr is affine in udot: aerr(udot0 - Y lambda) = aerr(udot0) - A lambda, the residual of
-        # the multiplier solve (nonzero only for inconsistent constraints).
+        # the multiplier solve (nonzero only for inconsistent constraints). That holds where G, taken
+        # from the force routines, is also the error routines' gradient: the built-in kinds.
         if factor.inv1 is not None:
             aerr_out[0] = float(aerr[0]) - float(g.A[0, 0]) * float(lam[0])
         else:
             _core._k.matvec(g.A, lam, aerr_out)
             np.subtract(aerr, aerr_out, out=aerr_out)
+        if plan.customs:
+            _user_acceleration_errors(state, plan, ws, ss, g, udot, qdd, A, aerr_out)
+
+
+def _user_acceleration_errors(state: State, plan, ws, ss, g: _GMap, udot, qdd, A, out: np.ndarray) -> None:
+    """The rows of ``out`` of the parts whose force routines may disagree with their error routines
+    (Constraint.Custom), evaluated at the accelerations obtained: a force routine that is not G^T
+    leaves the constraint violated, and the affine shortcut would report it satisfied."""
+    kin = None
+    for part in plan.parts:
+        if part.fam is None and getattr(part.cls, "_forces_may_disagree", False):
+            if kin is None:
+                kin = _Kinematics(state, plan, ws, ss.q, ss.u, ss.qdot, udot, qdd, A)
+                if g.nrow is not None:
+                    kin.nrow, kin.ncol = g.nrow, g.ncol
+            out[part.eq] = part.cls._acceleration_errors(part.packed, kin)
 
 
 def multiply_by_g(matter, state: State, cache, x: np.ndarray) -> np.ndarray:

@@ -157,7 +157,8 @@ class Constraint(Component, metaclass=KindsMeta):
         return self._matter.get_u_err(state)[eqs].copy()
 
     def get_acceleration_errors(self, state: State) -> np.ndarray:
-        """This constraint's acceleration errors (mp + mv + ma,) (Acceleration)."""
+        """This constraint's acceleration errors (mp + mv + ma,) at the accelerations obtained, so
+        nonzero too when a Custom force routine is not G^T (Acceleration)."""
         return self._matter.get_udot_err(state)[self._slots(state)].copy()
 
     def get_multipliers(self, state: State) -> np.ndarray:
@@ -620,6 +621,7 @@ class _Custom(Constraint):
 
     Implementation = _CustomImplementation
     _bulk = False
+    _forces_may_disagree = True  # user force routines: _solver evaluates the errors at the obtained udot
 
     def __init__(self, implementation: _CustomImplementation):
         if not isinstance(implementation, _CustomImplementation):

@@ -8,7 +8,7 @@ body's rows of the kernel workspace (``simtk._core`` docstring):
 =============  ====================================================================
 Position       X_FM = calc_mobilizer_transform_from_q(q); H_FM column j = H e_j
                (nu calls of multiply_by_h_matrix)
-Velocity       HDot_FM u = multiply_by_h_dot_matrix(u); qdot = N u
+Velocity       qdot = N u; then HDot_FM u = multiply_by_h_dot_matrix(u), which may read qdot
 Acceleration   qdotdot = N udot + NDot u (after forward dynamics)
 =============  ====================================================================
 
@@ -98,7 +98,8 @@ class CustomImplementation:
       V_FM, u)``, which fill ``q`` (nq,) / ``u`` (nu,) in place; the defaults fit numerically;
     * optionally ``get_default_q()`` (default zeros) and the stage hooks ``realize_topology(state)``,
       ``realize_model``, ``realize_instance``, ``realize_position`` (runs before the transform is
-      computed), ``realize_velocity`` (before HDot u) and ``realize_acceleration`` (after qdotdot).
+      computed), ``realize_velocity`` (after qdot = N u, before HDot u) and ``realize_acceleration``
+      (after qdotdot).
       ``realize_topology`` and ``realize_model`` both run while the matter subsystem realizes Model
       (allocate discrete variables and cache entries there, through ``get_matter_subsystem()``;
       such variables invalidate Instance or a later stage).
@@ -200,7 +201,7 @@ class CustomImplementation:
         """Position-stage work, before the transform and H are computed."""
 
     def realize_velocity(self, state: "State") -> None:
-        """Velocity-stage work, before HDot u and qdot are computed."""
+        """Velocity-stage work, after qdot = N u and before HDot u are computed."""
 
     def realize_acceleration(self, state: "State") -> None:
         """Acceleration-stage work, after qdotdot is computed."""
@@ -237,7 +238,8 @@ class CustomImplementation:
         return self.get_mobilized_body()._raw_u(state)
 
     def get_qdot(self, state: "State") -> np.ndarray:
-        """This body's qdot (nq,) (valid once Velocity has computed it)."""
+        """This body's qdot (nq,): current from the Velocity stage on, including inside
+        ``realize_velocity`` and ``multiply_by_h_dot_matrix`` (qdot = N u is filled before them)."""
         mb = self.get_mobilized_body()
         ws = mb._ws(state)
         q0 = int(ws.qoff[mb._index])
@@ -421,22 +423,24 @@ class Custom(MobilizedBody):
 
     def _realize_custom_velocity(self, state: "State", ws) -> None:
         impl = self._impl
-        hook = self._hooks.get("velocity")
-        if hook is not None:
-            hook(state)
         i = self._index
         u = self._raw_u(state)
-        HDu = self._spatial(impl.multiply_by_h_dot_matrix(state, u), "multiply_by_h_dot_matrix()")
-        if not _all_finite(HDu.reshape(-1)):
-            raise FloatingPointError(f"{self._where()}: multiply_by_h_dot_matrix() returned non-finite {HDu}")
-        ws.HDotu_FM[i] = HDu
         q0 = int(ws.qoff[i])
         nq = impl._nq
+        # qdot = N(q) u first: HDot is d/dt H(q), so an implementation's HDot (and its velocity hook)
+        # reads qdot through get_qdot(), which must be this realization's and not the last one's.
         if self._n_identity:
             ws.qdot[q0:q0 + nq] = u
         else:
             ws.qdot[q0:q0 + nq] = self._vector(impl.multiply_by_n_matrix(state, False, u), nq,
                                                "multiply_by_n_matrix()")
+        hook = self._hooks.get("velocity")
+        if hook is not None:
+            hook(state)
+        HDu = self._spatial(impl.multiply_by_h_dot_matrix(state, u), "multiply_by_h_dot_matrix()")
+        if not _all_finite(HDu.reshape(-1)):
+            raise FloatingPointError(f"{self._where()}: multiply_by_h_dot_matrix() returned non-finite {HDu}")
+        ws.HDotu_FM[i] = HDu
 
     def _realize_custom_acceleration(self, state: "State", ws) -> None:
         impl = self._impl
