@@ -23,7 +23,7 @@ from ..math.integrator import Integrator, StepSizeTooSmallError
 from ..math.time_stepper import TimeStepper
 from ._clock import Clock, as_fraction
 from ._compiled_driver import CompiledDriver
-from .agents import Agent, Controller, InputProbe, Monitor, _Inputs, _needs_forces
+from .agents import Agent, Controller, InputProbe, Monitor, PDController, _Inputs, _needs_forces
 from .recording import OutputProbe, StatesTrajectory
 
 __all__ = ["Simulation", "RunSummary"]
@@ -112,6 +112,8 @@ class Simulation:
                             f"StatesTrajectory), got {type(agent).__name__}")
         if name is not None:
             agent.set_name(name)
+        if isinstance(agent, PDController):
+            agent._check(self._system, self._model_state())
         self._agents_sub._adopt_component(agent)
         self._system.invalidate_system_topology_cache()  # what agents declare is allocated with the topology
         agent._sim = self
@@ -148,6 +150,13 @@ class Simulation:
 
     def get_integrator(self) -> Integrator:
         return self._integ
+
+    def _model_state(self) -> State:
+        """A State of the System as it is now, realized to Model (for checks of the agents' paths)."""
+        s, system = self._state, self._system
+        if s._system is system and s._topology_version == system._topology_version and s._names is not None:
+            return s
+        return system.realize_topology()
 
     # ------------------------------------------------------------------ preparation
     def _prepare(self) -> None:
