@@ -1,8 +1,9 @@
 """Agents of a simulation (ArtiSynth's, seed 000 §2.2): input probes, controllers, monitors, output probes.
 
-Agents are components: a `Simulation` adopts them into the System under ``/agents``, so that what
-they remember (a controller's filter, an input probe's last value) is a discrete variable of the
-State (rule 1 of the architecture) and a rewound State rewinds them too.
+Agents are components: a `Simulation` adopts them into the System under ``/agents`` while it runs
+(``_beside.py``), so that what they remember (a controller's filter, an input probe's last value) is
+a discrete variable of the State (rule 1 of the architecture) and a rewound State rewinds them too.
+After a run, an agent reads its memory in the States its Simulation handed back as before.
 
 Within each driver step from ``ta`` to ``tb`` the order is ArtiSynth's: input probes apply their
 value for ``tb``, controllers compute from the State at ``ta``, the System advances to ``tb``,
@@ -72,6 +73,21 @@ class Agent(Component):
         if self._sim is None:
             raise RuntimeError(f"{self._component_where()}: add it to a Simulation before it writes inputs")
         self._sim._inputs.write(state, target, value, self)
+
+    def get_discrete_variable_value(self, state, name: str):
+        """The value of this agent's discrete variable ``name`` in ``state``: a State of its Simulation's run,
+        or one the Simulation handed back after it (``get_state``, a `StatesTrajectory`)."""
+        sim = self._sim
+        if sim is not None and not sim._beside.attached:
+            memory = sim._memory.get(state)
+            key = f"/agents/{self.get_name()}:{name}"
+            if memory is not None and key in memory:
+                return _copy(memory[key])
+            if state._system is sim._system and state._topology_version == sim._system._topology_version:
+                raise ValueError(f"{self._where()}: {state!r} is a State of the System as built, which has no "
+                                 "agents; their memory is in the States the Simulation hands back (get_state(), "
+                                 "a StatesTrajectory's)")
+        return super().get_discrete_variable_value(state, name)
 
     def _where(self) -> str:
         """How errors name this agent: its path under ``/agents`` once added, else its kind and name."""
@@ -302,7 +318,7 @@ class PDController(Controller):
 # ---------------------------------------------------------------------- the inputs a simulation writes
 class _Inputs:
     """Resolves named inputs (see the module doc) and writes them; forces go through one
-    ``Force.DiscreteForces`` element the simulation adds (``/forces/driver_inputs``)."""
+    ``Force.DiscreteForces`` element the simulation adds while it runs (``/forces/driver_inputs``)."""
 
     def __init__(self, sim):
         self._sim = sim

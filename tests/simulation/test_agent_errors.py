@@ -152,8 +152,10 @@ def test_a_non_finite_body_force_is_refused_before_it_is_written():
     sim.add_controller(Push(0.02), name="push")
     with pytest.raises(NonFiniteForceError, match=r"Push '/agents/push'.*not finite.*'/matter/link0'"):
         sim.run(0.1)
-    # the driver inputs are still the last finite ones
-    assert np.isfinite(sim._discrete_forces._upd_values(sim._integ.get_advanced_state()).body_forces).all()
+    # the driver inputs in the Simulation's own State are still the last finite ones
+    with sim._beside.during(True):
+        F = sim._discrete_forces._values(sim._integ.get_advanced_state()).body_forces
+    assert np.isfinite(F).all() and F[1, 1, 0] == 1.0
 
 
 # ---------------------------------------------------------------------- coordinate paths
