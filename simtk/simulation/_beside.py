@@ -85,7 +85,7 @@ class Beside:
     layouts of its System: the user's and the Simulation's."""
 
     def __init__(self, system) -> None:
-        self.system = system
+        self.system: Any = system
         self.sub = AgentSubsystem(None, name="agents")
         self.driver: Any = None  # the Force.DiscreteForces, made at the first attach that needs it
         self.attached = False
@@ -184,14 +184,15 @@ class Beside:
 
     def _remove(self) -> None:
         """Take the additions out of the System (what ``attach`` put in; the last subsystem and force)."""
-        system, sub, driver = self.system, self.sub, self.driver
+        system: Any = self.system
+        sub, driver = self.sub, self.driver
         if driver is not None and driver.get_owner() is not None:
             forces = driver._forces
             forces._forces.remove(driver)
             forces._disown_component(driver)
             for i, f in enumerate(forces._forces):
                 f._index = i
-        if sub._system is system:
+        if sub._system is not None and sub._system is system:
             system._subsystems.remove(sub)
             system._disown_component(sub)
             for i, s in enumerate(system._subsystems):

@@ -111,7 +111,11 @@ class Simulation:
 
     # ------------------------------------------------------------------ agents
     def add(self, agent: _A, name: str | None = None) -> _A:
-        """Add an agent (it joins the System as ``/agents/<name>``); returns it."""
+        """Add an agent (it joins the System as ``/agents/<name>`` while the Simulation runs); returns it.
+
+        A `PDController` is checked here: a coordinate path the System does not have is refused with the
+        list of those it has. Agents are added between runs, not from inside one.
+        """
         if not isinstance(agent, Agent):
             raise TypeError(f"Simulation.add: expected an agent (InputProbe, Controller, Monitor, OutputProbe, "
                             f"StatesTrajectory), got {type(agent).__name__}")

@@ -193,3 +193,52 @@ def test_a_property_changed_between_runs_is_seen_by_the_next_run():
     # no force at all: the rate is constant (up to the round-off of the steps' arithmetic)
     u_after = matter.get_component("link0").get_one_u(sim.get_state(), 0)
     assert u_before != 0 and u_after == pytest.approx(u_before, rel=1e-12)
+
+
+class Changer(Monitor):
+    """Requests a structural change of the user's System once, at ``t``: a damper on link0."""
+
+    def __init__(self, system, t):
+        super().__init__()
+        self.system, self.t, self.done = system, t, False
+
+    def monitor(self, state):
+        if not self.done and state.get_time() >= self.t:
+            self.done = True
+            forces = self.system.get_component("/forces")
+            link0 = self.system.get_component("/matter/link0")
+            self.system.request_change(lambda s: Force.MobilityLinearDamper(forces, link0, 0, 1.0, name="damp"))
+
+
+def test_a_change_the_user_requests_during_a_run_stays_and_the_additions_go():
+    system, matter, forces, _ = arm()
+    state = system.realize_topology()
+    sim = held_arm_simulation(system, state)
+    sim.add_monitor(Changer(system, 0.05), name="changer")
+    sim.run(0.1)
+    paths = structure(system)[0]
+    assert "/forces/damp" in paths and not any(p.startswith("/agents") or "driver" in p for p in paths)
+    assert [forces.get_force(i).get_force_index() for i in range(forces.get_num_forces())] == [0, 1]
+    fresh = system.realize_topology()
+    system.realize(fresh, Stage.Acceleration)
+    system.realize(sim.get_state(), Stage.Acceleration)
+    sim.run(0.2)  # and the simulation goes on in the changed System
+    assert sim.get_time() == 0.2 and np.isfinite(sim.get_state().get_y()).all()
+
+
+def test_a_simulation_run_from_inside_another_run_of_the_same_system_is_refused():
+    system, *_ = arm()
+    state = system.realize_topology()
+    inner = Simulation(system, state, step_size=0.01)
+
+    class Nested(Monitor):
+        def monitor(self, s):
+            inner.run(0.01)
+
+    outer = Simulation(system, state, step_size=0.01)
+    outer.add_monitor(Nested(), name="nested")
+    with pytest.raises(RuntimeError, match="another Simulation"):
+        outer.run(0.01)
+    before = structure(system)
+    inner.run(0.01)  # both usable afterwards, the System as built
+    assert structure(system) == before
