@@ -35,6 +35,7 @@ Simulation's own States.
 from __future__ import annotations
 
 import itertools
+import math
 import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -222,6 +223,9 @@ class Beside:
         each subsystem when the layout ``state`` was made in is known."""
         system = self.system
         snap = system._snapshot(state)
+        # a diverged State is handed back as it is, for inspection (State.set_y refuses what is not finite)
+        diverged = {p: v for p, v in snap["y"].items() if not math.isfinite(v)}
+        snap["y"].update(dict.fromkeys(diverged, 0.0))
         paths = self._paths.get(state._topology_version) if state._system is system else None
         if paths is not None:
             default = system.realize_topology()
@@ -234,14 +238,17 @@ class Beside:
                 template = [sub.get_discrete_variable(default, i) for i in range(sub.get_num_discrete_variables(default))]
                 by_path[path] = _fit([v.value for v in state._subs[sx].discrete], template)
             snap["by_index"] = by_path
-        return system._restore(snap)
+        out = system._restore(snap)
+        for p, v in diverged.items():
+            out._y[out._names[p]] = v
+        return out
 
     def export(self, state: State, memory: "weakref.WeakKeyDictionary | None" = None) -> State:
         """The Simulation's ``state`` as a State of the System as built (which must be detached), realized
         as far as ``state`` was (up to Acceleration); the agents' memory goes to ``memory``."""
         out = self.transfer(state)
         stage = min(state._stage, ACCELERATION)
-        if stage > out._stage:
+        if stage > out._stage and np.isfinite(out._y).all():
             self.system.realize(out, Stage(stage))
         if memory is not None:
             named = state._named_discrete or {}

@@ -242,3 +242,32 @@ def test_a_simulation_run_from_inside_another_run_of_the_same_system_is_refused(
     before = structure(system)
     inner.run(0.01)  # both usable afterwards, the System as built
     assert structure(system) == before
+
+
+def test_a_property_an_input_probe_changes_during_a_run_is_seen_by_the_states_made_before():
+    # the property stays changed (an input to the System, documented so); the user's States see it at once,
+    # as they see any property change
+    from simtk.simulation import InputProbe
+
+    system, matter, forces, gravity = arm(1)
+    before = system.realize_topology()
+    matter.get_component("link0").set_one_q(before, 0, 0.5)
+    system.realize(before, Stage.Acceleration)
+    assert before.get_udot()[0] != 0  # swinging under gravity
+    sim = Simulation(system, before, step_size=0.1)
+    sim.add_input_probe(InputProbe("/forces/gravity.gravity", [0.0, 1.0], [[0.0, 0.0, 0.0]] * 2), name="off")
+    sim.run(0.2)
+    system.realize(before, Stage.Acceleration)
+    assert before.get_udot()[0] == 0.0
+
+
+def test_a_diverged_state_is_handed_back_as_it_is():
+    system, matter, *_ = arm(2)
+    sim = Simulation(system, system.realize_topology(), step_size=0.01)
+    sim.run(0.01)
+    own = sim._current_state().copy()
+    own._y[1] = np.inf  # what a diverged step leaves (set_y refuses it)
+    out = sim._beside.export(own)
+    assert out.get_system() is system and out.get_time() == 0.01
+    assert system.get_state_variable_value(out, "/matter/link1/angle") == np.inf
+    assert system.get_state_variable_value(out, "/matter/link0/angle") == own._y[0]
