@@ -25,7 +25,7 @@ from ..common.state import State
 from ..math.explicit import RungeKuttaMersonIntegrator
 from ..math.integrator import Integrator, StepSizeTooSmallError
 from ..math.time_stepper import TimeStepper
-from ._beside import AgentSubsystem, Beside
+from ._beside import Beside
 from ._clock import Clock, as_fraction
 from ._compiled_driver import CompiledDriver
 from .agents import Agent, Controller, InputProbe, Monitor, PDController, _Inputs, _needs_forces
@@ -34,9 +34,6 @@ from .recording import OutputProbe, StatesTrajectory
 __all__ = ["Simulation", "RunSummary"]
 
 _A = TypeVar("_A", bound=Agent)
-
-
-_AgentSubsystem = AgentSubsystem  # its former name here
 
 
 @dataclass
@@ -119,10 +116,11 @@ class Simulation:
         if not isinstance(agent, Agent):
             raise TypeError(f"Simulation.add: expected an agent (InputProbe, Controller, Monitor, OutputProbe, "
                             f"StatesTrajectory), got {type(agent).__name__}")
+        if self._beside.attached:
+            raise RuntimeError(f"Simulation.add: a {type(agent).__name__} cannot join during a run; add agents "
+                               "between runs")
         if name is not None:
             agent.set_name(name)
-        if self._beside.attached:
-            raise RuntimeError(f"Simulation.add: {agent._where()} cannot join during a run; add agents between runs")
         if isinstance(agent, PDController):
             agent._check(self._system, self._model_state())
         self._agents_sub._adopt_component(agent)
