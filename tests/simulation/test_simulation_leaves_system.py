@@ -271,3 +271,25 @@ def test_a_diverged_state_is_handed_back_as_it_is():
     assert out.get_system() is system and out.get_time() == 0.01
     assert system.get_state_variable_value(out, "/matter/link1/angle") == np.inf
     assert system.get_state_variable_value(out, "/matter/link0/angle") == own._y[0]
+
+
+def test_the_modeling_options_of_the_starting_state_are_kept():
+    # Euler angles chosen in the user's State (a Model-stage discrete variable of the matter): the run, and
+    # a PDController of those angles, use them; before, the State was carried by path only and lost them
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    forces = GeneralForceSubsystem(system)
+    Force.UniformGravity(forces, matter, [0, -9.81, 0])
+    MobilizedBody.Ball(matter.ground, Transform(),
+                       Body.Rigid(MassProperties.from_central_inertia(1.0, [0, -0.5, 0], Inertia(0.1))), Transform(),
+                       name="ball")
+    state = system.realize_topology()
+    matter.set_use_euler_angles(state, True)
+    system.realize(state, Stage.Model)
+    state.upd_q()[:] = [0.3, 0.0, 0.0]
+    sim = Simulation(system, state, step_size=0.01)
+    sim.add_controller(PDController({"/matter/ball/q0": (10.0, 1.0)}, {"/matter/ball/q0": 0.0}), name="pd")
+    sim.run(0.1)
+    end = sim.get_state()
+    assert matter.get_use_euler_angles(end) and end.get_nq() == 3
+    assert 0 < end.get_q()[0] < 0.3  # pulled toward 0 from 0.3
