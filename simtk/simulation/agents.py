@@ -1,8 +1,9 @@
 """Agents of a simulation (ArtiSynth's, seed 000 §2.2): input probes, controllers, monitors, output probes.
 
-Agents are components: a `Simulation` adopts them into the System under ``/agents``, so that what
-they remember (a controller's filter, an input probe's last value) is a discrete variable of the
-State (rule 1 of the architecture) and a rewound State rewinds them too.
+Agents are components: a `Simulation` adopts them into the System under ``/agents`` while it runs
+(``_beside.py``), so that what they remember (a controller's filter, an input probe's last value) is
+a discrete variable of the State (rule 1 of the architecture) and a rewound State rewinds them too.
+After a run, an agent reads its memory in the States its Simulation handed back as before.
 
 Within each driver step from ``ta`` to ``tb`` the order is ArtiSynth's: input probes apply their
 value for ``tb``, controllers compute from the State at ``ta``, the System advances to ``tb``,
@@ -18,11 +19,13 @@ Named inputs (what input probes and controllers write) are addressed by path:
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..common.component import Component
+from ..common.errors import NonFiniteForceError
 from ..common.stage import Stage
 from ..common.state import State
 from ._clock import as_fraction
@@ -69,7 +72,26 @@ class Agent(Component):
         """Write the named input ``target`` (see the module doc) in ``state``."""
         if self._sim is None:
             raise RuntimeError(f"{self._component_where()}: add it to a Simulation before it writes inputs")
-        self._sim._inputs.write(state, target, value)
+        self._sim._inputs.write(state, target, value, self)
+
+    def get_discrete_variable_value(self, state, name: str):
+        """The value of this agent's discrete variable ``name`` in ``state``: a State of its Simulation's run,
+        or one the Simulation handed back after it (``get_state``, a `StatesTrajectory`)."""
+        sim = self._sim
+        if sim is not None and not sim._beside.attached:
+            memory = sim._memory.get(state)
+            key = f"/agents/{self.get_name()}:{name}"
+            if memory is not None and key in memory:
+                return _copy(memory[key])
+            if state._system is sim._system and state._topology_version == sim._system._topology_version:
+                raise ValueError(f"{self._where()}: {state!r} is a State of the System as built, which has no "
+                                 "agents; their memory is in the States the Simulation hands back (get_state(), "
+                                 "a StatesTrajectory's)")
+        return super().get_discrete_variable_value(state, name)
+
+    def _where(self) -> str:
+        """How errors name this agent: its path under ``/agents`` once added, else its kind and name."""
+        return f"{type(self).__name__} '/agents/{self.get_name()}'"
 
 
 # ---------------------------------------------------------------------- input probes
@@ -223,24 +245,34 @@ class PDController(Controller):
         self._gravity = gravity
         self._resolved: Any = None
 
-    def _resolve(self, state: State):
+    def _resolve(self, state: State, system=None):
         """(q index, u index, speed path, kp, kd, target) per coordinate, from the paths."""
-        system = self._sim._system
+        system = self._sim._system if system is None else system
         names = state._names
         nq = state.get_nq()
         out = []
         for path, (kp, kd) in self._gains.items():
             if path not in names or names[path] >= nq:
-                raise ValueError(f"PDController: {path!r} is not a coordinate (q) path of this System")
+                coords = [p for p, i in names.items() if i < nq]
+                raise ValueError(f"{self._where()}: {path!r} is not a coordinate (q) path of this System; its "
+                                 f"coordinates are: {', '.join(coords) if coords else '(none)'}")
             body_path, qname = path.rsplit("/", 1)
             body = system.get_component(body_path)
             q_names, u_names = body._variable_names(body.get_num_q(state), body.get_num_u(state))
             if len(q_names) != len(u_names):
-                raise ValueError(f"PDController: {body_path!r} has nq != nu (quaternions?): control its "
+                raise ValueError(f"{self._where()}: {body_path!r} has nq != nu (quaternions?): control its "
                                  "coordinates in Euler-angle mode")
             upath = f"{body_path}/{u_names[q_names.index(qname)]}"
             out.append((names[path], names[upath] - nq, upath, kp, kd, self._targets[path]))
         return out
+
+    def _check(self, system, state: State) -> None:
+        """Refuse, when the controller is added, a coordinate path this System does not have or a
+        target number that is not finite (rather than at the first driver step of a run)."""
+        for path, target in self._targets.items():
+            if isinstance(target, (int, float, np.floating, np.integer)) and not np.isfinite(float(target)):
+                raise ValueError(f"{self._where()}: the target of {path!r} is not finite ({target!r})")
+        self._resolve(state, system)
 
     @staticmethod
     def _target(target, t: float) -> tuple[float, float]:
@@ -260,14 +292,25 @@ class PDController(Controller):
             system.realize(state, Stage.Position)
         resolved = self._resolved[1]
         tau = np.zeros(len(u))
-        for qi, ui, upath, kp, kd, target in resolved:
-            q_star, qdot_star = self._target(target, t)
+        for (qi, ui, upath, kp, kd, target), path in zip(resolved, self._gains):
+            try:
+                q_star, qdot_star = self._target(target, t)
+            except (ValueError, FloatingPointError) as e:  # a Function's refusal, which knows not whose it is
+                raise type(e)(f"{self._where()}: the target of coordinate {path!r} at t = {t!r}: {e}") from e
             tau[ui] = kp * (q_star - q[qi]) + kd * (qdot_star - u[ui])
         if self._inertia_weighted:
             tau = matter.multiply_by_m(state, tau)
         if self._gravity is not None:
             F = self._gravity.calc_force_contribution(state)[0]
             tau -= matter.multiply_by_system_jacobian_transpose(state, F)
+        # checked before any is written, so that a refused step leaves the driver inputs as they were
+        for (qi, ui, _upath, kp, kd, target), path in zip(resolved, self._gains):
+            if not math.isfinite(tau[ui]):
+                q_star, qdot_star = self._target(target, t)
+                raise NonFiniteForceError(
+                    f"{self._where()}: its generalized force on coordinate {path!r} is not finite ({tau[ui]!r}) at "
+                    f"t = {t!r}: target q* = {q_star!r}, qdot* = {qdot_star!r}, q = {q[qi]!r}, u = {u[ui]!r}, "
+                    f"kp = {kp!r}, kd = {kd!r}", self)
         for _qi, ui, upath, _kp, _kd, _target in resolved:
             self.set_input(state, upath, float(tau[ui]))
 
@@ -275,13 +318,14 @@ class PDController(Controller):
 # ---------------------------------------------------------------------- the inputs a simulation writes
 class _Inputs:
     """Resolves named inputs (see the module doc) and writes them; forces go through one
-    ``Force.DiscreteForces`` element the simulation adds (``/forces/driver_inputs``)."""
+    ``Force.DiscreteForces`` element the simulation adds while it runs (``/forces/driver_inputs``)."""
 
     def __init__(self, sim):
         self._sim = sim
 
-    def write(self, state: State, target: str, value) -> None:
+    def write(self, state: State, target: str, value, writer: Agent | None = None) -> None:
         system = self._sim._system
+        _check_finite(target, value, writer)
         if ":" in target:
             path, name = target.rsplit(":", 1)
             system.get_component(path).set_discrete_variable_value(state, name, value)
@@ -310,6 +354,31 @@ class _Inputs:
             df._upd_values(state).body_forces[comp._index] = F
             return
         raise ValueError(f"input {target!r}: not a speed, a body, 'path:discrete_variable' or 'path.property'")
+
+
+def _check_finite(target: str, value, writer: Agent | None) -> None:
+    """Refuse a NaN or infinite input before it is written, naming who wrote it and where: found later,
+    it would be only "the applied forces are not finite" with no trace of its source."""
+    if isinstance(value, float):  # the common case (a controller's scalar), without numpy
+        if math.isfinite(value):
+            return
+    else:
+        try:
+            a = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return  # not numbers (a discrete variable of another kind): nothing to check
+        if np.isfinite(a).all():
+            return
+        bad = np.argwhere(~np.isfinite(a))
+        value = a[tuple(bad[0])] if a.ndim else float(a)
+        if a.ndim:
+            value = f"{value!r} at entry {tuple(int(i) for i in bad[0])}"
+    who = writer._where() if writer is not None else "a driver input"
+    kind = "discrete variable" if ":" in target else "property" if "." in target.rsplit("/", 1)[-1] else "input"
+    message = f"{who}: wrote a value that is not finite ({value}) to the {kind} {target!r}"
+    if kind == "input":
+        raise NonFiniteForceError(message, writer)
+    raise ValueError(message)
 
 
 def _needs_forces(agents: Sequence[Agent]) -> bool:

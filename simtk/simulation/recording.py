@@ -162,13 +162,18 @@ class OutputProbe(Agent):
 
 
 class StatesTrajectory(Agent):
-    """Whole States at ``interval`` (or every step), OpenSim's StatesTrajectory, for replay and analysis."""
+    """Whole States at ``interval`` (or every step), OpenSim's StatesTrajectory, for replay and analysis.
+
+    After a run its States are States of the System as built (see `Simulation.get_state`), made from
+    the Simulation's recorded ones when first read.
+    """
 
     _order = 3
 
     def __init__(self, interval: float | None = None, start: float = -np.inf, stop: float = np.inf):
         super().__init__(interval, start, stop)
         self._states: list[State] = []
+        self._exported: dict[int, State] = {}
 
     def record(self, state: State) -> None:
         self._states.append(state.copy())
@@ -176,15 +181,27 @@ class StatesTrajectory(Agent):
     def _truncate_after(self, t: float) -> None:
         while self._states and self._states[-1].get_time() > t:
             self._states.pop()
+        self._exported = {i: s for i, s in self._exported.items() if i < len(self._states)}
 
     def __len__(self) -> int:
         return len(self._states)
 
-    def __getitem__(self, i: int) -> State:
-        return self._states[i]
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._states)))]
+        raw = self._states[i]
+        if self._sim is None:
+            return raw
+        i = i % len(self._states)
+        out = self._exported.get(i)
+        if out is None or out._system is not raw._system:
+            out = self._sim._export(raw)
+            if out is not raw:
+                self._exported[i] = out
+        return out
 
     def __iter__(self):
-        return iter(self._states)
+        return (self[i] for i in range(len(self._states)))
 
     def get_times(self) -> np.ndarray:
         return np.array([s.get_time() for s in self._states])

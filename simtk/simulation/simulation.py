@@ -5,34 +5,35 @@ step from ``ta`` to ``tb``: input probes apply their values for ``tb``, controll
 State at ``ta``, the System advances to ``tb`` (the integrator stops exactly there, handling events
 on the way), monitors look, output probes record. Agents live in the System under ``/agents``, so
 their memory is State: a waypoint (a saved State) brings them back exactly.
+
+The agents and the driver-input force are in the System only while the Simulation runs it
+(``_beside.py`` explains how): the System the user built is left as it was, with its States, and what a
+run hands back (`Simulation.get_state`, a `StatesTrajectory`) is a State of that System.
 """
 from __future__ import annotations
 
 import math
 import sys
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..common.events import change_mark, lowest_stage_changed_since, report_without_change
 from ..common.stage import Stage
 from ..common.state import State
-from ..common.subsystem import Subsystem
 from ..math.explicit import RungeKuttaMersonIntegrator
 from ..math.integrator import Integrator, StepSizeTooSmallError
 from ..math.time_stepper import TimeStepper
+from ._beside import Beside
 from ._clock import Clock, as_fraction
 from ._compiled_driver import CompiledDriver
-from .agents import Agent, Controller, InputProbe, Monitor, _Inputs, _needs_forces
+from .agents import Agent, Controller, InputProbe, Monitor, PDController, _Inputs, _needs_forces
 from .recording import OutputProbe, StatesTrajectory
 
 __all__ = ["Simulation", "RunSummary"]
 
 _A = TypeVar("_A", bound=Agent)
-
-
-class _AgentSubsystem(Subsystem):
-    """``/agents``: where a simulation's agents join the System, so that what they declare is State."""
 
 
 @dataclass
@@ -81,8 +82,9 @@ class Simulation:
         if not isinstance(state, State):
             raise TypeError(f"Simulation: expected a State, got {type(state).__name__}")
         self._system = system
-        agents = [c for c in system.get_child_components() if isinstance(c, _AgentSubsystem)]
-        self._agents_sub = agents[0] if agents else _AgentSubsystem(system, name="agents")
+        self._beside = Beside(system)  # the agents' subsystem and the driver's force, beside the System
+        self._agents_sub = self._beside.sub
+        self._memory: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # exported State -> agents' memory
         if integrator is None:
             integrator = RungeKuttaMersonIntegrator(system)
             integrator.set_accuracy(1e-6)
@@ -106,14 +108,23 @@ class Simulation:
 
     # ------------------------------------------------------------------ agents
     def add(self, agent: _A, name: str | None = None) -> _A:
-        """Add an agent (it joins the System as ``/agents/<name>``); returns it."""
+        """Add an agent (it joins the System as ``/agents/<name>`` while the Simulation runs); returns it.
+
+        A `PDController` is checked here: a coordinate path the System does not have is refused with the
+        list of those it has. Agents are added between runs, not from inside one.
+        """
         if not isinstance(agent, Agent):
             raise TypeError(f"Simulation.add: expected an agent (InputProbe, Controller, Monitor, OutputProbe, "
                             f"StatesTrajectory), got {type(agent).__name__}")
+        if self._beside.attached:
+            raise RuntimeError(f"Simulation.add: a {type(agent).__name__} cannot join during a run; add agents "
+                               "between runs")
         if name is not None:
             agent.set_name(name)
+        if isinstance(agent, PDController):
+            agent._check(self._system, self._model_state())
         self._agents_sub._adopt_component(agent)
-        self._system.invalidate_system_topology_cache()  # what agents declare is allocated with the topology
+        self._beside.stale = True  # what agents declare is allocated with the Simulation's layout
         agent._sim = self
         self._agents.append(agent)
         self._agents.sort(key=lambda a: a._order)
@@ -140,23 +151,44 @@ class Simulation:
 
     # ------------------------------------------------------------------ state and time
     def get_state(self) -> State:
-        """The current State (the integrator's; realized to Acceleration after a step)."""
+        """The current State: after a run, a new State of the System as built with the integrator's
+        variables, realized as far as the integrator's (Acceleration after a step; its accelerations are
+        the System's alone, without the driver inputs); during a run (to an agent), the Simulation's own."""
+        s = self._current_state()
+        if s is self._state or self._beside.attached:
+            return s
+        return self._beside.export(s, self._memory)
+
+    def _current_state(self) -> State:
         return self._stepper.get_state() if self._stepper is not None else self._state
 
+    def _export(self, state: State) -> State:
+        """One of the Simulation's States (a recorded one) as a State of the System as built, after a run."""
+        if self._beside.attached or state._system is not self._system or \
+                state._topology_version == self._system._topology_version:
+            return state
+        return self._beside.export(state, self._memory)
+
     def get_time(self) -> float:
-        return self.get_state().get_time()
+        return self._current_state().get_time()
 
     def get_integrator(self) -> Integrator:
         return self._integ
 
+    def _model_state(self) -> State:
+        """A State of the System as it is now, realized to Model (for checks of the agents' paths)."""
+        s, system = self._state, self._system
+        if s._system is system and s._topology_version == system._topology_version and s._names is not None:
+            return s
+        return system.realize_topology()
+
     # ------------------------------------------------------------------ preparation
     def _prepare(self) -> None:
         system = self._system
-        if _needs_forces(self._agents) and self._discrete_forces is None:
-            self._discrete_forces = self._make_input_forces()
-        state = self.get_state()
+        self._discrete_forces = self._beside.driver
+        state = self._current_state()
         if state._topology_version != system._topology_version:
-            state = system.migrate_state(state)
+            state = self._beside.transfer(state)
         t0 = state.get_time()
         intervals = [self._step] + [a._interval for a in self._agents if a._interval is not None]
         self._clock = clock = Clock(intervals, t0)
@@ -179,18 +211,6 @@ class Simulation:
                 a._bind(system, state, 1024)
         self._compiled = CompiledDriver.for_run(self)
 
-    def _make_input_forces(self):
-        from ..multibody.forces import Force, GeneralForceSubsystem
-
-        system = self._system
-        subs = [c for c in system.get_child_components() if isinstance(c, GeneralForceSubsystem)]
-        if not subs:
-            return None  # nothing to apply forces to: writing one is refused when it is tried
-        forces = subs[0]
-        existing = [c for c in forces.get_child_components() if c.get_name() == "driver_inputs"]
-        return existing[0] if existing else Force.DiscreteForces(forces, system.get_matter_subsystem(),
-                                                                 name="driver_inputs")
-
     def _due(self, agent: Agent, k: int) -> bool:
         every = self._every[id(agent)]
         return (every is None or k % every == 0) and agent._in_window(self._clock.time(k))
@@ -204,8 +224,16 @@ class Simulation:
 
     # ------------------------------------------------------------------ running
     def run(self, t_final: float) -> RunSummary:
-        """Advance to ``t_final`` (rounded to the tick grid when within a rounding of it)."""
-        if self._stepper is None or self.get_state()._topology_version != self._system._topology_version:
+        """Advance to ``t_final`` (rounded to the tick grid when within a rounding of it).
+
+        The System has the Simulation's agents and driver inputs only while this runs; afterwards it is
+        as the user built it (see the module doc).
+        """
+        with self._beside.during(_needs_forces(self._agents)):
+            return self._run(t_final)
+
+    def _run(self, t_final: float) -> RunSummary:
+        if self._stepper is None or self._current_state()._topology_version != self._system._topology_version:
             self._prepare()
         clock = self._clock
         t_final = float(t_final)
@@ -357,7 +385,14 @@ class Simulation:
         step size as they were, and recordings after ``t`` forgotten, so that a rerun is bitwise the same."""
         if t not in self._waypoints:
             raise KeyError(f"Simulation.rewind: no waypoint at t = {t!r}; waypoints: {self.get_waypoint_times()}")
+        with self._beside.during(_needs_forces(self._agents)):
+            self._rewind(t)
+
+    def _rewind(self, t: float) -> None:
         state, h_pred, k = self._waypoints[t]
+        if self._stepper is None or state._topology_version != self._system._topology_version:
+            self._prepare()  # the layout changed since (agents added): the waypoint is carried into the new one
+            state = self._beside.transfer(state)
         self._stepper.initialize(state.copy())
         self._integ._h_pred = h_pred
         self._k = k
