@@ -131,9 +131,10 @@ def explain_divergence(sim, exc: SimulationDivergedError) -> SimulationDivergedE
             except Exception:  # the note must not hide the error it explains
                 m = 0.0
             if m > 0:
-                note += (f"; against the coordinate's inertia {m:.3g} that is kd dt / M = {kd * dt / m:.3g} and "
-                         f"kp dt^2 / M = {kp * dt * dt / m:.3g}, where a held PD law is stable only below about 2 "
-                         f"and 1")
+                # the mass matrix's diagonal: a one-coordinate estimate (lighter coupled modes hold less)
+                note += (f"; against the coordinate's inertia M = {m:.3g} (the mass matrix's diagonal) that is "
+                         f"kd dt / M = {kd * dt / m:.3g} and kp dt^2 / M = {kp * dt * dt / m:.3g}, where a held PD "
+                         f"law on one coordinate is stable only below about 2 and 1")
             notes.append(note)
     if not notes:
         active = [f"{a.get_absolute_path()!r} ({type(a).__name__})" for a in sim._controllers]
