@@ -804,7 +804,8 @@ cdef class TreeStepper:
         driver steps completed and a code: RUN_REACHED (all n), else ``run``'s code for the step that
         stopped inside driver step j (which was begun: its law applied and the restart done), or
         RUN_NOT_BEGUN with driver step j not begun (its restart needs Python: a projection, a
-        non-finite derivative). y_start and tick_info[0] are the start y and the steps taken at the start of the
+        non-finite derivative, or cnt[max_steps] > 0 steps taken: RUN_STEP_LIMIT inside a driver step).
+        y_start and tick_info[0] are the start y and the steps taken at the start of the
         last driver step begun (the integrator's interval start); the controls and counters are
         ``run``'s, cnt[steps] the steps of all driver steps.
         """
@@ -820,6 +821,9 @@ cdef class TreeStepper:
         cdef double* w1 = &w1v[0]
         cdef double worst
         cdef int code = RUN_REACHED
+        # cnt[max_steps] on entry: the steps this call may take over all its driver steps (<= 0: no limit),
+        # so that a driver step whose steps never end returns to Python, which watches for divergence
+        cdef idx_t cap = cnt[N_MAX]
         if self.held_p == NULL or not 0 <= pd_row < self.held.k or pd_u.shape[0] != m or pd_kp.shape[0] != m \
                 or pd_kd.shape[0] != m or pd_target.shape[0] != m or y_start.shape[0] != ny or n < 0 \
                 or tick_info.shape[0] < 1 or cnt.shape[0] < N_NCNT or ctl.shape[0] < C_NCTL or ny == 0 \
@@ -834,6 +838,9 @@ cdef class TreeStepper:
         y0p = &y0[0]
         mf = <double*>self.held.mf + pd_row * nu
         for j in range(n):
+            if cap > 0 and steps >= cap:
+                cnt[N_STEPS] = steps
+                return done, RUN_NOT_BEGUN
             with nogil:
                 # --- the restart's projection: none needed (errors within tolerance), or Python takes it
                 if (self.nquat or self.has_constraints) and \
@@ -875,7 +882,7 @@ cdef class TreeStepper:
                 return done, RUN_NOT_BEGUN
             # --- the integrator's steps to the end of the driver step
             c[C_TMAX] = T[j + 1]
-            cnt[N_MAX] = 0
+            cnt[N_MAX] = cap - steps if cap > 0 else 0
             code = self.run(K, y0, w, infinity, ctl, cnt, qdd0, a_prev)
             steps += cnt[N_STEPS]
             if code != RUN_REACHED:

@@ -272,6 +272,35 @@ class PeriodicEventReporter(ScheduledEventReporter):
         return _next_multiple(state.get_time(), self._interval, include_current_time)
 
 
+# ---------------------------------------------------------------------------------------------- naming
+def event_where(x) -> str:
+    """How errors name an event handler or reporter: its class and its path (or name, not adopted)."""
+    if isinstance(x, SubsystemEventTrigger):
+        return repr(x)
+    kind = type(x).__qualname__
+    try:
+        if x.get_owner() is not None:
+            return f"{kind} {x.get_absolute_path()!r}"
+        return f"{kind} named {x.get_name()!r}"
+    except Exception:  # a name must never hide the error it is part of
+        return kind
+
+
+def checked_event_time(x, state: State, include_current_time: bool) -> float:
+    """``x.get_next_event_time(state, include_current_time)`` as a float, refusing NaN and non-numbers
+    with the handler named (infinity means never)."""
+    value = x.get_next_event_time(state, include_current_time)
+    try:
+        t = float(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{event_where(x)}.get_next_event_time returned {value!r} at t = {state.get_time()!r}; "
+                        "it must return a time (a float; inf for never)") from exc
+    if math.isnan(t):
+        raise ValueError(f"{event_where(x)}.get_next_event_time returned NaN at t = {state.get_time()!r}; it must "
+                         "return a time (inf for never)")
+    return t
+
+
 # ---------------------------------------------------------------------------------------------- change tracking
 def change_mark(state: State) -> int:
     """A mark to pass to ``lowest_stage_changed_since`` later (the State's invalidation epoch)."""

@@ -79,6 +79,7 @@ from simtk import (
     Transform,
 )
 
+from ._named import NamedDict
 from ._osim_elements import (
     _build_constraint,
     _build_force,
@@ -180,6 +181,7 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
     out = OsimModel(system, matter, forces, path=r.path)
+    out.bodies = NamedDict((), "body", r.path)
     out.bodies["ground"] = matter.ground
 
     for c in cast("list[_Element]", list(model)):
@@ -277,7 +279,7 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
         _build_joint(r, out, el, out.bodies[pname], X_PF, cname, mass_props[cname], X_BM, coord_els)
     # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
     file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
-    out.joints = dict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]))
+    out.joints = NamedDict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]), "joint", r.path)
     out.coordinates = dict(sorted(out.coordinates.items(), key=lambda kv: (file_order[kv[1].joint], kv[1].index)))
     for bname in body_els:
         if bname not in joint_of_child:

@@ -48,6 +48,7 @@ from simtk import (
     Transform,
 )
 
+from ._named import NamedDict
 from ._urdf_reader import Geometry, UrdfWarning, _frame_with_axis, _Reader, _resolve_mesh, _sanitize
 from .errors import ModelFileError
 
@@ -279,6 +280,7 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     root.link_name = rd.root  # type: ignore[attr-defined]  # the file's names, beside the component name
     root.joint_name = "root_joint" if floating_base else None  # type: ignore[attr-defined]
     model = UrdfModel(system, matter, forces, None, rd.robot_name, path, mobods[rd.root])
+    model.joints, model.bodies = NamedDict((), "joint", path), NamedDict((), "link", path)
     for name in rd.order[1:]:
         j = rd.parent_joint[name]
         if home[name][0] != name:

@@ -140,11 +140,12 @@ class CompiledLoop:
     #: run_ticks' code for a driver step whose restart needs Python (not begun)
     not_begun_code = _core.RUN_CODES["not_begun"]
 
-    def run_ticks(self, integ, T, pd_q, pd_u, pd_kp, pd_kd, pd_target, row: int, y_start, tick_info) -> tuple:
+    def run_ticks(self, integ, T, pd_q, pd_u, pd_kp, pd_kd, pd_target, row: int, y_start, tick_info,
+                  max_steps: int = 0) -> tuple:
         """``simtk_core.TreeStepper.run_ticks`` from the integrator's saved start (the held forces read
-        from the State by the caller); returns (driver steps completed, code). ``commit`` then updates
-        the integrator and its State."""
-        c, n = self._load(integ, float(T[-1]), 0)
+        from the State by the caller), taking at most ``max_steps`` steps (0: no limit); returns (driver
+        steps completed, code). ``commit`` then updates the integrator and its State."""
+        c, n = self._load(integ, float(T[-1]), max_steps)
         if self._verlet:
             qdd0, a_prev = integ._qdd0, integ._a_prev
         else:

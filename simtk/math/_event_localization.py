@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..common.events import event_where
 from ..common.stage import ACCELERATION
 from .integrator_errors import IntegratorError, NonFiniteDerivativeError
 
@@ -22,9 +23,15 @@ class _EventLocalization:
         for i, w in enumerate(self._witnesses):
             if s._stage < self._w_stage[i]:
                 system.realize(s, self._w_stage[i])
-            v = float(w.get_value(s))
+            value = w.get_value(s)
+            try:
+                v = float(value)
+            except (TypeError, ValueError) as exc:
+                raise IntegratorError(f"the event witness of {event_where(w)} (get_value) returned {value!r} at "
+                                      f"t = {s.get_time()!r}; it must return a finite number") from exc
             if not math.isfinite(v):
-                raise IntegratorError(f"event witness {w!r} returned {v} at t = {s.get_time()!r}; it must be finite")
+                raise IntegratorError(f"the event witness of {event_where(w)} (get_value) returned {v} at "
+                                      f"t = {s.get_time()!r}; it must return a finite number")
             out[i] = v
         return out
 

@@ -49,6 +49,7 @@ from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
 from ..common.system import System
 from ._compiled_loop import CompiledLoopChoice
+from ._divergence import DivergenceWatch
 from ._event_localization import _EventLocalization
 from .integrator_errors import (
     IntegratorError,
@@ -56,7 +57,7 @@ from .integrator_errors import (
     SimulationDivergedError,
     SimulationOverError,
     StepSizeTooSmallError,
-    divergence_report,
+    diverged_error,
 )
 
 __all__ = [
@@ -83,7 +84,7 @@ def _positive(value, where: str, allow_zero: bool = False, allow_inf: bool = Fal
     return v
 
 
-class Integrator(CompiledLoopChoice, _EventLocalization):
+class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch):
     """Base class of the integrators: settings, step-size control, events and statistics.
 
     Subclasses implement ``_attempt_step(t1)`` (one step from the saved start ``(t0, y0, f0)`` to
@@ -340,6 +341,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         self._triggered_events = []
         self._h_pred = math.nan
         self._setup_interval(Stage.Model)
+        self._watch_start()
 
     def reinitialize(self, stage, should_terminate: bool = False) -> None:
         """Restart after the advanced State was changed (by an event handler) at ``stage`` or above.
@@ -633,9 +635,9 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         otherwise. (The compiled loop's failed steps end here too.)"""
         self._restore_start()
         if isinstance(exc, (FloatingPointError, NonFiniteDerivativeError)):
-            report = divergence_report(self, h_try, exc)
-            if report is not None:
-                raise SimulationDivergedError(report) from exc
+            diverged = diverged_error(self, h_try, exc)
+            if diverged is not None:
+                raise diverged from exc
 
     def _vetoed(self, adj: StepAdjustment, h_try: float, t0: float) -> float:
         """The step to retry after an element's veto; raises below the minimum step.
@@ -665,9 +667,9 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
                 # step, and divergence is named as such.
                 self._restore_start()
                 self._n_taken -= 1  # the step is undone
-                report = divergence_report(self, self._h_prev, exc)
-                if report is not None:
-                    raise SimulationDivergedError(report) from exc
+                diverged = diverged_error(self, self._h_prev, exc)
+                if diverged is not None:
+                    raise diverged from exc
                 raise
         mark = s.get_invalidation_mark()
         s.auto_update_discrete_variables()
@@ -678,6 +680,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         if self._weights_vary:
             self._compute_weights()
         self._save_start()
+        self._watch()
 
     # ------------------------------------------------------------------ event witnesses
     def _check_stepping(self, where: str) -> State:
@@ -722,9 +725,11 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
             if self._loop is not None:
                 limit = 1 if self._return_every_internal_step else (
                     self._step_limit - n_steps if self._step_limit else 0)
-                steps, to_python = self._loop.run(self, t_max, limit)
+                chunk = self._watch_chunk()  # the loop returns at the divergence watch's check points
+                steps, to_python = self._loop.run(self, t_max, min(limit or chunk, chunk or limit))
                 if steps:
                     n_steps += steps
+                    self._watch()
                     status = self._status_after_step(report_time, t_event, n_steps)
                     if status is not None:
                         return status

@@ -30,7 +30,10 @@ class NonFiniteDerivativeError(IntegratorError):
 class SimulationDivergedError(NonFiniteDerivativeError):
     """The State grew without bound (by orders of magnitude since the start of the interval) until an
     evaluation failed: the step is too large for the system's fastest motion, or the model is unstable.
-    The message names the variable that grew most and how fast."""
+    The message names the variable that grew most and how fast (its index in y: ``variable_index``)."""
+
+    #: The index in y of the variable named (None when not known).
+    variable_index: int | None = None
 
 
 class SimulationOverError(IntegratorError):
@@ -42,12 +45,27 @@ class SimulationOverError(IntegratorError):
 DIVERGENCE_GROWTH = 1e6
 
 
+def diverged_error(integ, h: float, exc: BaseException) -> SimulationDivergedError | None:
+    """`divergence_report` as the error to raise (its variable's index attached), or None."""
+    found = _divergence(integ, h, exc)
+    if found is None:
+        return None
+    diverged = SimulationDivergedError(found[0])
+    diverged.variable_index = found[1]
+    return diverged
+
+
 def divergence_report(integ, h: float, exc: BaseException) -> str | None:
     """The message of a diverged simulation, or None when the State has not grown explosively.
 
     Growth of variable k is ``max(1, w_k |y_k|) / max(1, w_k |y_k(start)|)`` from the start of the
     continuous interval to the last good step (the same scaling as the error norm).
     """
+    found = _divergence(integ, h, exc)
+    return None if found is None else found[0]
+
+
+def _divergence(integ, h: float, exc: BaseException) -> tuple[str, int] | None:
     t_start, y_start, n_start = integ._interval_start
     y, w = integ._y0, integ._wy
     with np.errstate(over="ignore", invalid="ignore"):
@@ -69,4 +87,4 @@ def divergence_report(integ, h: float, exc: BaseException) -> str | None:
               "source)")
     return (f"{integ._method_name}: the simulation diverged: {what} grew from {y_start[k]:.6g} at t = {t_start!r} "
             f"to {y[k]:.6g} at t = {integ._t0!r}{rate}, and then an evaluation failed with a step of {h!r}: "
-            f"{advice}. The State is left at t = {integ._t0!r}. (The failure: {exc})")
+            f"{advice}. The State is left at t = {integ._t0!r}. (The failure: {exc})", k)

@@ -9,6 +9,7 @@ from ..common.events import (
     TriggeredEventHandler,
     TriggeredEventReporter,
     change_mark,
+    checked_event_time,
     lowest_stage_changed_since,
     report_without_change,
 )
@@ -56,9 +57,9 @@ class TimeStepper:
         self._integ.initialize(state)
         system = self._system
         s = self._integ.get_advanced_state()
-        self._handlers = [[h, h.get_next_event_time(s, True)] for h in system.get_event_handlers()
+        self._handlers = [[h, checked_event_time(h, s, True)] for h in system.get_event_handlers()
                           if isinstance(h, ScheduledEventHandler)]
-        self._reporters = [[r, r.get_next_event_time(s, True)] for r in system.get_event_reporters()
+        self._reporters = [[r, checked_event_time(r, s, True)] for r in system.get_event_reporters()
                            if isinstance(r, ScheduledEventReporter)]
         for h in system.get_event_handlers():
             if not isinstance(h, (ScheduledEventHandler, TriggeredEventHandler)):
@@ -102,7 +103,7 @@ class TimeStepper:
         s = integ.get_advanced_state()
 
         def schedule(items, kind):
-            return [[x, old[id(x)] if id(x) in old else x.get_next_event_time(s, False)]
+            return [[x, old[id(x)] if id(x) in old else checked_event_time(x, s, False)]
                     for x in items if isinstance(x, kind)]
 
         self._handlers = schedule(system.get_event_handlers(), ScheduledEventHandler)
@@ -121,14 +122,14 @@ class TimeStepper:
             self._run_handlers([e[0] for e in due])
             s = integ.get_advanced_state()
             for e in due:
-                e[1] = e[0].get_next_event_time(s, False)
+                e[1] = checked_event_time(e[0], s, False)
         t = integ.get_time()
         due = [entry for entry in self._reporters if entry[1] <= t]
         if due:
             s = integ.get_state()
             self._run_reporters([e[0] for e in due], s)
             for e in due:
-                e[1] = e[0].get_next_event_time(s, False)
+                e[1] = checked_event_time(e[0], s, False)
 
     def step_by(self, dt: float) -> "Integrator.SuccessfulStepStatus":
         """``step_to(get_time() + dt)``; ``dt`` must be finite and >= 0."""

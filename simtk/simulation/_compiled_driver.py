@@ -155,7 +155,9 @@ class CompiledDriver:
         if self.y_start is None or len(self.y_start) != ny:
             self.y_start = np.zeros(ny)
         loop.read_held(s)
-        done, code = loop.run_ticks(integ, T, q_i, u_i, kp, kd, target, row, self.y_start, self.tick_info)
+        # returning at the integrator's divergence-watch check points, where the Python driver checks too
+        done, code = loop.run_ticks(integ, T, q_i, u_i, kp, kd, target, row, self.y_start, self.tick_info,
+                                    integ._watch_chunk())
         begun = done < n and code != loop.not_begun_code
         if done == 0 and not begun:
             return None
@@ -168,4 +170,6 @@ class CompiledDriver:
         if steps_taken or begun:
             stepper._last_status = Integrator.SuccessfulStepStatus.ReachedReportTime
         sim._n_driver += done
+        if steps_taken:
+            integ._watch()
         return int(ks[done]), (int(ks[done + 1]) if begun else None)

@@ -23,11 +23,12 @@ from ..common.events import change_mark, lowest_stage_changed_since, report_with
 from ..common.stage import Stage
 from ..common.state import State
 from ..math.explicit import RungeKuttaMersonIntegrator
-from ..math.integrator import Integrator, StepSizeTooSmallError
+from ..math.integrator import Integrator, SimulationDivergedError, StepSizeTooSmallError
 from ..math.time_stepper import TimeStepper
 from ._beside import Beside
 from ._clock import Clock, as_fraction
 from ._compiled_driver import CompiledDriver
+from ._run_guard import PlainProgress, RunGuard, explain_divergence
 from .agents import Agent, Controller, InputProbe, Monitor, PDController, _Inputs, _needs_forces
 from .recording import OutputProbe, StatesTrajectory
 
@@ -74,7 +75,8 @@ class Simulation:
         The driver step (ArtiSynth's maximum step size): agents with no interval act every step.
     progress : bool, optional
         A tqdm progress bar for runs that take more than ``progress_after`` seconds of wall time;
-        by default only when standard error is a terminal. ``False`` turns it off.
+        by default only when standard error is a terminal. ``False`` turns it off; ``True`` without
+        tqdm installed prints a plain line on standard error every few seconds instead.
     """
 
     def __init__(self, system, state: State, integrator: Integrator | None = None, step_size: float = 0.01,
@@ -223,16 +225,32 @@ class Simulation:
         return kb
 
     # ------------------------------------------------------------------ running
-    def run(self, t_final: float) -> RunSummary:
+    def run(self, t_final: float, *, max_wall_time: float | None = None, max_steps: int | None = None) -> RunSummary:
         """Advance to ``t_final`` (rounded to the tick grid when within a rounding of it).
+
+        Parameters
+        ----------
+        t_final : float
+        max_wall_time, max_steps : optional
+            Budgets of this call: seconds of wall time and integrator steps. They are checked after
+            every driver step and every 1024 integrator steps; using one up raises
+            `RunBudgetExceededError`, which says how far the run got (the State is left there, and
+            ``run`` again goes on from it).
 
         The System has the Simulation's agents and driver inputs only while this runs; afterwards it is
         as the user built it (see the module doc).
+
+        Raises
+        ------
+        SimulationDivergedError
+            The motion grew by orders of magnitude, or the steps collapsed (the integrator's divergence
+            watch, ``Integrator.set_divergence_detection``); the message names the variable and the
+            controllers that drive it, with their gains against their update interval.
         """
         with self._beside.during(_needs_forces(self._agents)):
-            return self._run(t_final)
+            return self._run(t_final, max_wall_time, max_steps)
 
-    def _run(self, t_final: float) -> RunSummary:
+    def _run(self, t_final: float, max_wall_time: float | None, max_steps: int | None) -> RunSummary:
         if self._stepper is None or self._current_state()._topology_version != self._system._topology_version:
             self._prepare()
         clock = self._clock
@@ -247,28 +265,17 @@ class Simulation:
         integ = self._integ
         n0 = (integ.get_num_steps_taken(), integ.get_num_realizations(), integ.get_num_step_adjustments())
         self._n0_rejected, n0_driver = self._n_rejected, self._n_driver
-        wall0 = time.perf_counter()
+        guard = RunGuard(self, t_now, t_final, max_wall_time, max_steps)
+        wall0 = guard.wall0
         self._record(self._k)  # the start, once
         try:
-            while self._k < k_end:
-                stretch = self._compiled.stretch(self._k, k_end) if self._compiled is not None else None
-                if stretch is not None:
-                    # driver steps taken in the compiled loop; a driver step it began is finished here
-                    self._k, begun = stretch
-                    if begun is not None:
-                        self._stepper.step_to(clock.time(begun))
-                        self._n_driver += 1
-                        self._k = begun
-                    self._record(self._k)
-                    self._save_waypoints()
-                    self._update_progress(wall0, t_now, t_final)
-                    continue
-                kb = self._next_tick(self._k, k_end)
-                self._advance(self._k, kb)
-                self._k = kb
-                self._record(kb)
-                self._save_waypoints()
-                self._update_progress(wall0, t_now, t_final)
+            with guard:
+                self._run_ticks(guard, k_end)
+        except SimulationDivergedError as exc:
+            named = explain_divergence(self, exc)
+            if named is exc:
+                raise
+            raise named from exc
         finally:
             if self._bar is not None:
                 self._bar.close()
@@ -278,6 +285,26 @@ class Simulation:
                              integ.get_num_realizations() - n0[1], time.perf_counter() - wall0)
         self._last_summary = summary
         return summary
+
+    def _run_ticks(self, guard: RunGuard, k_end: int) -> None:
+        """The driver steps of ``run`` up to tick ``k_end``, each followed by the guard's check."""
+        clock = self._clock
+        while self._k < k_end:
+            stretch = self._compiled.stretch(self._k, k_end) if self._compiled is not None else None
+            if stretch is not None:
+                # driver steps taken in the compiled loop; a driver step it began is finished here
+                self._k, begun = stretch
+                if begun is not None:
+                    self._stepper.step_to(clock.time(begun))
+                    self._n_driver += 1
+                    self._k = begun
+            else:
+                kb = self._next_tick(self._k, k_end)
+                self._advance(self._k, kb)
+                self._k = kb
+            self._record(self._k)
+            self._save_waypoints()
+            guard.check()
 
     def step(self, dt: float) -> RunSummary:
         """Advance by ``dt`` (a whole number of ticks)."""
@@ -402,7 +429,7 @@ class Simulation:
         self._recorded_at = {key: k for key in self._recorded_at}
 
     # ------------------------------------------------------------------ progress
-    def _update_progress(self, wall0: float, t0: float, t1: float) -> None:
+    def _update_progress(self, wall0: float, t0: float, t1: float, t: float) -> None:
         if self._progress is False:
             return
         if self._bar is None:
@@ -412,12 +439,15 @@ class Simulation:
                 return
             try:
                 from tqdm import tqdm
-            except ImportError:  # the progress bar is optional
-                self._progress = False
-                return
-            self._bar = tqdm(total=t1 - t0, unit="s", unit_scale=True, desc="simulating", leave=False)
+            except ImportError:  # the progress bar is optional: a plain line when asked for
+                if not self._progress:
+                    self._progress = False
+                    return
+                self._bar = PlainProgress(t1 - t0)
+            else:
+                self._bar = tqdm(total=t1 - t0, unit="s", unit_scale=True, desc="simulating", leave=False)
             self.progress_shown = True
-        self._bar.n = self.get_time() - t0
+        self._bar.n = t - t0
         self._bar.refresh()
 
 

@@ -95,8 +95,11 @@ class BatchDynamics:
             if not isinstance(state, State):
                 raise TypeError(f"{self._where()}: batched dynamics: state= expects a State, got {type(state).__name__}")
             if state._stage < INSTANCE:
-                raise StageTooLowError(f"{self._where()}: batched dynamics", Stage.Instance,
-                                       state.get_system_stage())
+                err = StageTooLowError(f"{self._where()}: batched dynamics", Stage.Instance, state.get_system_stage())
+                # what to do about it, beside what is wrong
+                err.args = (f"{err}: call system.realize(state, Stage.Instance) first (or pass no state=, for the "
+                            "System's default State)",)
+                raise err
             return state
         system = self.get_system()
         with _defaults_lock:
