@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...common._ownership import check_system
 from ...common.function import Function
 from ..tree.mobilized_body import MobilizedBody
 from .builtin_constraints import _coord_mobility_forces, _index, _register
@@ -26,7 +27,8 @@ def _bodies_arg(matter, bodies, what: str) -> list[int]:
     for b in bodies:
         if isinstance(b, MobilizedBody):
             if b._matter is not matter:
-                raise ValueError(f"{what}: {b!r} belongs to another matter subsystem")
+                where, _, arg = what.rpartition(": ")
+                check_system(where, b, matter._system, f"body of {arg}")
             out.append(b._index)
         else:
             i = _index(b, what)
