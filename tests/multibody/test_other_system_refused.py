@@ -133,6 +133,7 @@ CASES: list[tuple[str, Callable[[Model, Model], object], str]] = [
      "'/matter/forearm'"),
     ("Force.SmoothSphereHalfSpace",
      lambda a, b: Force.SmoothSphereHalfSpace(a.forces, b.forearm, S, 0.1, a.matter.ground), "'/matter/forearm'"),
+    ("Force.HuntCrossley.calc_min_separation", lambda a, b: a.contact.calc_min_separation(b.state), "State"),
     # Force.DiscreteForces' helpers: a body, or a State, of the other System
     ("DiscreteForces.set_one_mobility_force",
      lambda a, b: a.discrete.set_one_mobility_force(a.state, b.forearm, 0, 1.0), "'/matter/forearm'"),

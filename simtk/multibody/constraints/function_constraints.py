@@ -27,8 +27,7 @@ def _bodies_arg(matter, bodies, what: str) -> list[int]:
     for b in bodies:
         if isinstance(b, MobilizedBody):
             if b._matter is not matter:
-                where, _, arg = what.rpartition(": ")
-                check_system(where, b, matter._system, f"body of {arg}")
+                check_system(what, b, matter._system, "body")
             out.append(b._index)
         else:
             i = _index(b, what)

@@ -500,7 +500,11 @@ class MatterTree(BatchDynamics, Subsystem):
     def add_in_body_torque(self, state: State, body, torque, body_forces: np.ndarray) -> None:
         """Add ``torque`` (3,) in Ground to ``body`` in ``body_forces`` (the State, of this System, is not read)."""
         b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
-        if getattr(state, "_system", None) is not self._system:  # (the State is not read: check it here)
+        try:  # the State is not read: check it here (a try costs nothing, a getattr call would)
+            foreign = state._system is not self._system
+        except AttributeError:  # not a State
+            foreign = True
+        if foreign:
             check_system(f"{self._where()}.add_in_body_torque()", state, self._system, "State")
         if not _add_to_row(body_forces, b, 0, torque):
             body_forces[b, 0] += _vec3(torque, "add_in_body_torque(): torque")

@@ -545,7 +545,11 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         body_forces : numpy.ndarray, shape (nb, 2, 3)
             The accumulator to add into: ``body_forces[i] += F`` for this body ``i``.
         """
-        if getattr(state, "_system", None) is not self._matter._system:
+        try:  # (a try costs nothing; getattr with a default would cost a call per evaluation)
+            foreign = state._system is not self._matter._system
+        except AttributeError:  # not a State
+            foreign = True
+        if foreign:
             _check_state(self, state, "apply_body_force()")
         if _add_to_row(body_forces, self._index, -1, F):
             return
@@ -567,7 +571,11 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         body_forces : numpy.ndarray, shape (nb, 2, 3)
             The accumulator to add into: ``body_forces[i, 0] += torque`` for this body ``i``.
         """
-        if getattr(state, "_system", None) is not self._matter._system:
+        try:  # (a try costs nothing; getattr with a default would cost a call per evaluation)
+            foreign = state._system is not self._matter._system
+        except AttributeError:  # not a State
+            foreign = True
+        if foreign:
             _check_state(self, state, "apply_body_torque()")
         if not _add_to_row(body_forces, self._index, 0, torque):
             body_forces[self._index, 0] += _vec(torque, 3, self, "apply_body_torque(): torque")
