@@ -55,17 +55,20 @@ class Model:
 
 
 def _model(name: str) -> Model:
+    """An arm; 'b''s has a hand more, so that no State of one could pass for a State of the other."""
     system = MultibodySystem(name)
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
     upper = MobilizedBody.Pin(matter.ground, X, BODY, X, name="upper")
     forearm = MobilizedBody.Pin(upper, Transform([0.0, -1.0, 0.0]), BODY, X, name="forearm")
+    if name == "b":
+        MobilizedBody.Slider(forearm, Transform([0.0, -1.0, 0.0]), BODY, X, name="hand")
     discrete = Force.DiscreteForces(forces, matter)
     Force.UniformGravity(forces, matter, [0.0, -9.81, 0.0])
     contact = Force.HuntCrossley(forces)
     state = system.realize_topology()
-    matter.upd_q(state)[:] = [0.3, -0.7]
-    matter.upd_u(state)[:] = [0.2, 0.5]
+    matter.upd_q(state)[:2] = [0.3, -0.7]
+    matter.upd_u(state)[:2] = [0.2, 0.5]
     system.realize(state, Stage.Acceleration)
     return Model(system, matter, forces, upper, forearm, discrete, contact, state)
 
