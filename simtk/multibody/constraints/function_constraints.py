@@ -27,7 +27,7 @@ def _bodies_arg(matter, bodies, what: str) -> list[int]:
     for b in bodies:
         if isinstance(b, MobilizedBody):
             if b._matter is not matter:
-                check_system(what, b, matter._system, "body")
+                check_system(what[:-len(": body")] if what.endswith(": body") else what, b, matter._system, "body")
             out.append(b._index)
         else:
             i = _index(b, what)
