@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from ..common._ownership import check_system, system_of
 from ..common.errors import ConstraintViolationError
 from ..common.stage import Stage
 from ..common.state import State
@@ -55,6 +56,10 @@ class Markers(AssemblyCondition):
         w = float(weight)
         if not (np.isfinite(w) and w >= 0):
             raise ValueError(f"Markers.add_marker(): weight must be finite and >= 0, got {weight!r}")
+        if not callable(getattr(body, "find_station_location_in_ground", None)):
+            raise TypeError(f"Markers.add_marker(): expected a MobilizedBody, got {type(body).__name__}")
+        if self._bodies:  # one Markers condition measures bodies of one System
+            check_system("Markers.add_marker()", body, system_of(self._bodies[0]), "body")
         self._bodies.append(body)
         self._stations.append(s.copy())
         self._weights.append(w)
@@ -112,6 +117,15 @@ class QValue(AssemblyCondition):
         return np.array([self._mobod.get_one_q(state, self._which) - self._value])
 
 
+def _bodies_of(condition: AssemblyCondition) -> list:
+    """The bodies a condition measures (those of the built-in kinds; a user's kind names none)."""
+    if isinstance(condition, Markers):
+        return list(condition._bodies)
+    if isinstance(condition, QValue):
+        return [condition._mobod]
+    return []
+
+
 class Assembler:
     """Satisfy a System's position constraints and fit assembly goals by changing q.
 
@@ -135,6 +149,17 @@ class Assembler:
         self._errors: list = []
         self._n_evals = 0
 
+    def _index_of(self, mobod, method: str) -> int:
+        # a body of another System has an index here too: refuse it rather than lock that one
+        if getattr(mobod, "_matter", None) is not self._matter:
+            check_system(f"Assembler.{method}", mobod, self._system, "body")
+        return mobod.get_mobilized_body_index()
+
+    def _check_condition(self, condition: AssemblyCondition, method: str) -> None:
+        for b in _bodies_of(condition):
+            if getattr(b, "_matter", None) is not self._matter:
+                check_system(f"Assembler.{method}: {type(condition).__name__}", b, self._system, "body")
+
     # ------------------------------------------------------------------ settings
     def set_accuracy(self, accuracy: float) -> "Assembler":
         """Relative accuracy to which the goal cost is minimized."""
@@ -154,24 +179,24 @@ class Assembler:
 
     def lock_mobilizer(self, mobod) -> None:
         """Keep every q of ``mobod`` at its value in the State given to ``assemble``."""
-        self._locked.add((mobod.get_mobilized_body_index(), None))
+        self._locked.add((self._index_of(mobod, "lock_mobilizer()"), None))
 
     def unlock_mobilizer(self, mobod) -> None:
-        self._locked.discard((mobod.get_mobilized_body_index(), None))
+        self._locked.discard((self._index_of(mobod, "unlock_mobilizer()"), None))
 
     def lock_q(self, mobod, which_q: int) -> None:
         """Keep q[which_q] of ``mobod`` at its value."""
-        self._locked.add((mobod.get_mobilized_body_index(), int(which_q)))
+        self._locked.add((self._index_of(mobod, "lock_q()"), int(which_q)))
 
     def unlock_q(self, mobod, which_q: int) -> None:
-        self._locked.discard((mobod.get_mobilized_body_index(), int(which_q)))
+        self._locked.discard((self._index_of(mobod, "unlock_q()"), int(which_q)))
 
     def restrict_q(self, mobod, which_q: int, lower: float, upper: float) -> None:
         """Keep q[which_q] of ``mobod`` within [lower, upper]."""
         lo, hi = float(lower), float(upper)
         if not lo <= hi:
             raise ValueError(f"Assembler.restrict_q(): lower {lo} > upper {hi}")
-        self._ranges[(mobod.get_mobilized_body_index(), int(which_q))] = (lo, hi)
+        self._ranges[(self._index_of(mobod, "restrict_q()"), int(which_q))] = (lo, hi)
 
     def adopt_assembly_goal(self, condition: AssemblyCondition, weight: float = 1.0) -> int:
         """Minimize ``condition``'s cost with ``weight``; returns the goal's index."""
@@ -181,6 +206,7 @@ class Assembler:
         w = float(weight)
         if not (np.isfinite(w) and w >= 0):
             raise ValueError(f"Assembler.adopt_assembly_goal(): weight must be finite and >= 0, got {weight!r}")
+        self._check_condition(condition, "adopt_assembly_goal()")
         self._goals.append((condition, w))
         return len(self._goals) - 1
 
@@ -189,6 +215,7 @@ class Assembler:
         if not isinstance(condition, AssemblyCondition):
             raise TypeError(f"Assembler.adopt_assembly_error(): expected an assembly condition, got "
                             f"{type(condition).__name__}")
+        self._check_condition(condition, "adopt_assembly_error()")
         self._errors.append(condition)
         return len(self._errors) - 1
 
@@ -263,6 +290,9 @@ class Assembler:
         errors cannot be brought within the tolerance.
         """
         system, matter = self._system, self._matter
+        check_system("Assembler.assemble()", state, system, "State")
+        for c in [c for c, _ in self._goals] + self._errors:  # (markers may have been added since adopted)
+            self._check_condition(c, "assemble()")
         system.realize(state, Stage.Instance)
         self._n_evals = 0
         work = state.copy()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...common._ownership import check_system
 from ...common.property import Property
 from ...common.stage import Stage
 from ...spatial import Rotation, Transform
@@ -110,8 +111,8 @@ def _same_matter(name: str, *bodies):
         _mobod(b, f"Constraint.{name}")
         if matter is None:
             matter = b._matter
-        elif b._matter is not matter:
-            raise ValueError(f"Constraint.{name}: {b!r} belongs to another matter subsystem")
+        elif b._matter is not matter:  # the first body's System is the constraint's
+            check_system(f"Constraint.{name}", b, matter._system, "body")
     return matter
 
 

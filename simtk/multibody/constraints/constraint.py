@@ -28,6 +28,7 @@ import numpy as np
 
 from ... import _core
 from ..._kinds import KindsMeta
+from ...common._ownership import check_system
 from ...common.component import Component
 from ...common.errors import StageTooLowError
 from ...common.stage import ACCELERATION, POSITION, VELOCITY
@@ -286,7 +287,7 @@ class _CustomImplementation:
         """Register a body the constraint acts on; returns its ConstrainedBodyIndex."""
         b = _mobod(mobod, "add_constrained_body()")
         if b._matter is not self._matter:
-            raise ValueError(f"add_constrained_body(): {b!r} belongs to another matter subsystem")
+            check_system(f"{type(self).__name__}.add_constrained_body()", b, self._matter._system, "body")
         if self._constraint is not None:
             raise RuntimeError("add_constrained_body(): register bodies before creating the Constraint.Custom")
         if b._index in self._bodies:
@@ -298,7 +299,7 @@ class _CustomImplementation:
         """Register a mobilizer whose q/u the constraint uses; returns its ConstrainedMobilizerIndex."""
         b = _mobod(mobod, "add_constrained_mobilizer()")
         if b._matter is not self._matter:
-            raise ValueError(f"add_constrained_mobilizer(): {b!r} belongs to another matter subsystem")
+            check_system(f"{type(self).__name__}.add_constrained_mobilizer()", b, self._matter._system, "body")
         if self._constraint is not None:
             raise RuntimeError("add_constrained_mobilizer(): register mobilizers before creating the Constraint.Custom")
         if b._index in self._mobilizers:
@@ -401,6 +402,9 @@ class _CustomImplementation:
         if not 0 <= int(cm) < len(self._mobilizers):
             raise IndexError(f"{type(self).__name__}: no constrained mobilizer {cm} (it has {len(self._mobilizers)})")
         return self._mobilizers[int(cm)]
+
+    def _cm_name(self, cm: int, b: int) -> str:
+        return f"{type(self).__name__}: constrained mobilizer {cm} ({self._matter._bodies[b].get_absolute_path()!r})"
 
     def _ancestor(self) -> int:
         return self._constraint._ancestor if self._constraint is not None else 0
@@ -545,14 +549,14 @@ class _CustomImplementation:
         b = self._cm(cm)
         q0, n = self._matter._q_range(state, b)
         if not 0 <= which < n:
-            raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no q[{which}] (it has {n})")
+            raise IndexError(f"{self._cm_name(cm, b)} has no q[{which}] (it has {n})")
         return q0 + which
 
     def _u_index(self, state, cm: int, which: int) -> int:
         b = self._cm(cm)
         u0, n = self._matter._u_range(state, b)
         if not 0 <= which < n:
-            raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no u[{which}] (it has {n})")
+            raise IndexError(f"{self._cm_name(cm, b)} has no u[{which}] (it has {n})")
         return u0 + which
 
     def get_one_q(self, state: State, cm: int, which: int) -> float:
@@ -605,7 +609,7 @@ class _CustomImplementation:
             return
         u0, n = self._matter._u_range(state, b)
         if not 0 <= which_u < n:
-            raise IndexError(f"{type(self).__name__}: constrained mobilizer {cm} has no u[{which_u}] (it has {n})")
+            raise IndexError(f"{self._cm_name(cm, b)} has no u[{which_u}] (it has {n})")
         off = sum(self._matter._u_range(state, m)[1] for m in self._mobilizers[:cm])
         mobility_forces[off + which_u] += float(f)
 

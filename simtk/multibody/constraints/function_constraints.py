@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...common._ownership import check_system
 from ...common.function import Function
 from ..tree.mobilized_body import MobilizedBody
 from .builtin_constraints import _coord_mobility_forces, _index, _register
@@ -26,7 +27,7 @@ def _bodies_arg(matter, bodies, what: str) -> list[int]:
     for b in bodies:
         if isinstance(b, MobilizedBody):
             if b._matter is not matter:
-                raise ValueError(f"{what}: {b!r} belongs to another matter subsystem")
+                check_system(what[:-len(": body")] if what.endswith(": body") else what, b, matter._system, "body")
             out.append(b._index)
         else:
             i = _index(b, what)

@@ -55,6 +55,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import _core
+from ...common._ownership import check_system
 from ...common.events import EventTriggerInfo, TriggeredEventHandler
 from ...common.output import output
 from ...common.property import Property, positive
@@ -214,6 +215,8 @@ class _HuntCrossley(Force):
         Positive when every pair is apart, minus the deepest penetration otherwise; a margin (the
         largest surface size) when nothing is that close. See ``_detection.min_separation``.
         """
+        if getattr(state, "_system", None) is not self._forces._system:  # (read below only with two surfaces)
+            check_system(f"{self!r}.calc_min_separation()", state, self._forces._system, "State")
         a = self._surface_arrays()
         if a.body.size < 2:
             return a.margin

@@ -1,6 +1,7 @@
 """The forces layer: force elements (built-in and custom) and the force subsystems that hold them.
 Depends on the tree layer for bodies and mobilities."""
 from . import builtin_forces as _builtin_forces  # noqa: F401  (registers Force.<Name>)
+from . import discrete_forces as _discrete_forces  # noqa: F401  (registers Force.DiscreteForces)
 from .force import Force
 from .force_subsystem import ForceSubsystem, GeneralForceSubsystem
 

@@ -11,11 +11,11 @@ constant force pushes them apart when positive; a mobility spring pushes its coo
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
 from ... import _core
+from ...common._ownership import check_system
 from ...common.output import output
 from ...common.property import Property, nonnegative, positive, real, vector3
 from ...common.stage import Stage
@@ -28,19 +28,35 @@ __all__ = []  # the elements are reached as Force.<Name>
 
 
 # ---------------------------------------------------------------------- argument checks
-def _body(x, what: str, forces=None) -> MobilizedBody:
+def _system_of_forces(forces):
+    # The System a force subsystem works in; None for what is not one (Force.__init__ then says so).
+    return forces._system if callable(getattr(forces, "_adopt_force", None)) else None
+
+
+def _body(x, what: str, forces=None, system=None) -> MobilizedBody:
+    """``x`` checked to be a MobilizedBody of ``system`` (or of the System of ``forces``); ``what`` is
+    "<operation>: <argument>"."""
     if not isinstance(x, MobilizedBody):
         raise TypeError(f"{what}: expected a MobilizedBody, got {type(x).__name__}")
-    if forces is not None and x._matter._system is not None and x._matter._system is not forces._system:
-        raise ValueError(f"{what}: {x!r} belongs to another System than the force subsystem")
+    if forces is not None:
+        system = _system_of_forces(forces)
+        if system is None:
+            return x
+    if system is not None and x._matter._system is not system:
+        where, _, arg = what.rpartition(": ")
+        check_system(where or what, x, system, "body" if not where or arg in ("body", "mobod") else f"body {arg}")
     return x
 
 
-def _matter_arg(x, what: str):
+def _matter_arg(x, what: str, forces=None):
+    """``x`` checked to be a SimbodyMatterSubsystem of the System of ``forces``; ``what`` names the operation."""
     from ..matter import SimbodyMatterSubsystem
 
     if not isinstance(x, SimbodyMatterSubsystem):
         raise TypeError(f"{what}: expected a SimbodyMatterSubsystem, got {type(x).__name__}")
+    system = _system_of_forces(forces) if forces is not None else None
+    if system is not None and x._system is not system:
+        check_system(what.rpartition(": ")[0] or what, x, system, "matter subsystem")
     return x
 
 
@@ -104,7 +120,7 @@ class _UniformGravity(Force):
                            doc="height along -g where the potential energy is zero")
 
     def __init__(self, forces, matter, g, zero_height: float = 0.0):
-        _matter_arg(matter, f"Force.{type(self).__name__}: matter")
+        _matter_arg(matter, f"Force.{type(self).__name__}: matter", forces)
         g = _vec3(g, f"Force.{type(self).__name__}: g")
         zero_height = _real(zero_height, f"Force.{type(self).__name__}: zero_height")
         super().__init__(forces)
@@ -480,7 +496,7 @@ class _GlobalDamper(Force):
     damping = Property(stage=Stage.Instance, check=nonnegative, attr="_c", doc="c")
 
     def __init__(self, forces, matter, c: float):
-        _matter_arg(matter, "Force.GlobalDamper: matter")
+        _matter_arg(matter, "Force.GlobalDamper: matter", forces)
         self._c = _real(c, "Force.GlobalDamper: c", nonnegative=True)
         super().__init__(forces)
 
@@ -593,96 +609,11 @@ def _transform(v) -> Transform:
 
 # ---------------------------------------------------------------------- discrete forces
 class _DiscreteForceValues:
-    """The forces a DiscreteForces element applies: held in a discrete variable of the State."""
+    """The forces a DiscreteForces element applies (``discrete_forces.py``): held in a discrete variable of the
+    State. It stays in this module, where States pickled before the element moved find it."""
 
     __slots__ = ("body_forces", "mobility_forces")
 
     def __init__(self, nb: int):
         self.body_forces = np.zeros((nb, 2, 3))
         self.mobility_forces = np.zeros(0)
-
-
-@_element("DiscreteForces")
-class _DiscreteForces(Force):
-    """Forces set from outside (a controller, an event handler) and held in the State.
-
-    Changing them invalidates Dynamics. Mobility forces are indexed like the matter's u.
-    """
-
-    def __init__(self, forces, matter):
-        self._matter_subsystem = _matter_arg(matter, "Force.DiscreteForces: matter")
-        self._dv = None
-        super().__init__(forces)
-
-    def _realize_hook(self, state, stage):
-        if stage == "topology":
-            self._dv = self._forces.allocate_discrete_variable(
-                state, Stage.Dynamics, _DiscreteForceValues(self._matter_subsystem.get_num_bodies()))
-
-    def _values(self, state) -> _DiscreteForceValues:
-        return self._forces.get_discrete_variable(state, self._dv)
-
-    def _upd_values(self, state) -> _DiscreteForceValues:
-        values = self._forces.upd_discrete_variable(state, self._dv)
-        nu = self._matter_subsystem.get_num_mobilities(state)
-        if len(values.mobility_forces) != nu:
-            values.mobility_forces = np.zeros(nu)
-        return values
-
-    def _checked(self, x, shape, what):
-        a = np.asarray(x, dtype=np.float64)
-        if a.shape != shape or not np.isfinite(a).all():
-            raise ValueError(f"{self!r}.{what}: expected finite values of shape {shape}, got shape {a.shape}")
-        return a
-
-    def set_all_mobility_forces(self, state, f) -> None:
-        """Replace all mobility forces, (nu,); invalidates Dynamics."""
-        a = self._checked(f, (self._matter_subsystem.get_num_mobilities(state),), "set_all_mobility_forces()")
-        self._upd_values(state).mobility_forces[:] = a
-
-    def get_all_mobility_forces(self, state) -> np.ndarray:
-        """The mobility forces applied, (nu,), a copy."""
-        values = self._values(state)
-        nu = self._matter_subsystem.get_num_mobilities(state)
-        return values.mobility_forces.copy() if len(values.mobility_forces) == nu else np.zeros(nu)
-
-    def set_all_body_forces(self, state, F) -> None:
-        """Replace all body forces, (nb, 2, 3) in Ground; invalidates Dynamics."""
-        a = self._checked(F, (self._matter_subsystem.get_num_bodies(), 2, 3), "set_all_body_forces()")
-        self._upd_values(state).body_forces[:] = a
-
-    def get_all_body_forces(self, state) -> np.ndarray:
-        """The body forces applied, (nb, 2, 3), a copy."""
-        return self._values(state).body_forces.copy()
-
-    def set_one_mobility_force(self, state, mobod, which_u: int, f: float) -> None:
-        """Set the force on speed ``which_u`` of ``mobod``; invalidates Dynamics."""
-        _, ui = _mobility(self._matter_subsystem, state, self, _body(mobod, f"{self!r}: mobod"), which_u, False)
-        self._upd_values(state).mobility_forces[ui] = _real(f, f"{self!r}.set_one_mobility_force(): f")
-
-    def add_force_to_body_point(self, state, mobod, station, force) -> None:
-        """Add a force (in Ground) at a station of ``mobod`` (needs Position); invalidates Dynamics."""
-        b = _body(mobod, f"{self!r}: mobod")
-        f = _vec3(force, f"{self!r}.add_force_to_body_point(): force")
-        r = b.express_vector_in_ground(state, _vec3(station, f"{self!r}.add_force_to_body_point(): station"))
-        values = self._upd_values(state)
-        values.body_forces[b._index, 0] += np.cross(r, f)
-        values.body_forces[b._index, 1] += f
-
-    def clear_all_forces(self, state) -> None:
-        """Remove every force this element applies; invalidates Dynamics."""
-        values = self._upd_values(state)
-        values.body_forces[:] = 0.0
-        values.mobility_forces[:] = 0.0
-
-    @classmethod
-    def _pack(cls, elements, matter, state):
-        return SimpleNamespace(elements=list(elements))
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        for e in packed.elements:
-            values = e._values(state)
-            body_forces += values.body_forces
-            if len(values.mobility_forces) == len(mobility_forces):
-                mobility_forces += values.mobility_forces

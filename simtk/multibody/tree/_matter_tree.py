@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _core
+from ...common._ownership import check_system
 from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
 from ...common.function import FunctionTableBuilder
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
@@ -367,9 +368,11 @@ class MatterTree(BatchDynamics, Subsystem):
     def _cache(self, state: State) -> _MatterCache:
         return self.get_cache_entry(state, self._cache_index)
 
-    def _at(self, state: State, stage: int, what: str) -> _MatterCache:
+    def _at(self, state: State, stage: int, what: str | tuple) -> _MatterCache:
+        # what: the operation, or (its words, a body index) to name the body by its path (only when raising)
         ss = self._ss(state)
         if ss.stage < stage:
+            what = what if isinstance(what, str) else f"{what[0]} '{self._bodies[what[1]].get_absolute_path()}'"
             raise StageTooLowError(f"{self._where()}: {what}", stage, ss.stage)
         if stage >= INSTANCE:  # the entry's latest stage is Instance: at or above it, it is current
             return ss.cache[self._cache_index].value
@@ -408,21 +411,21 @@ class MatterTree(BatchDynamics, Subsystem):
         return ro.mass, ro.p_BC
 
     def _body_pose(self, state: State, i: int):
-        ro = self._at(state, POSITION, f"body {i} pose").ro
+        ro = self._at(state, POSITION, ("pose of body", i)).ro
         return ro.R_GB[i], ro.p_GB[i]
 
     def _mobilizer_pose(self, state: State, i: int):
-        ro = self._at(state, POSITION, f"mobilizer {i} pose").ro
+        ro = self._at(state, POSITION, ("pose of the mobilizer of", i)).ro
         return ro.R_FM[i], ro.p_FM[i]
 
     def _body_velocity(self, state: State, i: int) -> np.ndarray:
-        return self._at(state, VELOCITY, f"body {i} velocity").ro.V_GB[i]
+        return self._at(state, VELOCITY, ("velocity of body", i)).ro.V_GB[i]
 
     def _mobilizer_velocity(self, state: State, i: int) -> np.ndarray:
-        return self._at(state, VELOCITY, f"mobilizer {i} velocity").ro.V_FM[i]
+        return self._at(state, VELOCITY, ("velocity of the mobilizer of", i)).ro.V_FM[i]
 
     def _body_acceleration(self, state: State, i: int) -> np.ndarray:
-        return self._at(state, ACCELERATION, f"body {i} acceleration").ro.A_GB[i]
+        return self._at(state, ACCELERATION, ("acceleration of body", i)).ro.A_GB[i]
 
     def _fit_q(self, state: State, i: int, X_FM: Transform) -> np.ndarray:
         from ._fitting import fit_q
@@ -486,6 +489,8 @@ class MatterTree(BatchDynamics, Subsystem):
         b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
         if _add_station_force(self, state, b, station, force, body_forces):
             return
+        if getattr(state, "_system", None) is not self._system:
+            check_system(f"{self._where()}.add_in_station_force()", state, self._system, "State")
         R, _ = self._body_pose(state, b)
         r = R @ _vec3(station, "add_in_station_force(): station")
         f = _vec3(force, "add_in_station_force(): force")
@@ -493,8 +498,14 @@ class MatterTree(BatchDynamics, Subsystem):
         body_forces[b, 1] += f
 
     def add_in_body_torque(self, state: State, body, torque, body_forces: np.ndarray) -> None:
-        """Add ``torque`` (3,) in Ground to ``body`` in ``body_forces`` (the State is not read)."""
+        """Add ``torque`` (3,) in Ground to ``body`` in ``body_forces`` (the State, of this System, is not read)."""
         b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
+        try:  # the State is not read: check it here (a try costs nothing, a getattr call would)
+            foreign = state._system is not self._system
+        except AttributeError:  # not a State
+            foreign = True
+        if foreign:
+            check_system(f"{self._where()}.add_in_body_torque()", state, self._system, "State")
         if not _add_to_row(body_forces, b, 0, torque):
             body_forces[b, 0] += _vec3(torque, "add_in_body_torque(): torque")
 
@@ -503,6 +514,8 @@ class MatterTree(BatchDynamics, Subsystem):
         b = body._index if isinstance(body, MobilizedBody) and body._matter is self else self._body_index(body)
         if _add_mobility_force(self, state, b, which_u, f, mobility_forces):
             return
+        if getattr(state, "_system", None) is not self._system:
+            check_system(f"{self._where()}.add_in_mobility_force()", state, self._system, "State")
         u0, n = self._u_range(state, b)
         if not 0 <= which_u < n:
             raise IndexError(f"{self._bodies[b]!r}: no u[{which_u}] (it has {n})")
@@ -511,7 +524,7 @@ class MatterTree(BatchDynamics, Subsystem):
     def _body_index(self, body) -> int:
         if isinstance(body, MobilizedBody):
             if body._matter is not self:
-                raise ValueError(f"{body!r} belongs to another matter subsystem")
+                check_system(self._where(), body, self._system, "body")
             return body._index
         i = int(body)
         if not 0 <= i < len(self._bodies):

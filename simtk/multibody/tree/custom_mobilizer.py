@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ... import _core
+from ...common._ownership import check_system
 from ...spatial import Rotation, Transform
 from ._matter_tree import MatterTree
 from .mobilized_body import MobilizedBody
@@ -317,9 +318,9 @@ class Custom(MobilizedBody):
         if impl._mobod is not None:
             raise ValueError(f"{type(self).__name__}: this implementation object already belongs to "
                              f"{impl._mobod!r}")
-        if impl._matter is not getattr(parent, "_matter", None):
-            raise ValueError(f"{type(self).__name__}: the implementation was made for another matter subsystem "
-                             "than the parent's")
+        if isinstance(parent, MobilizedBody) and impl._matter is not parent._matter:
+            check_system(f"MobilizedBody.{type(self).__name__}", impl._matter, parent._matter._system,
+                         "the implementation's matter subsystem")
         if direction != MobilizedBody.Forward:
             raise NotImplementedError(f"{type(self).__name__}: a Custom mobilizer cannot be reversed; write the "
                                       "reversed kinematics in its implementation instead")

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _core
 from ..._kinds import KindsMeta
+from ...common._ownership import check_system
 from ...common.component import Component
 from ...common.output import Output, output
 from ...common.property import Property, instance_of
@@ -41,6 +42,12 @@ def _vec(x, n: int, owner, method: str) -> np.ndarray:
     if not np.isfinite(a).all():
         raise ValueError(f"{owner!r}.{method}: values must be finite, got {a}")
     return a
+
+
+def _check_state(mobod: "MobilizedBody", state: "State", method: str) -> None:
+    # The refusal of a State of another System by a helper that writes without reading the State (so no
+    # State check of its own would catch it): called only when the cheap test in the helper failed.
+    check_system(f"{mobod!r}.{method}", state, mobod._matter._system, "State")
 
 
 def _as_transform(X) -> Transform:
@@ -509,6 +516,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
 
     def find_body_transform_in_another_body(self, state: "State", in_body: "MobilizedBody") -> Transform:
         """X_AB: this body's pose measured and expressed in body A (Position)."""
+        if getattr(in_body, "_matter", None) is not self._matter:
+            check_system(f"{self!r}.find_body_transform_in_another_body()", in_body, self._matter._system, "body")
         return ~in_body.get_body_transform(state) * self.get_body_transform(state)
 
     def express_vector_in_ground(self, state: "State", v_B) -> np.ndarray:
@@ -525,7 +534,23 @@ class MobilizedBody(Component, metaclass=KindsMeta):
     # Simbody's MobilizedBody::apply*: each adds into an accumulator the caller passes (a Force.Custom's
     # body_forces (nb, 2, 3) or mobility_forces (nu,)), in Ground, torques about the body origin.
     def apply_body_force(self, state: "State", F, body_forces: np.ndarray) -> None:
-        """Add spatial force F = (torque, force) (2, 3), in Ground, at this body's origin."""
+        """Add spatial force F = (torque, force) (2, 3), in Ground, at this body's origin.
+
+        Parameters
+        ----------
+        state : State
+            A State of this body's System (not read otherwise).
+        F : array_like, shape (2, 3)
+            (torque, force) in Ground; finite.
+        body_forces : numpy.ndarray, shape (nb, 2, 3)
+            The accumulator to add into: ``body_forces[i] += F`` for this body ``i``.
+        """
+        try:  # (a try costs nothing; getattr with a default would cost a call per evaluation)
+            foreign = state._system is not self._matter._system
+        except AttributeError:  # not a State
+            foreign = True
+        if foreign:
+            _check_state(self, state, "apply_body_force()")
         if _add_to_row(body_forces, self._index, -1, F):
             return
         F = np.asarray(F, dtype=np.float64)
@@ -539,12 +564,19 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         Parameters
         ----------
         state : State
-            Not read (the torque is the same about every point of the body).
+            A State of this body's System (not read otherwise: the torque is the same about every point of
+            the body).
         torque : array_like, shape (3,)
             The torque in Ground; finite.
         body_forces : numpy.ndarray, shape (nb, 2, 3)
             The accumulator to add into: ``body_forces[i, 0] += torque`` for this body ``i``.
         """
+        try:  # (a try costs nothing; getattr with a default would cost a call per evaluation)
+            foreign = state._system is not self._matter._system
+        except AttributeError:  # not a State
+            foreign = True
+        if foreign:
+            _check_state(self, state, "apply_body_torque()")
         if not _add_to_row(body_forces, self._index, 0, torque):
             body_forces[self._index, 0] += _vec(torque, 3, self, "apply_body_torque(): torque")
 
@@ -568,6 +600,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         """
         if _add_station_force(self._matter, state, self._index, station, force, body_forces):
             return
+        if getattr(state, "_system", None) is not self._matter._system:
+            _check_state(self, state, "apply_force_to_body_point()")
         R, _ = self._matter._body_pose(state, self._index)
         r = R @ _vec(station, 3, self, "apply_force_to_body_point(): station")
         f = _vec(force, 3, self, "apply_force_to_body_point(): force")
@@ -578,6 +612,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         """Add scalar generalized force ``f`` to this mobilizer's speed ``which_u``."""
         if _add_mobility_force(self._matter, state, self._index, which_u, f, mobility_forces):
             return
+        if getattr(state, "_system", None) is not self._matter._system:
+            _check_state(self, state, "apply_one_mobility_force()")
         u0, n = self._matter._u_range(state, self._index)
         if not 0 <= which_u < n:
             raise IndexError(f"{self!r}: no u[{which_u}] (it has {n})")
