@@ -41,6 +41,7 @@ from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
 from ..common.system import System
 from ._compiled_loop import CompiledLoopChoice
+from ._continuation import IntegratorContinuation
 from ._event_localization import _EventLocalization
 from .integrator_errors import (
     IntegratorError,
@@ -75,7 +76,7 @@ def _positive(value, where: str, allow_zero: bool = False, allow_inf: bool = Fal
     return v
 
 
-class Integrator(CompiledLoopChoice, _EventLocalization):
+class Integrator(CompiledLoopChoice, _EventLocalization, IntegratorContinuation):
     """Base class of the integrators: settings, step-size control, events and statistics.
 
     Subclasses implement ``_attempt_step(t1)`` (one step from the saved start ``(t0, y0, f0)`` to
@@ -325,6 +326,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         if not isinstance(state, State):
             raise TypeError(f"{type(self).__name__}.initialize: expected a State, got {type(state).__name__}")
         self._system.realize(state, Stage.Model)  # also refuses a State of another System
+        pending = self._pending_continuation_for(state)  # set_continuation() before initialize
         self._adv = state.copy()
         self._reset_statistics()
         self._sim_over = False
@@ -332,6 +334,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization):
         self._triggered_events = []
         self._h_pred = math.nan
         self._setup_interval(Stage.Model)
+        self._apply_pending(pending)
 
     def reinitialize(self, stage, should_terminate: bool = False) -> None:
         """Restart after the advanced State was changed (by an event handler) at ``stage`` or above.
