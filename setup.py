@@ -13,6 +13,7 @@ of compiling; ``SIMTK_REBUILD=1`` compiles anyway.
 import hashlib
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -69,15 +70,23 @@ extension = Extension(
 
 
 
+_SITE = re.compile(rb"[^\s\"'<>()]*[/\\]site-packages[/\\]")
+
+
 def _cache_key(ext: Extension) -> str:
     """A hash of everything the compiled core depends on."""
+    import Cython
+
     h = hashlib.sha256()
     for src in ext.sources:  # the C sources after cythonize
         with open(os.path.join(ROOT, src) if not os.path.isabs(src) else src, "rb") as f:
-            h.update(f.read())
+            # Cython writes the paths of numpy's headers into the C source, and pip's isolated build
+            # environment is a new temporary directory every time: the paths are left out of the key
+            # (numpy's and Cython's versions are in it).
+            h.update(_SITE.sub(b"<site-packages>/", f.read()))
     for part in (ext.extra_compile_args, ext.extra_link_args, ext.define_macros, ext.libraries,
                  sysconfig.get_config_var("EXT_SUFFIX"), sysconfig.get_config_var("CC"), sys.version,
-                 platform.machine(), np.__version__, DEBUG):
+                 platform.machine(), np.__version__, Cython.__version__, DEBUG):
         h.update(repr(part).encode())
     return h.hexdigest()[:24]
 
