@@ -2,16 +2,33 @@
 
 Set ``SIMTK_DEBUG=1`` in the environment to build with bounds and wraparound
 checks on (slower; for debugging kernels).
+
+A build is reused: pip builds in a new temporary directory every time (``pip install -e .``
+recompiled the core, about 1.5 minutes, at every install), so each compiled core is kept in
+``build/simtk_core_cache/<key>/``, where the key hashes what the binary depends on (the generated
+C source, which Cython regenerates when the ``.pyx`` or any ``core/*.pxi`` changes, the compiler
+flags, Python's ABI and numpy's version). An install whose key is there copies that core instead
+of compiling; ``SIMTK_REBUILD=1`` compiles anyway.
 """
+import hashlib
 import os
+import platform
+import re
 import shlex
+import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(ROOT, "build", "simtk_core_cache")
+KEEP = 4  # cached cores kept (the newest): enough to switch branches back and forth without a rebuild
 
 DEBUG = os.environ.get("SIMTK_DEBUG", "0") not in ("", "0")
 
@@ -51,7 +68,64 @@ extension = Extension(
     extra_link_args=OPENMP,
 )
 
+
+
+_SITE = re.compile(rb"[^\s\"'<>()]*[/\\]site-packages[/\\]")
+
+
+def _cache_key(ext: Extension) -> str:
+    """A hash of everything the compiled core depends on."""
+    import Cython
+
+    h = hashlib.sha256()
+    for src in ext.sources:  # the C sources after cythonize
+        with open(os.path.join(ROOT, src) if not os.path.isabs(src) else src, "rb") as f:
+            # Cython writes the paths of numpy's headers into the C source, and pip's isolated build
+            # environment is a new temporary directory every time: the paths are left out of the key
+            # (numpy's and Cython's versions are in it).
+            h.update(_SITE.sub(b"<site-packages>/", f.read()))
+    for part in (ext.extra_compile_args, ext.extra_link_args, ext.define_macros, ext.libraries,
+                 sysconfig.get_config_var("EXT_SUFFIX"), sysconfig.get_config_var("CC"), sys.version,
+                 platform.machine(), np.__version__, Cython.__version__, DEBUG):
+        h.update(repr(part).encode())
+    return h.hexdigest()[:24]
+
+
+class CachedBuildExt(build_ext):
+    """``build_ext`` that copies a kept core whose key matches instead of compiling it again."""
+
+    def build_extension(self, ext):
+        target = self.get_ext_fullpath(ext.name)
+        try:
+            key = _cache_key(ext)
+        except OSError:  # a source not generated yet: nothing to compare, build as usual
+            return super().build_extension(ext)
+        kept = os.path.join(CACHE, key, os.path.basename(target))
+        if os.path.exists(kept) and os.environ.get("SIMTK_REBUILD", "0") in ("", "0"):
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            shutil.copy2(kept, target)
+            os.utime(os.path.join(CACHE, key))  # recently used: kept longest
+            print(f"simtk_core: reusing the core built from the same sources ({kept})")
+            return None
+        super().build_extension(ext)
+        try:
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            shutil.copy2(target, kept + ".part")
+            os.replace(kept + ".part", kept)  # never a half-written core under a valid key
+            _prune()
+        except OSError as e:  # a read-only tree: the build stands, it is just not kept
+            print(f"simtk_core: could not keep the build in {CACHE}: {e}")
+        return None
+
+
+def _prune() -> None:
+    entries = sorted((os.path.join(CACHE, d) for d in os.listdir(CACHE)), key=os.path.getmtime, reverse=True)
+    for old in entries[KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 setup(
+    cmdclass={"build_ext": CachedBuildExt},
     ext_modules=cythonize(
         [extension],
         compiler_directives={

@@ -1,7 +1,7 @@
 # The O(n) sweeps over a frozen tree of mobilized bodies, and the per-State
 # workspace (TreeKernels) that owns their cache arrays.
 #
-# Conventions (API.md): body 0 is Ground, parent[i] < i. X_GB = X_GP X_PF
+# Conventions (docs/api_contract.md): body 0 is Ground, parent[i] < i. X_GB = X_GP X_PF
 # X_FM(q) ~X_BM. Public spatial quantities follow Simbody (V_GB = angular
 # velocity and velocity of the body ORIGIN, in Ground; body forces are torque
 # about the body origin and force at it, in Ground). Internally every spatial

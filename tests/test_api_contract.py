@@ -1,4 +1,4 @@
-"""Every public name of shared/design/API.md exists, where API.md says (users depend on them)."""
+"""Every public name of the API contract (docs/api_contract.md) exists, where it says (users depend on them)."""
 import pytest
 
 import simtk

@@ -3,13 +3,19 @@
 A long simulation is often stopped and continued later, or handed to someone else. simtk keeps
 the two halves apart, as Simbody does: the *model* (bodies, joints, forces, constraints and their
 parameters) goes to a text file written by ``simtk.io.save_model``; the *State* (time, q, u, z
-and the discrete variables) goes to a ``.npz`` snapshot written by ``simtk.io.save_state``. This
-script
+and the discrete variables) goes to a ``.npz`` snapshot written by ``simtk.io.save_state``. The
+integrator carries one thing more from step to step, its predicted step size (its
+*continuation*): ``save_state(state, path, integrator=integ)`` saves it beside the State and
+``integ.set_continuation(load_continuation(path))`` gives it to the new integrator, without which
+the resumed run restarts its step-size control and differs at the accuracy's level. This script
 
 1. builds a double pendulum with a spring, a damper and a rod constraint, and simulates it;
-2. saves the model and the State halfway, and prints the start of the model file;
-3. loads the model into a new System and the State into it, and runs the second half;
-4. checks that the resumed run equals, bit for bit, a run that was never interrupted.
+2. saves the model, the State and the integrator's continuation halfway, and prints the start of
+   the model file;
+3. continues the same run to the end (the reference, never interrupted);
+4. loads the model into a new System, the State into it and the continuation into a new
+   integrator, and runs the second half;
+5. checks that the resumed run equals the uninterrupted one bit for bit.
 
 Run: ``python tutorials/19_save_and_resume.py``
 """
@@ -34,7 +40,7 @@ from simtk import (
     TimeStepper,
     Transform,
 )
-from simtk.io import load_model, load_state, save_model, save_state
+from simtk.io import load_continuation, load_model, load_state, save_model, save_state
 
 LINK = 0.5  # m
 
@@ -63,37 +69,46 @@ def start_state(system):
     return state
 
 
-def run(system, state, t_end: float, dt: float = 0.05):
-    """Integrate to ``t_end`` reporting every ``dt``; returns the final State and the rows (t, y)."""
+def stepper_for(system, state, continuation=None):
+    """A TimeStepper with RK-Merson at accuracy 1e-8, started at ``state`` (and at ``continuation``)."""
     integ = RungeKuttaMersonIntegrator(system)
     integ.set_accuracy(1e-8)
     stepper = TimeStepper(system, integ)
     stepper.initialize(state)
+    if continuation is not None:
+        integ.set_continuation(continuation)
+    return stepper
+
+
+def run(stepper, t_end: float, dt: float = 0.05):
+    """Step to ``t_end`` reporting every ``dt``; returns the rows (t, y)."""
     rows = []
-    t = state.get_time()
+    t = stepper.get_time()
     while t < t_end - 1e-12:
         t = min(t + dt, t_end)
         stepper.step_to(t)
         rows.append(np.concatenate([[stepper.get_time()], stepper.get_state().get_y()]))
-    return stepper.get_state(), np.array(rows)
+    return np.array(rows)
 
 
 def main() -> None:
     system = build()
-    half, _ = run(system, start_state(system), 0.5)
-    _, reference = run(system, half.copy(), 1.0)  # never interrupted
+    stepper = stepper_for(system, start_state(system))
+    run(stepper, 0.5)
 
     with tempfile.TemporaryDirectory() as tmp:
         model_path, state_path = pathlib.Path(tmp) / "pendulum.simtk", pathlib.Path(tmp) / "halfway.npz"
         save_model(system, model_path)
-        save_state(half, state_path)
+        save_state(stepper.get_state(), state_path, integrator=stepper.get_integrator())
+        reference = run(stepper, 1.0)  # the same run, never interrupted
         text = model_path.read_text()
         print(f"model file ({len(text.splitlines())} lines), first lines:")
         for line in text.splitlines()[:12]:
             print("   ", line)
         loaded = load_model(model_path)
         resumed_state = load_state(loaded, state_path)
-    _, resumed = run(loaded, resumed_state, 1.0)
+        continuation = load_continuation(state_path)
+    resumed = run(stepper_for(loaded, resumed_state, continuation), 1.0)
 
     same = reference.shape == resumed.shape and np.array_equal(reference, resumed)
     print(f"resumed at t = {resumed_state.get_time():.2f} s in a System read from the file")

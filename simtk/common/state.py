@@ -36,6 +36,7 @@ import weakref
 import numpy as np
 
 from .._core import _k
+from . import _rebind
 from ._values import _checked_vector, _copied_value, _readonly, _same_value
 from .errors import StageOutOfRangeError, StageTooLowError, TopologyVersionError
 from .stage import (
@@ -296,8 +297,15 @@ class State:
             raise StageTooLowError(f"State.{where}", stage, self._stage)
 
     def _check_system(self, system) -> None:
-        """Refuse a State that belongs to another System or to an older topology of this one."""
+        """Refuse a State that belongs to another System or to an older topology of this one.
+
+        A State of a structurally identical copy of ``system`` (one pickled alone, back from a worker)
+        is taken into ``system`` instead: see ``simtk.common._rebind``.
+        """
         if self._system is not system:
+            if _rebind.is_structural_copy(self, system):
+                _rebind.take_into(self, system)
+                return
             raise ValueError(
                 f"this State belongs to {self._system!r}, not to {system!r}; use a State made by "
                 "this System's realize_topology()")
@@ -317,7 +325,11 @@ class State:
 
     # ------------------------------------------------------------------ stages
     def get_system(self):
-        """The System this State belongs to (an unpickled State brings a copy of its System along)."""
+        """The System this State belongs to.
+
+        An unpickled State brings a copy of its System along; the original System takes it as its own
+        (this returns the original then) when the copy is structurally identical to it.
+        """
         return self._system
 
     def get_system_stage(self) -> Stage:
@@ -604,6 +616,9 @@ class State:
         it must (a discrete variable: its own stage; t: Time; y: Position). Discrete variables go
         first, so a Model-stage variable that differs re-lays out this State before y is copied.
         """
+        if other._system is not self._system and self._system is not None \
+                and _rebind.is_structural_copy(other, self._system):
+            _rebind.take_into(other, self._system)  # a State of a pickled copy of this System
         if other._system is not self._system or other._topology_version != self._topology_version:
             raise ValueError("copy_variables_from: the States belong to different Systems or topologies")
         if other._stage < MODEL:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import uuid
 import weakref
 from typing import Sequence
 
@@ -70,6 +71,9 @@ class System(Component):
         # at once (as Simbody invalidates the States it hands out); weak, so States die as usual.
         self._live_states: weakref.WeakSet = weakref.WeakSet()
         self._pending_changes: list = []
+        # Shared by this System and its pickled copies (not by a System built alike): a State of a copy
+        # is taken back only by a System of the same lineage (simtk.common._rebind).
+        self._lineage = uuid.uuid4().hex
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self._name}' with {len(self._subsystems)} subsystems>"
@@ -318,6 +322,8 @@ class System(Component):
     # ------------------------------------------------------------------ property changes
     def _parameter_changed(self, stage: Stage, component: Component) -> None:
         """A property of ``component`` changed: every live State of this topology loses ``stage`` and above."""
+        # Moves the key of the structural signature (simtk.common._rebind) that States of copies are compared by.
+        self._parameter_epoch = self.__dict__.get("_parameter_epoch", 0) + 1
         if stage <= TOPOLOGY:
             self.invalidate_system_topology_cache()
             return
@@ -329,6 +335,7 @@ class System(Component):
     def __getstate__(self) -> dict:
         d = dict(self.__dict__)
         d["_live_states"] = None  # a weak set does not pickle; the copy starts its own
+        d.pop("_signature_cache", None)
         return d
 
     def __setstate__(self, d: dict) -> None:

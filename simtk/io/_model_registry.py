@@ -1,9 +1,10 @@
 """The class registry of the model format: how each built-in and registered class is written and rebuilt."""
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -79,6 +80,70 @@ def _declared(cls: type) -> dict:
 _BY_NAME: dict[str, _Spec] = {}
 _BY_CLASS: dict[type, _Spec] = {}
 
+_NO_DEFAULT = object()
+
+
+def _user_constructor(cls: type) -> inspect.Signature | None:
+    """The signature of the constructor a model file rebuilds ``cls`` with, when the user wrote it
+    (None when ``cls`` keeps simtk's base constructor)."""
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass):
+            if klass is object or klass.__module__.split(".")[0] == "simtk":
+                return None
+            try:
+                return inspect.signature(klass.__init__)
+            except (TypeError, ValueError):  # a constructor without a signature (a C type's)
+                return None
+    return None
+
+
+def _rebuild_default(cls: type, name: str, prop: Any) -> Any:
+    """The value property ``name`` gets when a file omits it: the constructor's default (what
+    ``cls(**properties)`` uses), or the Property's own default when simtk's base constructor is kept."""
+    sig = _user_constructor(cls)
+    if sig is None or name not in sig.parameters:
+        return prop.default
+    default = sig.parameters[name].default
+    return _NO_DEFAULT if default is inspect.Parameter.empty else default
+
+
+def _check_parameters(cls: type, category: str) -> None:
+    """Refuse a class whose constructor parameters and declared Properties do not match one to one:
+    a model file keeps the Properties only and rebuilds the class as ``cls(**properties)``."""
+    sig = _user_constructor(cls)
+    if sig is None:
+        return
+    declared = _declared(cls)
+    params = list(sig.parameters.values())[1:]  # after self
+    kinds = inspect.Parameter
+    for p in params:
+        if p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD):
+            continue
+        if p.name == "matter" and category in ("mobilizer", "constraint"):
+            continue  # given by the loader
+        if p.name not in declared or p.kind is kinds.POSITIONAL_ONLY:
+            example = "..." if p.default is kinds.empty else repr(p.default)
+            raise TypeError(
+                f"register_class: {cls.__qualname__}'s constructor parameter {p.name!r} is not a declared Property, "
+                "so a model file could not keep it (the class is saved as its Properties and rebuilt as "
+                f"cls(**properties)): declare it in the class body, {p.name} = Property({example}, "
+                f"stage=Stage.Instance), and set it in __init__ with self.{p.name} = {p.name}")
+    if not any(p.kind is kinds.VAR_KEYWORD for p in params):
+        names = {p.name for p in params}
+        for name in declared:
+            if name not in names:
+                raise TypeError(
+                    f"register_class: {cls.__qualname__} declares property {name!r}, which its constructor does not "
+                    f"take; a model file rebuilds the class as cls(**properties): add a parameter {name}=... to "
+                    "__init__")
+
+
+def _undeclared_attributes(obj: Any) -> list[str]:
+    """The public instance attributes of a user's object that are not declared Properties (a model
+    file cannot keep them)."""
+    declared = _declared(type(obj))
+    return [k for k in getattr(obj, "__dict__", {}) if not k.startswith("_") and k not in declared]
+
 
 def register_class(cls: type, name: str | None = None) -> str:
     """Register a user's class so that models using it save and load by ``name``.
@@ -88,7 +153,8 @@ def register_class(cls: type, name: str | None = None) -> str:
     cls : type
         A subclass of ``Force.Custom.Implementation``, ``Constraint.Custom.Implementation``,
         ``MobilizedBody.Custom.Implementation`` or ``Motion.Custom.Implementation`` whose parameters
-        are declared Properties and whose constructor accepts them as keyword arguments
+        are declared Properties and whose constructor accepts them as keyword arguments (every
+        constructor parameter must be a declared Property, or a model file would lose it: refused)
         (mobilizer and constraint implementations also get ``matter=``); or a subclass of
         ``Function`` (for the elements a Function defines: ``MobilizedBody.FunctionBased``,
         ``Constraint.CoordinateCoupler``, ...), written as its declared Properties and rebuilt as
@@ -101,6 +167,14 @@ def register_class(cls: type, name: str | None = None) -> str:
     -------
     str
         The registered name.
+
+    Raises
+    ------
+    TypeError
+        ``cls`` is not such a subclass, or its constructor takes a parameter that is not a declared
+        Property (or does not take one of its Properties); the message names the parameter and
+        how to declare it. A public attribute that is not a declared Property is refused by
+        ``save_model``, naming the element.
     """
     bases = {Force.Custom.Implementation: "force", Constraint.Custom.Implementation: "constraint",
              MobilizedBody.Custom.Implementation: "mobilizer", Motion.Custom.Implementation: "motion",
@@ -112,6 +186,7 @@ def register_class(cls: type, name: str | None = None) -> str:
     old_spec = _BY_CLASS.get(cls)
     if old_spec is not None and not old_spec.user:
         raise ValueError(f"register_class: {cls.__qualname__} is built in; it is saved as {old_spec.name}")
+    _check_parameters(cls, category)
     name = name if name is not None else cls.__qualname__
     if not isinstance(name, str) or not _WORD.fullmatch(name) or name in ("true", "false"):
         raise ValueError(f"register_class: {name!r} is not a valid class name for a model file")

@@ -22,7 +22,18 @@ from simtk import (
     Transform,
 )
 
-from ._model_registry import _BY_CLASS, _UNSUPPORTED, FORMAT, _declared, _Ref, _Spec, _Word
+from ._model_registry import (
+    _BY_CLASS,
+    _NO_DEFAULT,
+    _UNSUPPORTED,
+    FORMAT,
+    _declared,
+    _rebuild_default,
+    _Ref,
+    _Spec,
+    _undeclared_attributes,
+    _Word,
+)
 from .errors import ModelFileError
 
 
@@ -103,10 +114,12 @@ def _fmt_function(f: Function, where: str) -> str:
         params = f.parameters()
         items = [(k, params[k]) for k, _ in spec.params]
     else:
+        _refuse_undeclared(f, spec, where)
         items = []
         for pname, prop in _declared(type(f)).items():
             value = prop.get(f)
-            if prop.default is not _MISSING_DEFAULT and _same(value, prop.default, where):
+            default = _rebuild_default(type(f), pname, prop)
+            if default is not _MISSING_DEFAULT and default is not _NO_DEFAULT and _same(value, default, where):
                 continue
             if _is_component(value):
                 raise ModelFileError(f"{where}: {spec.name} property {pname!r} holds a component; a Function "
@@ -114,6 +127,15 @@ def _fmt_function(f: Function, where: str) -> str:
             items.append((pname, value))
     inner = " ".join(f"{k}={_fmt(v, f'{where} {spec.name} {k}')}" for k, v in items)
     return f"{spec.name} [ {inner} ]" if inner else f"{spec.name} [ ]"
+
+
+def _refuse_undeclared(obj, spec: _Spec, where: str) -> None:
+    bad = _undeclared_attributes(obj)
+    if bad:
+        raise ModelFileError(
+            f"{where} ({spec.name}): its attribute {bad[0]!r} is not a declared Property, so the model file could not "
+            f"keep it (it would load with its constructor default); declare it in {type(obj).__qualname__}'s class "
+            f"body, {bad[0]} = Property(...), and take it as a constructor parameter")
 
 
 _MISSING_DEFAULT = inspect.signature(type(Constraint.Rod.length).__init__).parameters["default"].default
@@ -180,10 +202,16 @@ class _Writer:
                 self.emit("]")
             elif value is not None:
                 self.emit(f"{item}={_fmt(value, f'{where} ({spec.name}) {item}')}")
+        user = comp.get_implementation() if spec.user else None
+        if user is not None:
+            _refuse_undeclared(user, spec, where)
         for pname in comp.get_property_names():
             value = comp.get_property(pname)
             info = comp.get_property_info(pname)
-            if info.default is not _MISSING_DEFAULT and _same(value, info.default, where):
+            # A user's class is rebuilt as cls(**properties): a property left out gets the constructor's default.
+            default = info.default if user is None or pname not in _declared(type(user)) \
+                else _rebuild_default(type(user), pname, info)
+            if default is not _MISSING_DEFAULT and default is not _NO_DEFAULT and _same(value, default, where):
                 continue  # ArtiSynth writes only the properties that differ from their defaults
             if _is_component(value):
                 value = _Ref(comp.get_relative_path_name(value))

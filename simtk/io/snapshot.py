@@ -6,7 +6,16 @@ discrete variables declared by name on components, and a hash of the System's to
 component paths and kinds, the variable paths and the discrete-variable layout).
 
 ``load_state`` into a System of the same topology gives a State whose variables are bitwise the
-saved ones, so a simulation continued from it equals one continued from the original. A System of
+saved ones. A State is not all a run carries: an error-controlled integrator also carries its
+predicted step size (Verlet: its last step too), so an integrator started from the loaded State
+alone restarts its step-size control and the run differs from the uninterrupted one at the
+accuracy's level. For a bitwise resume, save the integrator's continuation with the State and give
+it to the new integrator::
+
+    save_state(stepper.get_state(), path, integrator=integ)
+    ...
+    stepper2.initialize(load_state(system, path))
+    integ2.set_continuation(load_continuation(path))   # before initialize works too (a Simulation) A System of
 another topology is refused with the differences named; ``migrate=True`` carries every variable
 whose path still exists and leaves the rest at their defaults, as ``System.migrate_state`` does.
 
@@ -25,7 +34,7 @@ import numpy as np
 
 from simtk import Stage, State, System
 
-__all__ = ["save_state", "load_state", "SnapshotError", "topology_signature"]
+__all__ = ["save_state", "load_state", "load_continuation", "SnapshotError", "topology_signature"]
 
 _FORMAT = 1
 
@@ -166,7 +175,7 @@ def _decode_scalar(template: Any, a: np.ndarray):
 
 
 # ---------------------------------------------------------------------- save
-def save_state(state: State, path: str | os.PathLike) -> None:
+def save_state(state: State, path: str | os.PathLike, *, integrator: Any = None) -> None:
     """Save ``state``'s variables to ``path`` (a ``.npz`` file).
 
     Parameters
@@ -175,16 +184,22 @@ def save_state(state: State, path: str | os.PathLike) -> None:
         A State realized at least to Model (its layout must exist).
     path : str or path-like
         Where to write; numpy adds ``.npz`` if the name has no such suffix.
+    integrator : Integrator, optional
+        The integrator whose current State ``state`` is: its continuation (``get_continuation()``:
+        the predicted step size and the method's step history) is saved too, for a bitwise resume
+        with `load_continuation` and ``Integrator.set_continuation``.
 
     Raises
     ------
     SnapshotError
-        The State is not realized to Model, or holds a discrete value made of something other
-        than numbers and numeric arrays (it could not be read back without pickle).
+        The State is not realized to Model, holds a discrete value made of something other than
+        numbers and numeric arrays (it could not be read back without pickle), or is not
+        ``integrator``'s current State.
     """
     system = state.get_system()
     if system is None or state.get_system_stage() < Stage.Model:
         raise SnapshotError("save_state: the State must belong to a System and be realized to Model at least")
+    continuation = _continuation_arrays(state, integrator) if integrator is not None else {}
     # The signature of the default State: variable names change with Model-stage options (Euler angles).
     lines = topology_signature(system, system.realize_topology())
     arrays: dict[str, Any] = {
@@ -220,7 +235,53 @@ def save_state(state: State, path: str | os.PathLike) -> None:
                 values.append(float(v))
     arrays["named_keys"] = np.array(named, dtype=str)
     arrays["named_values"] = np.array(values, dtype=np.float64)
+    arrays.update(continuation)
     np.savez(path, **arrays)
+
+
+def _continuation_arrays(state: State, integrator: Any) -> dict[str, np.ndarray]:
+    c = integrator.get_continuation()
+    if c["time"] != state.get_time() or not np.array_equal(integrator.get_state().get_y(), state.get_y()):
+        raise SnapshotError(f"save_state: the State (t = {state.get_time()!r}) is another State than the "
+                            f"integrator's current one (t = {c['time']!r}); save the integrator's State "
+                            "(stepper.get_state()) with its continuation")
+    out = {"continuation_keys": np.array(list(c), dtype=str)}
+    for i, value in enumerate(c.values()):
+        out[f"c{i}"] = np.array(value)
+    return out
+
+
+def load_continuation(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The integrator continuation saved with the State in ``path`` (``save_state(..., integrator=)``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by `save_state`.
+
+    Returns
+    -------
+    dict or None
+        For ``Integrator.set_continuation`` (on an integrator initialized with ``load_state``'s
+        State, or before its ``initialize``); None when the snapshot was saved without one.
+    """
+    data = _read(path)
+    if "continuation_keys" not in data:
+        return None
+    out: dict[str, Any] = {}
+    for i, key in enumerate(data["continuation_keys"].tolist()):
+        a = data[f"c{i}"]
+        if a.ndim:
+            out[key] = np.array(a, dtype=np.float64)
+        elif a.dtype.kind == "U":
+            out[key] = str(a)
+        elif a.dtype.kind == "b":
+            out[key] = bool(a)
+        elif a.dtype.kind in "iu":
+            out[key] = int(a)
+        else:
+            out[key] = float(a)
+    return out
 
 
 # ---------------------------------------------------------------------- load

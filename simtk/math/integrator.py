@@ -49,6 +49,7 @@ from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
 from ..common.system import System
 from ._compiled_loop import CompiledLoopChoice
+from ._continuation import IntegratorContinuation
 from ._divergence import DivergenceWatch
 from ._event_localization import _EventLocalization
 from .integrator_errors import (
@@ -84,7 +85,7 @@ def _positive(value, where: str, allow_zero: bool = False, allow_inf: bool = Fal
     return v
 
 
-class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch):
+class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch, IntegratorContinuation):
     """Base class of the integrators: settings, step-size control, events and statistics.
 
     Subclasses implement ``_attempt_step(t1)`` (one step from the saved start ``(t0, y0, f0)`` to
@@ -334,6 +335,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch):
         if not isinstance(state, State):
             raise TypeError(f"{type(self).__name__}.initialize: expected a State, got {type(state).__name__}")
         self._system.realize(state, Stage.Model)  # also refuses a State of another System
+        pending = self._pending_continuation_for(state)  # set_continuation() before initialize
         self._adv = state.copy()
         self._reset_statistics()
         self._sim_over = False
@@ -342,6 +344,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch):
         self._h_pred = math.nan
         self._setup_interval(Stage.Model)
         self._watch_start()
+        self._apply_pending(pending)
 
     def reinitialize(self, stage, should_terminate: bool = False) -> None:
         """Restart after the advanced State was changed (by an event handler) at ``stage`` or above.

@@ -84,6 +84,10 @@ class ScipyIntegrator(Integrator):
         self._t_checked = self._t0  # events and reports delivered up to here
         self._use_interp = False
 
+    def _continuation_extra(self) -> dict:
+        raise IntegratorError(f"{type(self).__name__}: its continuation (the step-size history inside scipy's "
+                              "solver) cannot be saved; a run resumed from a saved State restarts the solver")
+
     def _copy_helpers(self) -> None:
         # Private copies share the advanced State's discrete variables (copied by value).
         self._scratch = self._adv.copy()

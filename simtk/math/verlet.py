@@ -1,6 +1,8 @@
 """Velocity Verlet with error control (Simbody's ``VerletIntegrator``)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .integrator import Integrator
@@ -95,3 +97,16 @@ class VerletIntegrator(Integrator):
         else:
             et += np.abs(a1 - a0) * (0.5 * h)
         return True
+
+    def _continuation_extra(self) -> dict[str, Any]:
+        # the previous step and its start accelerations: the error estimate's second difference uses them
+        return {"hp": float(self._hp), "a_prev": np.array(self._a_prev), "have_history": bool(self._have_history)}
+
+    def _set_continuation_extra(self, c: dict[str, Any]) -> None:
+        a_prev = np.asarray(c.get("a_prev", ()), dtype=np.float64)
+        if a_prev.shape != self._a_prev.shape:
+            raise ValueError(f"VerletIntegrator.set_continuation: a_prev has shape {a_prev.shape}, this State needs "
+                             f"{self._a_prev.shape}")
+        self._a_prev[:] = a_prev  # in place: the compiled loop holds this array
+        self._hp = float(c["hp"])
+        self._have_history = bool(c["have_history"])

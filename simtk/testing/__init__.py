@@ -1,4 +1,4 @@
-"""Checking your own extensions: hypothesis strategies and checkers (API.md, "Checking your own extensions").
+"""Checking your own extensions: hypothesis strategies and checkers (docs/api_contract.md, "Checking your own extensions").
 
 Strategies (``simtk.testing.strategies``) draw random multibody systems (`multibody_systems`), random
 mixes of mobilizers, yours included (`mobilizer_mixes`), and states of a system (`states`, every

@@ -1,6 +1,6 @@
 """Cache entries (earliest/latest stages, marking, lazy evaluation) and auto-update discrete variables.
 
-The rule checked (API.md, seed §2.5.2-2.5.3): an entry is valid at or past its latest stage, never below
+The rule checked (docs/api_contract.md, seed §2.5.2-2.5.3): an entry is valid at or past its latest stage, never below
 its earliest (the framework also accepts it one below earliest, i.e. while earliest is being realized, if it
 was marked then), and in between only if marked realized since a stage at or below earliest last changed.
 """

@@ -2,7 +2,7 @@
 
 The machine drives a System of two probing subsystems (and one without hooks) through random sequences
 of variable changes, upd_* calls, realizations, lazy reads, copies and invalidate_all, and keeps its own
-model: the variables, the stage it expects (a plain int updated by the rules of API.md), which marked
+model: the variables, the stage it expects (a plain int updated by the rules of docs/api_contract.md), which marked
 cache entries it expects current, and how many times it expects each hook to have run. After every step
 it checks, against that model and never against the framework's own bookkeeping:
 
