@@ -297,7 +297,8 @@ class PDController(Controller):
                 q_star, qdot_star = self._target(target, t)
             except (ValueError, FloatingPointError) as e:  # a Function's refusal, which knows not whose it is
                 raise type(e)(f"{self._where()}: the target of coordinate {path!r} at t = {t!r}: {e}") from e
-            tau[ui] = kp * (q_star - q[qi]) + kd * (qdot_star - u[ui])
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below, naming the coordinate
+                tau[ui] = kp * (q_star - q[qi]) + kd * (qdot_star - u[ui])
         if self._inertia_weighted:
             tau = matter.multiply_by_m(state, tau)
         if self._gravity is not None:

@@ -22,7 +22,8 @@ def singular_articulated_inertia(ws) -> tuple[int, int, float] | None:
             continue
         S = np.asarray(ws.S[u0:u1]).reshape(u1 - u0, 6)
         P = np.asarray(ws.P[b] if ws.cfirst[b] else ws.I_O[b])  # a tip's P is its I_O, not copied
-        D = S @ P @ S.T
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is what this looks for
+            D = S @ P @ S.T
         if not np.isfinite(D).all():
             return b, 0, float("nan")
         lam, vec = np.linalg.eigh(0.5 * (D + D.T))
