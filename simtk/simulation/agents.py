@@ -292,12 +292,12 @@ class PDController(Controller):
             system.realize(state, Stage.Position)
         resolved = self._resolved[1]
         tau = np.zeros(len(u))
-        for (qi, ui, upath, kp, kd, target), path in zip(resolved, self._gains):
-            try:
-                q_star, qdot_star = self._target(target, t)
-            except (ValueError, FloatingPointError) as e:  # a Function's refusal, which knows not whose it is
-                raise type(e)(f"{self._where()}: the target of coordinate {path!r} at t = {t!r}: {e}") from e
-            with np.errstate(over="ignore", invalid="ignore"):  # refused below, naming the coordinate
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, naming the coordinate
+            for (qi, ui, upath, kp, kd, target), path in zip(resolved, self._gains):
+                try:
+                    q_star, qdot_star = self._target(target, t)
+                except (ValueError, FloatingPointError) as e:  # a Function's refusal, which knows not whose it is
+                    raise type(e)(f"{self._where()}: the target of coordinate {path!r} at t = {t!r}: {e}") from e
                 tau[ui] = kp * (q_star - q[qi]) + kd * (qdot_star - u[ui])
         if self._inertia_weighted:
             tau = matter.multiply_by_m(state, tau)
