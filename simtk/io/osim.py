@@ -91,6 +91,7 @@ from ._osim_elements import (
 )
 from ._osim_functions import SimmSplineFunction
 from ._osim_model import OsimCoordinate, OsimModel
+from ._osim_names import Coordinate, OsimJoint, OsimSet, attach_opensim_names
 from ._osim_reader import (
     _JOINT_NCOORDS,
     _MODEL_KNOWN,
@@ -110,6 +111,9 @@ __all__ = [
     "OsimModel",
     "OsimCoordinate",
     "SimmSplineFunction",
+    "Coordinate",
+    "OsimJoint",
+    "OsimSet",
 ]
 
 
@@ -150,6 +154,7 @@ def load_osim(path: str | os.PathLike) -> OsimModel:
     r.index_paths(model, "/")
     out = _build(r, model)
     out.warnings = list(r.notes)
+    attach_opensim_names(out, {el.get("name"): el.tag for el in r.objects(model, "JointSet")})
     if r.notes:
         warnings.warn(f"{r.path}: {len(r.notes)} element(s) of the model were not built: " + "; ".join(r.notes),
                       UserWarning, stacklevel=2)
