@@ -81,9 +81,11 @@ class Coordinate(Component):
 
     # ------------------------------------------------------------------ where it lives
     def get_mobilized_body(self) -> MobilizedBody:
+        """The MobilizedBody whose mobilizer's q and u this coordinate is."""
         return self.record.mobod
 
     def get_mobilizer_q_index(self) -> int:
+        """Which q (and u) of the mobilizer this coordinate is."""
         return self.record.index
 
     def _y_index(self, state: State, kind: str) -> int:
@@ -104,14 +106,16 @@ class Coordinate(Component):
         kind = {"value": "q", "speed": "u"}.get(leaf)
         return None if kind is None else self._y_index(state, kind)
 
-    def get_state_variable_names(self, state=None) -> list[str]:
+    def get_state_variable_names(self, state: State | None = None) -> list[str]:
         """``["value", "speed"]``, as in OpenSim (views of the mobilizer's q and u, not new variables)."""
         return ["value", "speed"]
 
-    def get_state_variable_values(self, state):
+    def get_state_variable_values(self, state: State) -> np.ndarray:
+        """``[value, speed]`` (a new array)."""
         return np.array([self.get_value(state), self.get_speed_value(state)])
 
-    def set_state_variable_values(self, state, values) -> None:
+    def set_state_variable_values(self, state: State, values) -> None:
+        """Set ``[value, speed]``; invalidates what ``upd_q`` and ``upd_u`` would."""
         v = list(values)
         if len(v) != 2:
             raise ValueError(f"{self._component_where()}: set_state_variable_values() needs 2 values "
@@ -150,21 +154,27 @@ class Coordinate(Component):
         return float(self.record.mobod.get_udot(state)[self.record.index])
 
     def get_default_value(self) -> float:
+        """The file's ``default_value`` (what `OsimModel.initial_state` sets)."""
         return self.record.default_value
 
     def get_default_speed_value(self) -> float:
+        """The file's ``default_speed_value``."""
         return self.record.default_speed
 
     def get_range_min(self) -> float:
+        """The lower end of the coordinate's range."""
         return self.record.range[0]
 
     def get_range_max(self) -> float:
+        """The upper end of the coordinate's range."""
         return self.record.range[1]
 
     def get_clamped(self) -> bool:
+        """Whether the range is a restriction of assembly (see `OsimModel.make_assembler`)."""
         return self.record.clamped
 
     def get_default_locked(self) -> bool:
+        """Whether the file locks the coordinate."""
         return self.record.locked
 
     def get_locked(self, state: State) -> bool:

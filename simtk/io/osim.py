@@ -45,6 +45,12 @@ ConstantDistanceConstraint     ``Constraint.Rod``
 CoordinateCouplerConstraint    ``Constraint.CoordinateCoupler`` with scale * f(q_ind) - q_dep
 ============================== ==================================================================
 
+OpenSim's names (`simtk.io._osim_names`): every Coordinate is a component at its OpenSim path
+``/jointset/<joint>/<coordinate>`` (a `Coordinate`) whose state variables ``value`` and ``speed``
+are views of its mobilizer's q and u and whose outputs are ``value``, ``speed`` and
+``acceleration``; ``/bodyset/<body>``, ``/ground``, ``/forceset/<force>`` and
+``/constraintset/<constraint>`` lead to the simtk elements built for them.
+
 Everything else with dynamics (muscles and other actuators, contact, markers, wrap objects,
 controllers, probes, unknown elements and properties) is *not* built: it is listed, by name and
 type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``attached_geometry``,
