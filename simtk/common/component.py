@@ -427,16 +427,17 @@ class Component:
             raise ComponentNotFoundError(f"{self._component_where()}: no state variable {name!r}{hint}")
         return i
 
-    def _variable_view_index(self, state, path: str) -> int | None:
+    def _variable_view_index(self, state, path: str, value: float | None = None) -> int | None:
         """The index in y of ``path`` when a component presents one of the State's variables under a
-        name of its own (an OpenSim Coordinate's ``value`` is its mobilizer's q), else None."""
+        name of its own (an OpenSim Coordinate's ``value`` is its mobilizer's q), else None. With
+        ``value``, the component may refuse (raise) to have it written there."""
         owner_path, _, leaf = path.rpartition("/")
         try:
             owner = self.get_root().get_component(owner_path or "/")
         except ComponentNotFoundError:
             return None
         view = getattr(owner, "_state_variable_view", None)
-        return None if view is None else view(state, leaf)
+        return None if view is None else view(state, leaf, value)
 
     def get_state_variable_value(self, state, name: str) -> float:
         """The value of continuous variable ``name`` (a path relative to this component, or absolute)."""
@@ -449,6 +450,9 @@ class Component:
             v = real(value)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{self._component_where()}: state variable {name!r}: {e}") from None
+        path = name if name.startswith("/") else self._prefix() + name
+        if path not in self._directory(state):
+            self._variable_view_index(state, path, v)  # a view may refuse the value (a locked coordinate)
         nq, nu = state.get_nq(), state.get_nu()
         if i < nq:
             state.upd_q()[i] = v

@@ -102,9 +102,22 @@ class Coordinate(Component):
         return (state.get_nq() + matter.get_u_start(state) + matter._u_range(state, mb._index)[0]
                 + self.record.index)
 
-    def _state_variable_view(self, state: State, leaf: str) -> int | None:
+    def _state_variable_view(self, state: State, leaf: str, value: float | None = None) -> int | None:
         kind = {"value": "q", "speed": "u"}.get(leaf)
-        return None if kind is None else self._y_index(state, kind)
+        if kind is None:
+            return None
+        i = self._y_index(state, kind)
+        if kind == "q" and value is not None:
+            self._refuse_if_locked(state, value)
+        return i
+
+    def _refuse_if_locked(self, state: State, value: float) -> None:
+        # OpenSim leaves a locked coordinate's value as it is (setValue and setStateVariableValue
+        # alike); here a different value is refused, before anything changes.
+        if self.get_locked(state) and float(value) != self.get_value(state):
+            lock = self.record.lock
+            raise ValueError(f"{self._component_where()}: the coordinate is locked at {self.get_value(state)!r}; "
+                             f"unlock it (disable {lock.get_absolute_path()!r}) before setting {value!r}")
 
     def get_state_variable_names(self, state: State | None = None) -> list[str]:
         """``["value", "speed"]``, as in OpenSim (views of the mobilizer's q and u, not new variables)."""
@@ -132,13 +145,9 @@ class Coordinate(Component):
         """Set the value, unclamped (as OpenSim's ``setValue``); invalidates Position.
 
         A locked coordinate whose lock is enabled in ``state`` refuses a different value (OpenSim
-        ignores it with a log message; here the refusal is an error, made before any change).
+        leaves the value as it is; here the refusal is an error, made before any change), here and
+        through the state variable ``value``.
         """
-        rec = self.record
-        lock = rec.lock
-        if rec.locked and lock is not None and not lock.is_disabled(state) and float(value) != self.get_value(state):
-            raise ValueError(f"{self._component_where()}: the coordinate is locked at {self.get_value(state)!r}; "
-                             f"unlock it (disable {lock.get_absolute_path()!r}) before setting {value!r}")
         self.set_state_variable_value(state, "value", value)
 
     def get_speed_value(self, state: State) -> float:
@@ -205,7 +214,7 @@ class Coordinate(Component):
 
 def _not_built(warnings: list) -> dict:
     """OpenSim name -> the warning's note, for the elements listed as not built."""
-    out = {}
+    out: dict[str, str] = {}
     for note in warnings:
         name = note.split(" (", 1)[0]
         out.setdefault(_clean_name(name), note)

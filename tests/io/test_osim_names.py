@@ -168,6 +168,33 @@ def test_ball_coordinates_need_euler_angles_and_say_so(arm):
     assert arm.coordinates["elbow_flex"].mobod.get_one_q(state, 0) == 0.3
 
 
+def test_a_locked_coordinate_keeps_its_value(tmp_path):
+    path = tmp_path / "locked.osim"
+    path.write_text(ARM.replace('<Coordinate name="elbow_flex"></Coordinate>',
+                                '<Coordinate name="elbow_flex"><default_value>0.4</default_value>'
+                                '<locked>true</locked></Coordinate>'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = load_osim(path)
+    state = m.initial_state()
+    m.system.realize(state, Stage.Position)
+    c = m.system.get_component("/jointset/elbow/elbow_flex")
+    assert c.get_locked(state) and c.get_default_locked()
+    # OpenSim leaves a locked coordinate's value (setValue and setStateVariableValue alike): refused here
+    for write in (lambda: c.set_value(state, 0.9),
+                  lambda: m.system.set_state_variable_value(state, "/jointset/elbow/elbow_flex/value", 0.9),
+                  lambda: c.set_state_variable_value(state, "value", 0.9)):
+        with pytest.raises(ValueError, match=r"'/jointset/elbow/elbow_flex'.*locked at 0\.4"):
+            write()
+        assert c.get_value(state) == 0.4 and state.get_system_stage() >= Stage.Position  # nothing changed
+    c.set_value(state, 0.4)  # its own value is no change
+    c.set_speed_value(state, 0.2)
+    m.coordinates["elbow_flex"].lock.disable(state)  # unlocked in this State: the value is free again
+    assert not c.get_locked(state)
+    c.set_value(state, 0.9)
+    assert m.get_coordinate_value(state, "elbow_flex") == 0.9
+
+
 # ---------------------------------------------------------------------- outputs
 def test_coordinate_outputs_record_in_an_output_probe(arm):
     state = arm.initial_state()
