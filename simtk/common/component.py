@@ -219,7 +219,22 @@ class Component:
 
     def _children(self) -> Iterator["Component"]:
         self._component_fields()
-        return iter(list(self._c_children.values()))
+        # An alias (`_add_alias`) is reachable by path but belongs elsewhere: listing it here would
+        # show its component twice and make find_component ambiguous.
+        return iter([c for c in self._c_children.values() if c._c_parent is self])
+
+    def _add_alias(self, name: str, target: "Component") -> None:
+        """Make ``target`` reachable as ``<this path>/<name>`` without moving it (its path stays its own).
+
+        How a file format's own paths (OpenSim's ``/bodyset/femur``) reach components that simtk
+        keeps elsewhere (``/matter/femur``); `get_subcomponents` does not list aliases.
+        """
+        self._component_fields()
+        check_component_name(name, f"{self.get_absolute_path()}: adding an alias")
+        if name in self._c_children and self._c_children[name] is not target:
+            raise ValueError(f"{self.get_absolute_path()}: a child named {name!r} exists already "
+                             f"({self._c_children[name]!r}); sibling names must be unique")
+        self._c_children[name] = target
 
     def get_component(self, path: str) -> "Component":
         """The component at ``path``: absolute (``/matter/elbow``) or relative to this one (``..`` allowed).
@@ -246,9 +261,14 @@ class Component:
             if nxt is None:
                 names = ", ".join(repr(n) for n in c._c_children) or "none"
                 raise ComponentNotFoundError(
-                    f"{path!r}: {c.get_absolute_path()!r} has no component named {part!r} (its children: {names})")
+                    f"{path!r}: {c.get_absolute_path()!r} has no component named {part!r} (its children: {names})"
+                    + c._missing_child_note(part))
             c = nxt
         return c
+
+    def _missing_child_note(self, name: str) -> str:
+        """Hook: why there is no child ``name`` (a loaded file's element that was not built), or ''."""
+        return ""
 
     def has_component(self, path: str) -> bool:
         """Whether `get_component` would find ``path``."""
@@ -396,10 +416,28 @@ class Component:
         path = name if name.startswith("/") else self._prefix() + name
         i = d.get(path)
         if i is None:
+            i = self._variable_view_index(state, path)
+        if i is None:
             near = [p for p in d if p.rsplit("/", 1)[-1] == name.rsplit("/", 1)[-1]][:8]
             hint = f"; variables with that name: {', '.join(near)}" if near else ""
+            if not near and self.get_root().has_component(path):
+                names = self.get_root().get_component(path).get_state_variable_names(state)
+                hint = (f"; {path!r} is a component, whose state variables are "
+                        f"{', '.join(repr(f'{path}/{n}') for n in names[:8]) or 'none'}")
             raise ComponentNotFoundError(f"{self._component_where()}: no state variable {name!r}{hint}")
         return i
+
+    def _variable_view_index(self, state, path: str, value: float | None = None) -> int | None:
+        """The index in y of ``path`` when a component presents one of the State's variables under a
+        name of its own (an OpenSim Coordinate's ``value`` is its mobilizer's q), else None. With
+        ``value``, the component may refuse (raise) to have it written there."""
+        owner_path, _, leaf = path.rpartition("/")
+        try:
+            owner = self.get_root().get_component(owner_path or "/")
+        except ComponentNotFoundError:
+            return None
+        view = getattr(owner, "_state_variable_view", None)
+        return None if view is None else view(state, leaf, value)
 
     def get_state_variable_value(self, state, name: str) -> float:
         """The value of continuous variable ``name`` (a path relative to this component, or absolute)."""
@@ -412,6 +450,9 @@ class Component:
             v = real(value)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{self._component_where()}: state variable {name!r}: {e}") from None
+        path = name if name.startswith("/") else self._prefix() + name
+        if path not in self._directory(state):
+            self._variable_view_index(state, path, v)  # a view may refuse the value (a locked coordinate)
         nq, nu = state.get_nq(), state.get_nu()
         if i < nq:
             state.upd_q()[i] = v

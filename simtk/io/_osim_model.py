@@ -98,6 +98,52 @@ class OsimModel:
             raise KeyError(f"{self.path}: no coordinate named {name!r} (there are "
                            f"{', '.join(self.coordinates) or 'none'})") from None
 
+    def get_component(self, path: str) -> Any:
+        """The component at an OpenSim path (``/jointset/knee_r/knee_angle_r``, ``/bodyset/tibia_r``,
+        or relative to the model: ``jointset/knee_r``), a simtk path (``/matter/tibia_r``) or, when no
+        path matches, the one component with that name or path ending (``knee_angle_r``).
+
+        Raises
+        ------
+        ComponentNotFoundError
+            Nothing, or more than one component, matches (the message lists candidates).
+        """
+        from simtk.common.component import ComponentNotFoundError
+        try:
+            return self.system.get_component(path if path.startswith("/") else "/" + path)
+        except ComponentNotFoundError as exc:
+            if path.startswith("/"):
+                raise
+            try:
+                return self.system.find_component(path)
+            except ComponentNotFoundError as exc2:
+                raise ComponentNotFoundError(f"{self.path}: {exc2} ({exc})") from None
+
+    def _variable_path(self, name: str) -> str:
+        """The absolute path of state variable ``name``: absolute, relative to the model, or
+        ``<component name or path ending>/<variable>`` (``knee_r/knee_angle_r/value``)."""
+        owner, _, leaf = name.rpartition("/")
+        if name.startswith("/"):
+            return name
+        if not owner:
+            # A bare component name is no variable; its path makes the error list the variables it has.
+            try:
+                return self.system.find_component(name).get_absolute_path()
+            except LookupError:
+                return "/" + name
+        return self.get_component(owner).get_absolute_path() + "/" + leaf
+
+    def get_state_variable_value(self, state: State, name: str) -> float:
+        """A state variable by OpenSim path (``/jointset/knee_r/knee_angle_r/value``), path relative
+        to the model (``jointset/knee_r/knee_angle_r/speed``), or component name and variable
+        (``knee_angle_r/value``), or a simtk path (``/matter/tibia_r/q0``)."""
+        return self.system.get_state_variable_value(state, self._variable_path(name))
+
+    def set_state_variable_value(self, state: State, name: str, value: float) -> None:
+        """Set a state variable named as in `get_state_variable_value` (invalidates what ``upd_q``/
+        ``upd_u`` would)."""
+        self.system.set_state_variable_value(state, self._variable_path(name), value)
+
     def set_coordinate_value(self, state: State, name: str, value: float) -> None:
         """Set coordinate ``name``'s q, as given: like OpenSim's ``Coordinate.setValue``, which does
         not clamp either (a clamped range is an assembly restriction: see `make_assembler`)."""

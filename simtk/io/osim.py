@@ -45,6 +45,12 @@ ConstantDistanceConstraint     ``Constraint.Rod``
 CoordinateCouplerConstraint    ``Constraint.CoordinateCoupler`` with scale * f(q_ind) - q_dep
 ============================== ==================================================================
 
+OpenSim's names (`simtk.io._osim_names`): every Coordinate is a component at its OpenSim path
+``/jointset/<joint>/<coordinate>`` (a `Coordinate`) whose state variables ``value`` and ``speed``
+are views of its mobilizer's q and u and whose outputs are ``value``, ``speed`` and
+``acceleration``; ``/bodyset/<body>``, ``/ground``, ``/forceset/<force>`` and
+``/constraintset/<constraint>`` lead to the simtk elements built for them.
+
 Everything else with dynamics (muscles and other actuators, contact, markers, wrap objects,
 controllers, probes, unknown elements and properties) is *not* built: it is listed, by name and
 type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``attached_geometry``,
@@ -91,6 +97,7 @@ from ._osim_elements import (
 )
 from ._osim_functions import SimmSplineFunction
 from ._osim_model import OsimCoordinate, OsimModel
+from ._osim_names import Coordinate, OsimJoint, OsimSet, attach_opensim_names
 from ._osim_reader import (
     _JOINT_NCOORDS,
     _MODEL_KNOWN,
@@ -110,6 +117,9 @@ __all__ = [
     "OsimModel",
     "OsimCoordinate",
     "SimmSplineFunction",
+    "Coordinate",
+    "OsimJoint",
+    "OsimSet",
 ]
 
 
@@ -150,6 +160,7 @@ def load_osim(path: str | os.PathLike) -> OsimModel:
     r.index_paths(model, "/")
     out = _build(r, model)
     out.warnings = list(r.notes)
+    attach_opensim_names(out, {el.get("name"): el.tag for el in r.objects(model, "JointSet")})
     if r.notes:
         warnings.warn(f"{r.path}: {len(r.notes)} element(s) of the model were not built: " + "; ".join(r.notes),
                       UserWarning, stacklevel=2)

@@ -251,7 +251,8 @@ class PDController(Controller):
         names = state._names
         nq = state.get_nq()
         out = []
-        for path, (kp, kd) in self._gains.items():
+        for user_path, (kp, kd) in self._gains.items():
+            path = _simtk_path(system, state, user_path)
             if path not in names or names[path] >= nq:
                 coords = [p for p, i in names.items() if i < nq]
                 raise ValueError(f"{self._where()}: {path!r} is not a coordinate (q) path of this System; its "
@@ -263,7 +264,7 @@ class PDController(Controller):
                 raise ValueError(f"{self._where()}: {body_path!r} has nq != nu (quaternions?): control its "
                                  "coordinates in Euler-angle mode")
             upath = f"{body_path}/{u_names[q_names.index(qname)]}"
-            out.append((names[path], names[upath] - nq, upath, kp, kd, self._targets[path]))
+            out.append((names[path], names[upath] - nq, upath, kp, kd, self._targets[user_path]))
         return out
 
     def _check(self, system, state: State) -> None:
@@ -337,6 +338,8 @@ class _Inputs:
             return
         names = state._names
         i = names.get(target)
+        if i is None:  # a component's own name for a variable (an OpenSim coordinate's .../speed)
+            i = system._variable_view_index(state, target)
         df = self._sim._discrete_forces
         if df is None:
             raise ValueError(f"input {target!r}: forces are applied through a GeneralForceSubsystem, and "
@@ -355,6 +358,17 @@ class _Inputs:
             df._upd_values(state).body_forces[comp._index] = F
             return
         raise ValueError(f"input {target!r}: not a speed, a body, 'path:discrete_variable' or 'path.property'")
+
+
+def _simtk_path(system, state: State, path: str) -> str:
+    """``path``, or when a component presents a variable under it (an OpenSim coordinate's
+    ``/jointset/knee_r/knee_angle_r/value``) the simtk path of that variable (``/matter/tibia_r/q0``)."""
+    if path in state._names:
+        return path
+    i = system._variable_view_index(state, path)
+    if i is None:
+        return path
+    return next(p for p, j in state._names.items() if j == i)
 
 
 def _check_finite(target: str, value, writer: Agent | None) -> None:
