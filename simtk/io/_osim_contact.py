@@ -36,13 +36,13 @@ _SMOOTH_PROPS = {"appliesForce", "socket_sphere", "socket_half_space", "stiffnes
 
 
 class ContactGeometries:
-    """The model's ContactGeometrySet: read at first use, noted in the warning when no force uses it."""
+    """The model's ContactGeometrySet, read when a force uses a geometry (one no force uses has no
+    effect on dynamics, like visual geometry, and is skipped without comment)."""
 
     def __init__(self, r: _Reader, model: _Element, bodies: dict):
         self.r = r
         self.bodies = bodies
         self.els = {r.name_of(el): el for el in r.objects(model, "ContactGeometrySet")}
-        self.used: set[str] = set()
 
     def get(self, owner: _Element, name: str, where: _Element | None):
         """(geometry element, ContactGeometry, mobod, X_BS) of geometry ``name`` named by ``owner``."""
@@ -77,11 +77,6 @@ class ContactGeometries:
         X_FS = Transform(Rotation.from_body_fixed_xyz(r.numbers(el, "orientation", 3, [0.0, 0.0, 0.0])),
                          r.numbers(el, "location", 3, [0.0, 0.0, 0.0]))
         return mobod, X_BF * X_FS
-
-    def note_unused(self) -> None:
-        for name, el in self.els.items():
-            if name not in self.used:
-                _flag_note(self.r.notes, el, "not used by a contact force that was built")
 
 
 def build_contact_force(r: _Reader, out, el: _Element, geoms: ContactGeometries, unique, wrap) -> None:
@@ -128,12 +123,11 @@ def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: 
     force = Force.HuntCrossley(out.forces, transition_velocity=r.number(el, "transition_velocity", 0.001),
                                name=sname)
     for names, placed, law, p in entries:
-        for g, (gel, geometry, mobod, X_BS) in zip(names, placed):
+        for g, (_, geometry, mobod, X_BS) in zip(names, placed):
             try:
                 force.add_surface(mobod, geometry, X_BS, **law)
             except (TypeError, ValueError) as exc:
                 raise r.error(p, f"HuntCrossleyForce {name!r}, geometry {g!r}: {exc}") from None
-            geoms.used.add(g)
     return force
 
 
@@ -148,11 +142,10 @@ def _smooth(r: _Reader, out, el: _Element, name: str, sname: str, geoms: Contact
             raise r.error(r.child(el, sock), f"SmoothSphereHalfSpaceForce {name!r}: <{sock}> must name a {tag}, "
                                              f"{g!r} is a {placed[0].tag}")
         got[tag] = (g, placed)
-    sg, (sel, sphere, sbody, X_BS) = got["ContactSphere"]
-    hg, (_, _, hbody, X_BH) = got["ContactHalfSpace"]
+    _, (_, sphere, sbody, X_BS) = got["ContactSphere"]
+    _, (_, _, hbody, X_BH) = got["ContactHalfSpace"]
     kw = {k: r.number(el, k) for k in _SMOOTH_PROPS - {"appliesForce", "socket_sphere", "socket_half_space"}
           if r.child(el, k) is not None}
     # the sphere's centre is its frame's origin: its orientation does not matter
     force = Force.SmoothSphereHalfSpace(out.forces, sbody, X_BS.p, sphere.radius, hbody, X_BH, name=sname, **kw)
-    geoms.used.update((sg, hg))
     return force

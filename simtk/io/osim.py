@@ -325,7 +325,6 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
             build_contact_force(r, out, el, geoms, _unique, _wrap)
         elif el.tag not in ACTUATORS:
             _build_force(r, out, el)
-    geoms.note_unused()
     build_actuators_and_controllers(r, out, model, _unique)
     g = r.numbers(model, "gravity", 3, [0.0, -9.80665, 0.0])
     grav = Force.UniformGravity(forces, matter, g, name=_unique(forces, "gravity"))
