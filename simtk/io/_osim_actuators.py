@@ -4,9 +4,10 @@ PrescribedController.
 Each actuator applies ``optimal_force * control`` (OpenSim's ``ScalarActuator::computeActuation``
 for these three; controls are not clamped to ``min_control``/``max_control``, which OpenSim only
 uses in optimizations). A model's actuators are evaluated together by one ``Force.Custom``
-(``/forces/actuators``): the controls are one discrete variable of the force subsystem (changing
-one invalidates Dynamics, so a script or a simulation's controller may set it between steps and the
-compiled time loop still runs), to which every enabled ``PrescribedController`` adds its functions of
+(``/forces/actuators``): each actuator's control is a discrete variable of it named like the
+actuator (changing one invalidates Dynamics, so a script, or a simulation's InputProbe or Controller
+through the named input ``/forces/actuators:<name>``, may set it between steps and the compiled time
+loop still runs), to which every enabled ``PrescribedController`` adds its functions of
 time at each evaluation, as OpenSim's ``Model::computeControls`` adds its controllers' controls to the
 default ones (zero).
 
@@ -27,7 +28,7 @@ import numpy as np
 from simtk import Force, Function, MobilizedBody, Stage, State
 from simtk.multibody.forces.force import _CustomImplementation
 
-from ._osim_reader import _FUNCTION_TAGS, _Element, _flag_note, _or, _Reader
+from ._osim_reader import _FUNCTION_TAGS, _clean_name, _Element, _flag_note, _or, _Reader
 
 __all__ = ["OsimActuator"]
 
@@ -55,6 +56,7 @@ class OsimActuator:
     optimal_force: float
     index: int
     enabled: bool = True
+    var: str = ""                            # its held control: discrete variable /forces/actuators:<var>
     mobod: MobilizedBody | None = None       # CoordinateActuator's mobilizer; the Torque/Point body
     which_u: int = 0
     R_BA: np.ndarray = field(default_factory=lambda: np.eye(3))  # bodyA's (or body's) frame in its body
@@ -86,23 +88,28 @@ class OsimActuator:
 
 
 class _Actuation(_CustomImplementation):
-    """All actuators of a model: controls held in the State plus prescribed functions of time."""
+    """All actuators of a model: controls held in the State plus prescribed functions of time.
+
+    Each actuator's held control is a discrete variable of the Force.Custom named like the actuator
+    (``/forces/actuators:<name>``), so that a simulation's InputProbe or Controller can write it as
+    a named input."""
 
     def __init__(self, actuators: list[OsimActuator]):
         super().__init__()
         self.actuators = actuators
         self.prescribed: list[tuple[int, Function]] = []
-        self.controls_index = -1
+        self.slots: list = []
 
-    def realize_topology(self, state: State) -> None:
-        self.controls_index = self.get_force_subsystem().allocate_discrete_variable(
-            state, Stage.Dynamics, np.zeros(len(self.actuators)))
+    def realize_model(self, state: State) -> None:
+        # (the declared variables are allocated with the topology: look their slots up once)
+        force = self._force
+        self.slots = [force._slot(a.var, "discrete_variable") for a in self.actuators]  # type: ignore[union-attr]
 
     def held(self, state: State) -> np.ndarray:
-        return self.get_force_subsystem().get_discrete_variable(state, self.controls_index)
+        return np.array([sub.get_discrete_variable(state, i) for sub, i in self.slots], dtype=float)
 
     def controls(self, state: State) -> np.ndarray:
-        c = np.array(self.held(state), dtype=float)
+        c = self.held(state)
         if self.prescribed:
             t = np.array([state.get_time()])
             for i, f in self.prescribed:
@@ -185,6 +192,13 @@ class Actuators:
         impl = _Actuation(self.list)
         if self.list:
             out.actuation = Force.Custom(out.forces, impl, name=unique(out.forces, "actuators"))
+            for a in self.list:
+                a.var = _clean_name(a.name)
+                try:
+                    out.actuation.add_discrete_variable(a.var, Stage.Dynamics, 0.0)
+                except ValueError:  # two OpenSim names that clean to the same simtk name
+                    a.var = f"{a.var}_{a.index}"
+                    out.actuation.add_discrete_variable(a.var, Stage.Dynamics, 0.0)
         out._actuation_impl = impl
         for el in r.objects(model, "ControllerSet"):
             if el.tag != "PrescribedController":

@@ -160,16 +160,15 @@ class OsimModel:
 
         The actuator applies ``optimal_force * (value + prescribed)``, where ``prescribed`` is what
         enabled PrescribedControllers add at the State's time (OpenSim adds its controllers'
-        controls to the default ones in the same way). A bad name or value changes nothing.
+        controls to the default ones in the same way). A bad name or value changes nothing. In a
+        ``Simulation`` the same value is the named input ``/forces/actuators:<name>`` (an
+        ``InputProbe``'s or a ``Controller``'s target; ``OsimActuator.var`` is the variable's name).
         """
         a = self._actuator(name)
         v = float(value)
         if not np.isfinite(v):
             raise ValueError(f"{self.path}: actuator {name!r}: expected a finite control, got {value!r}")
-        impl = self._actuation_impl
-        held = np.array(impl.held(state), dtype=float)
-        held[a.index] = v
-        self.forces.set_discrete_variable(state, impl.controls_index, held)
+        self.actuation.set_discrete_variable_value(state, a.var, v)
 
     def get_control(self, state: State, name: str) -> float:
         """Actuator ``name``'s control in ``state``: the held value plus its prescribed functions of time."""

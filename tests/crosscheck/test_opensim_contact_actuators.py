@@ -25,6 +25,7 @@ from osim_published import published_model  # noqa: E402
 from simtk import Force, Stage  # noqa: E402
 from simtk.io import load_osim  # noqa: E402
 from simtk.io.osim import OsimFileError  # noqa: E402
+from simtk.simulation import Controller, InputProbe, Simulation  # noqa: E402
 from tolerances import tol  # noqa: E402
 
 #: Round-off bound on the relative udot difference (see the module docstring).
@@ -236,6 +237,20 @@ def test_contact_geometry_missing_is_an_error_naming_the_force(tmp_path):
     assert e.value.line == line and "HuntCrossleyForce 'contact'" in str(e.value) and "'toes'" in str(e.value)
 
 
+def test_contact_with_a_mesh_is_in_the_warning_and_not_built(tmp_path):
+    """simtk has no mesh contact: a HuntCrossleyForce that names a ContactMesh is listed, not built."""
+    path = write(block_model("hc"), tmp_path)
+    text = path.read_text()
+    i = text.index('<ContactSphere name="tip">')
+    j = text.index("</ContactSphere>", i) + len("</ContactSphere>")
+    path.write_text(text[:i] + '<ContactMesh name="tip"><socket_frame>/bodyset/link</socket_frame>'
+                    "<filename>tip.obj</filename></ContactMesh>" + text[j:])
+    with pytest.warns(UserWarning, match=r"contact \(HuntCrossleyForce, uses ContactMesh 'tip', which simtk has no "
+                                         "contact for"):
+        m = load_osim(path)
+    assert "contact" not in m.force_elements
+
+
 # ---------------------------------------------------------------------- actuators and controllers
 def test_actuators_at_random_controls(tmp_path):
     """Coordinate, Torque (local and global, on two bodies) and Point actuators (local and global
@@ -270,6 +285,19 @@ def test_set_control_refuses_bad_name_or_value_and_changes_nothing(tmp_path):
     assert m.get_controls(st) == {"knee": 0.25, "twist": 0.0, "spin": 0.0, "push": 0.0, "thrust": 0.0}
 
 
+def test_actuator_of_an_unknown_coordinate_or_body_is_an_error_naming_it(tmp_path):
+    path = write(block_model("hc", actuators=True), tmp_path)
+    text = path.read_text()
+    for old, new, what in (("<coordinate>pin_coord_0</coordinate>", "<coordinate>pin_q</coordinate>",
+                            "CoordinateActuator 'knee': <coordinate> 'pin_q' is not a coordinate"),
+                           ("<body>link</body>", "<body>lnk</body>", "PointActuator 'push': <body> 'lnk' is not a body")):
+        bad = text.replace(old, new)
+        path.write_text(bad)
+        with pytest.raises(OsimFileError, match=what) as e:
+            load_osim(path)
+        assert e.value.line == bad[:bad.index(new)].count("\n") + 1
+
+
 def test_controller_of_an_actuator_not_built_is_in_the_warning(tmp_path):
     model = block_model("hc", actuators=True, controller=True)
     path = write(model, tmp_path)
@@ -278,6 +306,44 @@ def test_controller_of_an_actuator_not_built_is_in_the_warning(tmp_path):
     with pytest.warns(UserWarning, match=r"drive \(PrescribedController, controls actuator\(s\) not built: muscle"):
         m = load_osim(path)
     assert "drive" not in m.controllers
+
+
+def test_input_probe_and_controller_drive_controls_by_name():
+    """A Simulation's InputProbe (and a Controller) writes an actuator's control through the named
+    input /forces/actuators:<name>: the run agrees with one whose State holds the same control to
+    the integration's accuracy (a written input restarts the integrator at every driver step, so
+    the steps differ), and the integrator's time loop stays compiled."""
+    path = published_model("Models/DoublePendulum/double_pendulum.osim")
+    controls = {"Torq1": 0.5, "Torq2": -0.25}
+
+    class Hold(Controller):
+        def compute(self, state):
+            for name, v in controls.items():
+                self.set_input(state, f"/forces/actuators:{name}", v)
+
+    def run(drive: str):
+        m = load_osim(path)
+        st = m.initial_state()
+        if drive == "held":
+            for name, v in controls.items():
+                m.set_control(st, name, v)
+        sim = Simulation(m.system, st, step_size=0.05)
+        if drive == "probe":
+            for name, v in controls.items():
+                sim.add_input_probe(InputProbe(f"/forces/actuators:{name}", [0.0, 1.0], [v, v]))
+        elif drive == "controller":
+            sim.add(Hold())
+        sim.run(0.3)
+        integ = sim.get_integrator()
+        assert "compiled time loop" in integ.describe_fast_path()
+        return m, sim.get_state(), integ.get_accuracy_in_use()
+
+    m, a, accuracy = run("held")
+    assert np.abs(a.get_q() - m.initial_state().get_q()).max() > 1e-3  # it moved
+    for drive in ("probe", "controller"):
+        m2, b, _ = run(drive)
+        assert m2.get_controls(b) == controls
+        assert np.abs(b.get_q() - a.get_q()).max() < 10 * accuracy
 
 
 # ---------------------------------------------------------------------- published models
