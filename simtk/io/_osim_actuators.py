@@ -173,7 +173,7 @@ class Actuators:
         elif el.tag == "TorqueActuator":
             a.mobod, a.R_BA = _frame(r, out, el, "bodyA")
             a.mobod_b, _ = _frame(r, out, el, "bodyB", required=False)
-            a.vector = _unit(r, el, "axis", [1.0, 0.0, 0.0])
+            a.vector = _unit(r, el, "axis", [0.0, 0.0, 1.0])
             a.is_global = r.boolean(el, "torque_is_global", True)
         else:
             a.mobod, a.R_BA = _frame(r, out, el, "body")

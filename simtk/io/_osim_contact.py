@@ -11,6 +11,11 @@ OpenSim hands its contact to Simbody unchanged, so the mapping is direct:
   dissipation and frictions (``setBodyParameters``); the element's ``transition_velocity``;
 - a ``SmoothSphereHalfSpaceForce`` is ``Force.SmoothSphereHalfSpace`` between its two sockets.
 
+One difference is kept on purpose: Simbody's ``HuntCrossleyForce::calcForce`` returns at the first
+contact whose surfaces separate faster than 2/(3c) (``if (f <= 0) return;``), so OpenSim drops the
+forces of every contact after that one in Simbody's detection order; simtk's ``Force.HuntCrossley``
+skips only that contact. States with such a contact beside one that pushes differ from OpenSim.
+
 ``ContactMesh`` and ``ElasticFoundationForce`` are not built (they are listed in the warning), nor
 is a force that names one: simtk has no mesh contact.
 """
@@ -120,7 +125,7 @@ def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: 
         law = {k: r.number(p, k, 0.0) for k in ("stiffness", "dissipation", "static_friction", "dynamic_friction",
                                                  "viscous_friction")}
         entries.append((names, placed, law, p))
-    force = Force.HuntCrossley(out.forces, transition_velocity=r.number(el, "transition_velocity", 0.001),
+    force = Force.HuntCrossley(out.forces, transition_velocity=r.number(el, "transition_velocity", 0.01),
                                name=sname)
     for names, placed, law, p in entries:
         for g, (_, geometry, mobod, X_BS) in zip(names, placed):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -154,8 +155,8 @@ def compare(path, rng, n_states=4, q_of=None, controls=True, time=0.0, strict=Tr
     names = [cs.get(i).getName() for i in range(cs.getSize())]
     assert list(m.coordinates) == names
     acts = om.getActuators()
-    worst, moving = 0.0, 0.0
-    for _ in range(n_states):
+    worst, moving, done = 0.0, 0.0, 0
+    while done < n_states:
         q = {n: float(rng.uniform(-0.3, 0.3)) for n in names}
         if q_of is not None:
             q.update(q_of(rng))
@@ -175,14 +176,32 @@ def compare(path, rng, n_states=4, q_of=None, controls=True, time=0.0, strict=Tr
                 c.set(i, c.get(i) + v)
                 m.set_control(st, acts.get(i).getName(), v)
             om.setControls(s, c)
-        om.realizeAcceleration(s)
         m.system.realize(st, Stage.Acceleration)
+        if simbody_stops_early(m, st):
+            continue  # another state
+        done += 1
+        om.realizeAcceleration(s)
         theirs = np.array([cs.get(n).getAccelerationValue(s) for n in names])
         mine = np.array([m.get_coordinate_acceleration(st, n) for n in names])
         moving = max(moving, float(np.abs(theirs).max()))
         worst = max(worst, float(np.abs(mine - theirs).max() / max(1.0, np.abs(theirs).max())))
     assert moving > 1e-3  # something moves (a threshold, not a tolerance)
     return worst, m, st
+
+
+def simbody_stops_early(m, st) -> bool:
+    """Whether a HuntCrossleyForce has both a contact that pushes and one whose surfaces separate
+    faster than 2/(3c) (no force). Simbody's HuntCrossleyForce::calcForce *returns* at the first
+    contact of the second kind (``if (f <= 0) return;``, Simbody since 2013), so OpenSim then drops
+    the forces of the contacts after it in Simbody's detection order, which simtk neither knows nor
+    copies (its element skips only that contact). Such states are not compared."""
+    for forces in m.force_elements.values():
+        f = forces[0]
+        if isinstance(f, Force.HuntCrossley) and not f.is_disabled(st):
+            normal = [r.normal_force for r in f.get_contact_reports(st)]
+            if any(x > 0.0 for x in normal) and any(x == 0.0 for x in normal):
+                return True
+    return False
 
 
 def touching(rng) -> dict:
@@ -272,6 +291,22 @@ def test_prescribed_controller_functions_of_time(tmp_path):
     # a held control adds to the prescribed one, as OpenSim's controls add up
     worst, m, st = compare(path, rng, n_states=2, controls=True, time=0.8)
     assert worst <= REL
+
+
+def test_omitted_properties_take_opensims_defaults(tmp_path):
+    """Without transition_velocity, axis, direction and optimal_force in the file, both read
+    OpenSim's defaults (0.01 m/s, z, x and 1)."""
+    path = write(block_model("hc", actuators=True), tmp_path)
+    text = path.read_text()
+    for tag in ("transition_velocity", "axis", "direction", "optimal_force"):
+        text = re.sub(rf"\s*<{tag}>[^<]*</{tag}>", "", text)
+    path.write_text(text)
+    rng = np.random.default_rng(10)
+    for _ in range(3):
+        worst, m, st = compare(path, rng, n_states=1, q_of=touching)
+        assert worst <= REL
+    assert m.force_elements["contact"][0].get_transition_velocity() == 0.01
+    assert m.actuators["twist"].vector.tolist() == [0.0, 0.0, 1.0]
 
 
 def test_set_control_refuses_bad_name_or_value_and_changes_nothing(tmp_path):
