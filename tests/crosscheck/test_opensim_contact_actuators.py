@@ -418,6 +418,64 @@ def test_published_bouncing_block_contact(tmp_path):
     assert seen >= 2
 
 
+def test_published_toy_landing_feet_on_the_platform(tmp_path):
+    """ToyLandingModel's feet (HuntCrossleyForces of spheres) on its tilted platform, sunk by 1 to
+    20 mm into it at random poses near the file's. Its locked coordinates (on CustomJoints, which
+    this branch's reader refuses) are unlocked and its muscles switched off, on both sides."""
+    om = osim.Model(str(published_model("Models/ToyLanding/ToyLandingModel.osim")))
+    for i in range(om.getForceSet().getSize()):
+        f = om.getForceSet().get(i)
+        if "Muscle" in f.getConcreteClassName():
+            f.set_appliesForce(False)
+    cs = om.getCoordinateSet()
+    for i in range(cs.getSize()):
+        cs.get(i).set_locked(False)
+    om.finalizeConnections()
+    path = tmp_path / "toy_landing.osim"
+    om.printToXML(str(path))
+    om = osim.Model(str(path))
+    s = om.initSystem()
+    cs = om.getCoordinateSet()
+    names = [cs.get(i).getName() for i in range(cs.getSize())]
+    with pytest.warns(UserWarning, match="Reflexes"):  # muscles and their controllers stay in the warning
+        m = load_osim(path)
+    feet = [m.force_elements[k][0] for k in ("foot_r", "foot_l")]
+    rng = np.random.default_rng(11)
+
+    def deepest(st, ty):
+        m.set_coordinate_value(st, "pelvis_ty", ty)
+        m.system.realize(st, Stage.Position)
+        d = [x for f in feet for x in f.get_contacts(st).depth]
+        return max(d) if d else -1.0
+
+    compared = 0
+    while compared < 4:
+        st = m.initial_state()
+        q = {n: m.coordinates[n].default_value + float(rng.uniform(-0.05, 0.05)) for n in names}
+        for n in names:
+            m.set_coordinate_value(st, n, q[n])
+        target, lo, hi = float(rng.uniform(0.001, 0.02)), q["pelvis_ty"] - 1.5, q["pelvis_ty"] + 0.5
+        for _ in range(60):  # the pelvis height at which the deepest sphere is ``target`` into the platform
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if deepest(st, mid) > target else (lo, mid)
+        q["pelvis_ty"] = lo
+        for n in names:
+            u = float(rng.uniform(-0.5, 0.5))
+            m.set_coordinate_value(st, n, q[n])
+            m.set_coordinate_speed(st, n, u)
+            cs.get(n).setValue(s, q[n], False)
+            cs.get(n).setSpeedValue(s, u)
+        m.system.realize(st, Stage.Acceleration)
+        if simbody_stops_early(m, st):
+            continue
+        compared += 1
+        assert max(r.normal_force for f in feet for r in f.get_contact_reports(st)) > 100.0
+        om.realizeAcceleration(s)
+        theirs = np.array([cs.get(n).getAccelerationValue(s) for n in names])
+        mine = np.array([m.get_coordinate_acceleration(st, n) for n in names])
+        assert np.abs(mine - theirs).max() / max(1.0, np.abs(theirs).max()) <= REL
+
+
 # ---------------------------------------------------------------------- forward simulation
 def _benchmark():
     """benchmarks/opensim_contact.py, whose model and runs this test shares."""
