@@ -176,13 +176,14 @@ class Actuators:
             a.vector = _unit(r, el, "axis", [0.0, 0.0, 1.0])
             a.is_global = r.boolean(el, "torque_is_global", True)
         else:
-            a.mobod, a.R_BA = _frame(r, out, el, "body")
+            bname = r.string(el, "body")
+            if bname not in out.bodies:  # OpenSim looks the name up among the bodies
+                raise r.error(r.child(el, "body"), f"PointActuator {name!r}: <body> {bname!r} is not a body of the model")
+            a.mobod = out.bodies[bname]
             a.vector = _unit(r, el, "direction", [1.0, 0.0, 0.0])
             a.is_global = r.boolean(el, "force_is_global", False)
             a.point = r.numbers(el, "point", 3, [0.0, 0.0, 0.0])
             a.point_is_global = r.boolean(el, "point_is_global", False)
-            if not a.point_is_global and not np.array_equal(a.R_BA, np.eye(3)):
-                raise r.error(r.child(el, "body"), f"PointActuator {name!r}: <body> must name a Body")
         self.list.append(a)
 
     def finish(self, out, model: _Element, unique) -> None:

@@ -32,7 +32,7 @@ __all__: list[str] = []
 
 CONTACT_FORCES = ("HuntCrossleyForce", "SmoothSphereHalfSpaceForce")
 _GEOMETRY_PROPS = {"socket_frame", "location", "orientation", "Appearance", "radius", "display_preference",
-                   "color", "body_name"}
+                   "color"}
 _HC_PROPS = {"appliesForce", "HuntCrossleyForce::ContactParametersSet", "transition_velocity"}
 _PARAM_PROPS = {"geometry", "stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction"}
 _SMOOTH_PROPS = {"appliesForce", "socket_sphere", "socket_half_space", "stiffness", "dissipation",
