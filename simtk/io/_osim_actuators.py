@@ -112,8 +112,9 @@ class _Actuation(_CustomImplementation):
         c = self.held(state)
         if self.prescribed:
             t = np.array([state.get_time()])
+            # (the functions were built for one argument and the State's time is finite: no checks)
             for i, f in self.prescribed:
-                c[i] += f.calc_value(t)
+                c[i] += f.calc_value_unchecked(t)
         return c
 
     def calc_force(self, state: State, body_forces: np.ndarray, particle_forces: np.ndarray,
