@@ -152,7 +152,7 @@ def load_osim(path: str | os.PathLike) -> OsimModel:
     -----
     UserWarning
         One warning listing every element that was not built (muscles, other actuators, markers,
-        contact geometry, controllers, unknown elements and properties), by name and type.
+        mesh contact, other controllers, unknown elements and properties), by name and type.
     """
     r = _Reader(os.fspath(path))
     root = _parse_xml(r.path)
