@@ -293,6 +293,23 @@ def test_prescribed_controller_functions_of_time(tmp_path):
     assert worst <= REL
 
 
+def test_disabled_prescribed_controller_adds_nothing(tmp_path):
+    model = block_model("hc", actuators=True, controller=True)
+    model.getControllerSet().get("drive").set_enabled(False)
+    worst, m, st = compare(write(model, tmp_path), np.random.default_rng(12), n_states=2, controls=False, time=0.6)
+    assert worst <= REL
+    assert m.get_controls(st)["knee"] == 0.0 and "drive" in m.controllers
+
+
+def test_actuator_that_applies_no_force(tmp_path):
+    model = block_model("hc", actuators=True)
+    for name in ("knee", "thrust"):
+        model.getForceSet().get(name).set_appliesForce(False)
+    worst, m, _ = compare(write(model, tmp_path), np.random.default_rng(13), n_states=3)
+    assert worst <= REL
+    assert not m.actuators["thrust"].enabled and m.actuators["push"].enabled
+
+
 def test_omitted_properties_take_opensims_defaults(tmp_path):
     """Without transition_velocity, axis, direction and optimal_force in the file, both read
     OpenSim's defaults (0.01 m/s, z, x and 1)."""
