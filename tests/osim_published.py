@@ -46,8 +46,9 @@ def _from_mirror(relpath: str) -> Path | None:
 
 def published_model(relpath: str, skip: bool = True) -> Path | None:
     """The path of published model ``relpath`` (relative to the repository's ``Models``, e.g.
-    ``"Arm26/arm26.osim"``). When it is not available here: skips the calling test, or returns
+    ``"Arm26/arm26.osim"``, or from its root, ``"Models/Arm26/arm26.osim"``). When it is not available here: skips the calling test, or returns
     None with ``skip=False`` (scripts outside pytest)."""
+    relpath = relpath.removeprefix("Models/")  # also as a path from the repository's root
     path = _from_env(relpath) or _from_mirror(relpath)
     if path is None and skip:
         import pytest  # only tests skip; scripts may run without pytest

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from simtk import (
     Assembler,
     GeneralForceSubsystem,
@@ -62,6 +64,12 @@ class OsimModel:
         OpenSim force name -> list of simtk Force elements built for it (``"gravity"`` included).
     constraints : dict
         OpenSim constraint name -> list of simtk Constraints.
+    actuators : dict
+        OpenSim actuator name -> `OsimActuator` (CoordinateActuator, TorqueActuator, PointActuator),
+        all applied by one ``Force.Custom`` (``actuation``, ``/forces/actuators``; None without
+        actuators) at ``optimal_force`` times their control (see `set_control`).
+    controllers : dict
+        PrescribedController name -> list of (actuator index, Function of time) it adds.
     warnings : list of str
         The elements not built (also issued as one UserWarning).
     path : str
@@ -76,8 +84,12 @@ class OsimModel:
     coordinates: dict = field(default_factory=dict)
     force_elements: dict = field(default_factory=dict)
     constraints: dict = field(default_factory=dict)
+    actuators: dict = field(default_factory=dict)
+    controllers: dict = field(default_factory=dict)
+    actuation: Any = None
     warnings: list = field(default_factory=list)
     path: str = ""
+    _actuation_impl: Any = None
 
     def initial_state(self) -> State:
         """A State in Euler-angle mode (OpenSim's) with every coordinate at its default value and
@@ -180,3 +192,36 @@ class OsimModel:
         """Coordinate ``name``'s udot (the State realized to Acceleration)."""
         c = self._coord(name)
         return float(c.mobod.get_udot(state)[c.index])
+
+    # ------------------------------------------------------------------ controls
+    def _actuator(self, name: str):
+        try:
+            return self.actuators[name]
+        except KeyError:
+            raise KeyError(f"{self.path}: no actuator named {name!r} (there are "
+                           f"{', '.join(self.actuators) or 'none'})") from None
+
+    def set_control(self, state: State, name: str, value: float) -> None:
+        """Hold actuator ``name``'s control at ``value`` in ``state`` (invalidates Dynamics).
+
+        The actuator applies ``optimal_force * (value + prescribed)``, where ``prescribed`` is what
+        enabled PrescribedControllers add at the State's time (OpenSim adds its controllers'
+        controls to the default ones in the same way). A bad name or value changes nothing. In a
+        ``Simulation`` the same value is the named input ``/forces/actuators:<name>`` (an
+        ``InputProbe``'s or a ``Controller``'s target; ``OsimActuator.var`` is the variable's name).
+        """
+        a = self._actuator(name)
+        v = float(value)
+        if not np.isfinite(v):
+            raise ValueError(f"{self.path}: actuator {name!r}: expected a finite control, got {value!r}")
+        self.actuation.set_discrete_variable_value(state, a.var, v)
+
+    def get_control(self, state: State, name: str) -> float:
+        """Actuator ``name``'s control in ``state``: the held value plus its prescribed functions of time."""
+        a = self._actuator(name)
+        return float(self._actuation_impl.controls(state)[a.index])
+
+    def get_controls(self, state: State) -> dict:
+        """Every actuator's control in ``state``, by name."""
+        c = self._actuation_impl.controls(state) if self.actuators else []
+        return {a.name: float(c[a.index]) for a in self.actuators.values()}

@@ -43,6 +43,13 @@ WeldConstraint                 ``Constraint.Weld``
 PointConstraint                ``Constraint.Ball``
 ConstantDistanceConstraint     ``Constraint.Rod``
 CoordinateCouplerConstraint    ``Constraint.CoordinateCoupler`` with scale * f(q_ind) - q_dep
+HuntCrossleyForce with         ``Force.HuntCrossley``, one surface per geometry of each
+ContactSphere,                 ContactParameters (``_osim_contact``)
+ContactHalfSpace
+SmoothSphereHalfSpaceForce     ``Force.SmoothSphereHalfSpace``
+CoordinateActuator,            one ``Force.Custom`` (``/forces/actuators``) applying optimal_force
+TorqueActuator, PointActuator  times control; controls held in the State (`OsimModel.set_control`)
+PrescribedController           its functions of time added to the controls (``_osim_actuators``)
 ============================== ==================================================================
 
 OpenSim's names (`simtk.io._osim_names`): every Coordinate is a component at its OpenSim path
@@ -51,8 +58,8 @@ are views of its mobilizer's q and u and whose outputs are ``value``, ``speed`` 
 ``acceleration``; ``/bodyset/<body>``, ``/ground``, ``/forceset/<force>`` and
 ``/constraintset/<constraint>`` lead to the simtk elements built for them.
 
-Everything else with dynamics (muscles and other actuators, contact, markers, wrap objects,
-controllers, probes, unknown elements and properties) is *not* built: it is listed, by name and
+Everything else with dynamics (muscles and other actuators, mesh contact, markers, wrap objects,
+other controllers, probes, unknown elements and properties) is *not* built: it is listed, by name and
 type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``attached_geometry``,
 ``FrameGeometry``) has no effect on dynamics and is skipped without comment.
 
@@ -86,6 +93,8 @@ from simtk import (
 )
 
 from ._named import NamedDict
+from ._osim_actuators import ACTUATORS, OsimActuator, build_actuators_and_controllers
+from ._osim_contact import CONTACT_FORCES, ContactGeometries, build_contact_force
 from ._osim_elements import (
     _build_constraint,
     _build_force,
@@ -120,6 +129,7 @@ __all__ = [
     "Coordinate",
     "OsimJoint",
     "OsimSet",
+    "OsimActuator",
 ]
 
 
@@ -152,7 +162,7 @@ def load_osim(path: str | os.PathLike) -> OsimModel:
     -----
     UserWarning
         One warning listing every element that was not built (muscles, other actuators, markers,
-        contact geometry, controllers, unknown elements and properties), by name and type.
+        mesh contact, other controllers, unknown elements and properties), by name and type.
     """
     r = _Reader(os.fspath(path))
     root = _parse_xml(r.path)
@@ -198,7 +208,7 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
     for c in cast("list[_Element]", list(model)):
         if c.tag not in _MODEL_KNOWN:
             r.notes.append(f"unknown element <{c.tag}> {c.get('name') or ''} (line {c.line})".replace("  ", " "))
-    for set_tag in sorted(_SET_TAGS):
+    for set_tag in sorted(_SET_TAGS - {"ContactGeometrySet", "ControllerSet"}):  # (those: below)
         for el in r.objects(model, set_tag):
             _flag_note(r.notes, el)
     comps = r.child(model, "components")
@@ -320,8 +330,13 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
                                                      name=_unique(matter, _clean_name(cname) + ("_lock" if c.locked else "_prescribed")))
 
     # ---------------------------------------------------------------- forces
+    geoms = ContactGeometries(r, model, out.bodies)
     for el in r.objects(model, "ForceSet"):
-        _build_force(r, out, el)
+        if el.tag in CONTACT_FORCES:
+            build_contact_force(r, out, el, geoms, _unique, _wrap)
+        elif el.tag not in ACTUATORS:
+            _build_force(r, out, el)
+    build_actuators_and_controllers(r, out, model, _unique)
     g = r.numbers(model, "gravity", 3, [0.0, -9.80665, 0.0])
     grav = Force.UniformGravity(forces, matter, g, name=_unique(forces, "gravity"))
     out.force_elements.setdefault("gravity", [grav])

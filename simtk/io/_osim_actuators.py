@@ -1,0 +1,258 @@
+"""Actuators and controllers of an .osim file: CoordinateActuator, TorqueActuator, PointActuator and
+PrescribedController.
+
+Each actuator applies ``optimal_force * control`` (OpenSim's ``ScalarActuator::computeActuation``
+for these three; controls are not clamped to ``min_control``/``max_control``, which OpenSim only
+uses in optimizations). A model's actuators are evaluated together by one ``Force.Custom``
+(``/forces/actuators``): each actuator's control is a discrete variable of it named like the
+actuator (changing one invalidates Dynamics, so a script, or a simulation's InputProbe or Controller
+through the named input ``/forces/actuators:<name>``, may set it between steps and the compiled time
+loop still runs), to which every enabled ``PrescribedController`` adds its functions of
+time at each evaluation, as OpenSim's ``Model::computeControls`` adds its controllers' controls to the
+default ones (zero).
+
+- CoordinateActuator: a generalized force on its coordinate's mobility;
+- TorqueActuator: a torque ``f * axis/|axis|`` (in Ground, or in ``bodyA``'s frame unless
+  ``torque_is_global``) on ``bodyA`` and its opposite on ``bodyB``;
+- PointActuator: a force ``f * direction/|direction|`` (in ``body``'s frame unless
+  ``force_is_global``) at ``point`` of ``body`` (a point fixed in Ground that the force is applied
+  at, wherever the body is, if ``point_is_global``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+
+from simtk import Force, Function, MobilizedBody, Stage, State
+from simtk.multibody.forces.force import _CustomImplementation
+
+from ._osim_reader import _FUNCTION_TAGS, _clean_name, _Element, _flag_note, _or, _Reader
+
+__all__ = ["OsimActuator"]
+
+ACTUATORS = ("CoordinateActuator", "TorqueActuator", "PointActuator")
+_COMMON = {"appliesForce", "optimal_force", "min_control", "max_control"}
+_PROPS = {
+    "CoordinateActuator": _COMMON | {"coordinate"},
+    "TorqueActuator": _COMMON | {"bodyA", "bodyB", "axis", "torque_is_global"},
+    "PointActuator": _COMMON | {"body", "point", "point_is_global", "direction", "force_is_global"},
+}
+_CONTROLLER_PROPS = {"enabled", "actuator_list", "socket_actuators", "FunctionSet", "controls_file",
+                     "interpolation_method", "isDisabled"}
+
+
+@dataclass
+class OsimActuator:
+    """One OpenSim actuator as built: its kind, ``optimal_force`` and index among the controls.
+
+    ``apply(state, force, body_forces, mobility_forces)`` adds its action for an actuation
+    ``force`` (optimal_force times control).
+    """
+
+    name: str
+    kind: str
+    optimal_force: float
+    index: int
+    enabled: bool = True
+    var: str = ""                            # its held control: discrete variable /forces/actuators:<var>
+    mobod: MobilizedBody | None = None       # CoordinateActuator's mobilizer; the Torque/Point body
+    which_u: int = 0
+    R_BA: np.ndarray = field(default_factory=lambda: np.eye(3))  # bodyA's (or body's) frame in its body
+    mobod_b: MobilizedBody | None = None     # TorqueActuator's bodyB
+    vector: np.ndarray = field(default_factory=lambda: np.zeros(3))  # unit axis or direction
+    is_global: bool = True                   # torque_is_global / force_is_global
+    point: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    point_is_global: bool = False
+
+    def apply(self, state: State, f: float, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
+        """Add the action of actuation ``f`` to the force arrays."""
+        mobod = cast(MobilizedBody, self.mobod)
+        if self.kind == "CoordinateActuator":
+            mobod.apply_one_mobility_force(state, self.which_u, f, mobility_forces)
+            return
+        v = f * self.vector
+        if not self.is_global:
+            v = mobod.get_body_rotation(state).matrix @ (self.R_BA @ v)
+        if self.kind == "TorqueActuator":
+            mobod.apply_body_torque(state, v, body_forces)
+            if self.mobod_b is not None:
+                self.mobod_b.apply_body_torque(state, -v, body_forces)
+            return
+        p = self.point
+        if self.point_is_global:  # the body's point that is at ``point`` of Ground now
+            X = mobod.get_body_transform(state)
+            p = X.R.matrix.T @ (p - X.p)
+        mobod.apply_force_to_body_point(state, p, v, body_forces)
+
+
+class _Actuation(_CustomImplementation):
+    """All actuators of a model: controls held in the State plus prescribed functions of time.
+
+    Each actuator's held control is a discrete variable of the Force.Custom named like the actuator
+    (``/forces/actuators:<name>``), so that a simulation's InputProbe or Controller can write it as
+    a named input."""
+
+    def __init__(self, actuators: list[OsimActuator]):
+        super().__init__()
+        self.actuators = actuators
+        self.prescribed: list[tuple[int, Function]] = []
+        self.slots: list = []
+
+    def realize_model(self, state: State) -> None:
+        # (the declared variables are allocated with the topology: look their slots up once)
+        force = self._force
+        self.slots = [force._slot(a.var, "discrete_variable") for a in self.actuators]  # type: ignore[union-attr]
+
+    def held(self, state: State) -> np.ndarray:
+        return np.array([sub.get_discrete_variable(state, i) for sub, i in self.slots], dtype=float)
+
+    def controls(self, state: State) -> np.ndarray:
+        c = self.held(state)
+        if self.prescribed:
+            t = np.array([state.get_time()])
+            # (the functions were built for one argument and the State's time is finite: no checks)
+            for i, f in self.prescribed:
+                c[i] += f.calc_value_unchecked(t)
+        return c
+
+    def calc_force(self, state: State, body_forces: np.ndarray, particle_forces: np.ndarray,
+                   mobility_forces: np.ndarray) -> None:
+        for a, c in zip(self.actuators, self.controls(state)):
+            if a.enabled and c != 0.0:
+                a.apply(state, c * a.optimal_force, body_forces, mobility_forces)
+
+
+def _unit(r: _Reader, el: _Element, tag: str, default) -> np.ndarray:
+    v = r.numbers(el, tag, 3, default)
+    n = float(np.linalg.norm(v))
+    if n == 0.0:
+        raise r.error(_or(r.child(el, tag), el), f"{el.tag} {el.get('name')!r}: <{tag}> must not be the zero vector")
+    return v / n
+
+
+def _frame(r: _Reader, out, el: _Element, tag: str, required: bool = True) -> tuple[Any, np.ndarray]:
+    """(mobod, R_BF) of the body or frame that property ``tag`` names (a body name or a frame path)."""
+    name = r.string(el, tag, required)
+    if not name:
+        return None, np.eye(3)
+    if name in out.bodies:
+        return out.bodies[name], np.eye(3)
+    target = r.paths.get(name if name.startswith("/") else "/bodyset/" + name)
+    if target is None or target.tag not in ("Body", "Ground", "PhysicalOffsetFrame"):
+        raise r.error(r.child(el, tag), f"{el.tag} {el.get('name')!r}: <{tag}> {name!r} is not a body of the model")
+    base, X = r.frame_in_body(target)
+    bname = "ground" if base.tag == "Ground" else base.get("name")
+    return out.bodies[bname], X.R.matrix
+
+
+class Actuators:
+    """The actuators read from the ForceSet and the controllers of the ControllerSet."""
+
+    def __init__(self, r: _Reader):
+        self.r = r
+        self.list: list[OsimActuator] = []
+
+    def add(self, out, el: _Element) -> None:
+        r = self.r
+        name = r.name_of(el)
+        if name in out.force_elements or any(a.name == name for a in self.list):
+            raise r.error(el, f"a second force named {name!r}; force names must be unique")
+        for c in cast("list[_Element]", list(el)):
+            if c.tag not in _PROPS[el.tag]:
+                r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+        a = OsimActuator(name, el.tag, r.number(el, "optimal_force", 1.0), len(self.list),
+                         enabled=r.boolean(el, "appliesForce", True))
+        if el.tag == "CoordinateActuator":
+            cname = r.string(el, "coordinate")
+            if cname not in out.coordinates:
+                raise r.error(r.child(el, "coordinate"), f"CoordinateActuator {name!r}: <coordinate> {cname!r} is not "
+                                                         "a coordinate of the model")
+            c = out.coordinates[cname]
+            a.mobod, a.which_u = c.mobod, c.index
+        elif el.tag == "TorqueActuator":
+            a.mobod, a.R_BA = _frame(r, out, el, "bodyA")
+            a.mobod_b, _ = _frame(r, out, el, "bodyB", required=False)
+            a.vector = _unit(r, el, "axis", [0.0, 0.0, 1.0])
+            a.is_global = r.boolean(el, "torque_is_global", True)
+        else:
+            bname = r.string(el, "body")
+            if bname not in out.bodies:  # OpenSim looks the name up among the bodies
+                raise r.error(r.child(el, "body"), f"PointActuator {name!r}: <body> {bname!r} is not a body of the model")
+            a.mobod = out.bodies[bname]
+            a.vector = _unit(r, el, "direction", [1.0, 0.0, 0.0])
+            a.is_global = r.boolean(el, "force_is_global", False)
+            a.point = r.numbers(el, "point", 3, [0.0, 0.0, 0.0])
+            a.point_is_global = r.boolean(el, "point_is_global", False)
+        self.list.append(a)
+
+    def finish(self, out, model: _Element, unique) -> None:
+        """Build the one actuation force (if any actuator) and the controllers; note the others."""
+        r = self.r
+        out.actuators = {a.name: a for a in self.list}
+        impl = _Actuation(self.list)
+        if self.list:
+            out.actuation = Force.Custom(out.forces, impl, name=unique(out.forces, "actuators"))
+            for a in self.list:
+                a.var = _clean_name(a.name)
+                try:
+                    out.actuation.add_discrete_variable(a.var, Stage.Dynamics, 0.0)
+                except ValueError:  # two OpenSim names that clean to the same simtk name
+                    a.var = f"{a.var}_{a.index}"
+                    out.actuation.add_discrete_variable(a.var, Stage.Dynamics, 0.0)
+        out._actuation_impl = impl
+        for el in r.objects(model, "ControllerSet"):
+            if el.tag != "PrescribedController":
+                _flag_note(r.notes, el)
+                continue
+            self._prescribed(out, el, impl)
+
+    def _prescribed(self, out, el: _Element, impl: _Actuation) -> None:
+        r = self.r
+        name = r.name_of(el)
+        for c in cast("list[_Element]", list(el)):
+            if c.tag not in _CONTROLLER_PROPS:
+                r.notes.append(f"unknown property <{c.tag}> of PrescribedController {name!r} (line {c.line}) ignored")
+        if r.child(el, "controls_file") is not None and r.string(el, "controls_file", required=False):
+            _flag_note(r.notes, el, "controls_file is not read")
+            return
+        enabled = r.boolean(el, "enabled", True) and not r.boolean(el, "isDisabled", False)
+        words = (r.string(el, "socket_actuators", required=False) or r.string(el, "actuator_list", required=False))
+        names = [w.rstrip("/").split("/")[-1] for w in words.split()]
+        fset = r.child(el, "FunctionSet")
+        objs = r.child(fset, "objects") if fset is not None else None
+        fels = cast("list[_Element]", list(objs) if objs is not None else [])
+        missing = [n for n in names if n not in out.actuators]
+        if missing:
+            # muscles and other actuators simtk does not build: the controller is not built either
+            _flag_note(r.notes, el, f"controls actuator(s) not built: {', '.join(missing[:5])}")
+            return
+        fnames = [f.get("name") for f in fels]
+        if set(fnames) == set(names) and len(fels) == len(names):
+            fels = [fels[fnames.index(n)] for n in names]  # (older files name each function after its actuator)
+        elif len(fels) != len(names):
+            raise r.error(_or(fset, el), f"PrescribedController {name!r}: {len(names)} actuator(s) but "
+                                         f"{len(fels)} control function(s)")
+        odd = [f.tag for f in fels if f.tag not in _FUNCTION_TAGS]
+        if odd:
+            _flag_note(r.notes, el, f"control function type(s) not supported: {', '.join(sorted(set(odd)))}")
+            return
+        made = []
+        for n, fel in zip(names, fels):
+            made.append((out.actuators[n].index, r.function(fel, 1, f"PrescribedController {name!r} control of {n!r}")))
+        out.controllers[name] = made
+        if enabled:
+            impl.prescribed.extend(made)
+            if out.actuation is None:
+                raise r.error(el, f"PrescribedController {name!r}: no actuator to control")
+
+
+def build_actuators_and_controllers(r: _Reader, out, model: _Element, unique) -> None:
+    """Hook for `load_osim`: the ForceSet's actuators and the ControllerSet."""
+    acts = Actuators(r)
+    for el in r.objects(model, "ForceSet"):
+        if el.tag in ACTUATORS:
+            acts.add(out, el)
+    acts.finish(out, model, unique)
+

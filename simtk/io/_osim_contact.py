@@ -1,0 +1,156 @@
+"""Contact of an .osim file: ContactGeometrySet, HuntCrossleyForce and SmoothSphereHalfSpaceForce.
+
+OpenSim hands its contact to Simbody unchanged, so the mapping is direct:
+
+- a ``ContactSphere`` / ``ContactHalfSpace`` is Simbody's ``ContactGeometry::Sphere`` / ``HalfSpace``
+  (occupying x > 0 of its frame: outward normal -x) placed at ``X_BF * X(orientation, location)``
+  on the base body of its ``socket_frame`` (``ContactGeometry::getTransform``), orientation being
+  body-fixed X-Y-Z angles;
+- a ``HuntCrossleyForce`` is one Simbody contact set with its own ``HuntCrossleyForce``: every
+  geometry named in each of its ``ContactParameters`` is added with that entry's stiffness,
+  dissipation and frictions (``setBodyParameters``); the element's ``transition_velocity``;
+- a ``SmoothSphereHalfSpaceForce`` is ``Force.SmoothSphereHalfSpace`` between its two sockets.
+
+One difference is kept on purpose: Simbody's ``HuntCrossleyForce::calcForce`` returns at the first
+contact whose surfaces separate faster than 2/(3c) (``if (f <= 0) return;``), so OpenSim drops the
+forces of every contact after that one in Simbody's detection order; simtk's ``Force.HuntCrossley``
+skips only that contact. States with such a contact beside one that pushes differ from OpenSim.
+
+``ContactMesh`` and ``ElasticFoundationForce`` are not built (they are listed in the warning), nor
+is a force that names one: simtk has no mesh contact.
+"""
+from __future__ import annotations
+
+from typing import cast
+
+from simtk import Force, MobilizedBody, Rotation, Transform
+from simtk.multibody.contact.geometry import ContactGeometry
+
+from ._osim_reader import _clean_name, _Element, _flag_note, _or, _Reader
+
+__all__: list[str] = []
+
+CONTACT_FORCES = ("HuntCrossleyForce", "SmoothSphereHalfSpaceForce")
+_GEOMETRY_PROPS = {"socket_frame", "location", "orientation", "Appearance", "radius", "display_preference",
+                   "color"}
+_HC_PROPS = {"appliesForce", "HuntCrossleyForce::ContactParametersSet", "transition_velocity"}
+_PARAM_PROPS = {"geometry", "stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction"}
+_SMOOTH_PROPS = {"appliesForce", "socket_sphere", "socket_half_space", "stiffness", "dissipation",
+                 "static_friction", "dynamic_friction", "viscous_friction", "transition_velocity",
+                 "constant_contact_force", "hertz_smoothing", "hunt_crossley_smoothing"}
+
+
+class ContactGeometries:
+    """The model's ContactGeometrySet, read when a force uses a geometry (one no force uses has no
+    effect on dynamics, like visual geometry, and is skipped without comment)."""
+
+    def __init__(self, r: _Reader, model: _Element, bodies: dict):
+        self.r = r
+        self.bodies = bodies
+        self.els = {r.name_of(el): el for el in r.objects(model, "ContactGeometrySet")}
+
+    def get(self, owner: _Element, name: str, where: _Element | None):
+        """(geometry element, ContactGeometry, mobod, X_BS) of geometry ``name`` named by ``owner``."""
+        r = self.r
+        el = self.els.get(name)
+        if el is None:
+            raise r.error(_or(where, owner), f"{owner.tag} {owner.get('name')!r}: {name!r} is not a geometry of "
+                                             f"the ContactGeometrySet ({', '.join(self.els) or 'none'})")
+        if el.tag == "ContactSphere":
+            radius = r.number(el, "radius", 0.0)
+            if not radius > 0.0:
+                raise r.error(_or(r.child(el, "radius"), el), f"ContactSphere {name!r}: expected a radius > 0, "
+                                                              f"got {radius}")
+            geometry = ContactGeometry.Sphere(radius)
+        elif el.tag == "ContactHalfSpace":
+            geometry = ContactGeometry.HalfSpace()
+        else:
+            return el, None, None, None
+        for c in cast("list[_Element]", list(el)):
+            if c.tag not in _GEOMETRY_PROPS:
+                r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+        return (el, geometry) + self._placement(el)
+
+    def _placement(self, el: _Element) -> tuple[MobilizedBody, Transform]:
+        r = self.r
+        frame = r.resolve(el, r.child(el, "socket_frame"), "socket_frame")
+        base, X_BF = r.frame_in_body(frame)
+        bname = "ground" if base.tag == "Ground" else base.get("name")
+        mobod = self.bodies.get(bname)
+        if mobod is None:
+            raise r.error(el, f"{el.tag} {el.get('name')!r}: body {bname!r} has no mobilizer")
+        X_FS = Transform(Rotation.from_body_fixed_xyz(r.numbers(el, "orientation", 3, [0.0, 0.0, 0.0])),
+                         r.numbers(el, "location", 3, [0.0, 0.0, 0.0]))
+        return mobod, X_BF * X_FS
+
+
+def build_contact_force(r: _Reader, out, el: _Element, geoms: ContactGeometries, unique, wrap) -> None:
+    """Build one HuntCrossleyForce or SmoothSphereHalfSpaceForce (``el.tag`` in CONTACT_FORCES)."""
+    name = r.name_of(el)
+    if name in out.force_elements:
+        raise r.error(el, f"a second force named {name!r}; force names must be unique")
+    fs = out.forces
+    sname = unique(fs, _clean_name(name))
+    with wrap(r, el, f"{el.tag} {name!r}"):
+        if el.tag == "HuntCrossleyForce":
+            made = _hunt_crossley(r, out, el, name, sname, geoms)
+        else:
+            made = _smooth(r, out, el, name, sname, geoms)
+        if made is None:
+            return
+        if not r.boolean(el, "appliesForce", True):
+            made.set_disabled_by_default(True)
+    out.force_elements[name] = [made]
+
+
+def _unknown_props(r: _Reader, el: _Element, known: set) -> None:
+    for c in cast("list[_Element]", list(el)):
+        if c.tag not in known:
+            r.notes.append(f"unknown property <{c.tag}> of {el.tag} {el.get('name')!r} (line {c.line}) ignored")
+
+
+def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: ContactGeometries):
+    _unknown_props(r, el, _HC_PROPS)
+    entries = []
+    holder = r.child(el, "HuntCrossleyForce::ContactParametersSet")
+    objs = r.child(holder, "objects") if holder is not None else None
+    for p in cast("list[_Element]", list(objs) if objs is not None else []):
+        _unknown_props(r, p, _PARAM_PROPS)
+        names = r.string(p, "geometry", required=False).split()
+        placed = [geoms.get(el, g, r.child(p, "geometry")) for g in names]
+        if any(x[1] is None for x in placed):
+            bad = next(x[0] for x in placed if x[1] is None)
+            _flag_note(r.notes, el, f"uses {bad.tag} {bad.get('name')!r}, which simtk has no contact for")
+            return None
+        law = {k: r.number(p, k, 0.0) for k in ("stiffness", "dissipation", "static_friction", "dynamic_friction",
+                                                 "viscous_friction")}
+        entries.append((names, placed, law, p))
+    force = Force.HuntCrossley(out.forces, transition_velocity=r.number(el, "transition_velocity", 0.01),
+                               name=sname)
+    for names, placed, law, p in entries:
+        for g, (_, geometry, mobod, X_BS) in zip(names, placed):
+            try:
+                force.add_surface(mobod, geometry, X_BS, **law)
+            except (TypeError, ValueError) as exc:
+                raise r.error(p, f"HuntCrossleyForce {name!r}, geometry {g!r}: {exc}") from None
+    return force
+
+
+def _smooth(r: _Reader, out, el: _Element, name: str, sname: str, geoms: ContactGeometries):
+    _unknown_props(r, el, _SMOOTH_PROPS)
+    got = {}
+    for sock, tag in (("socket_sphere", "ContactSphere"), ("socket_half_space", "ContactHalfSpace")):
+        ref = r.string(el, sock)
+        g = ref.rstrip("/").split("/")[-1]
+        placed = geoms.get(el, g, r.child(el, sock))
+        if placed[0].tag != tag:
+            raise r.error(r.child(el, sock), f"SmoothSphereHalfSpaceForce {name!r}: <{sock}> must name a {tag}, "
+                                             f"{g!r} is a {placed[0].tag}")
+        got[tag] = (g, placed)
+    _, (_, sphere, sbody, X_BS) = got["ContactSphere"]
+    _, (_, _, hbody, X_BH) = got["ContactHalfSpace"]
+    kw = {k: r.number(el, k) for k in _SMOOTH_PROPS - {"appliesForce", "socket_sphere", "socket_half_space"}
+          if r.child(el, k) is not None}
+    # the sphere's centre is its frame's origin: its orientation does not matter
+    force = Force.SmoothSphereHalfSpace(out.forces, sbody, X_BS.p, sphere.radius, hbody, X_BH, name=sname, **kw)
+    return force
