@@ -27,12 +27,18 @@ EllipsoidJoint
 CustomJoint                    ``MobilizedBody.FunctionBased``: three rotation then three
                                translation axes; the mobilizer's coordinates in order of first
                                use over the six axes (OpenSim's order); an axis without function
-                               is linear (slope 1) in its one coordinate, or the constant 0
+                               is linear (slope 1) in its one coordinate, or the constant 0; an
+                               axis without coordinates is the constant OpenSim evaluates with no
+                               argument (a Constant's value, a LinearFunction's first coefficient,
+                               a MultiplierFunction's scale times that of its function)
 Constant, LinearFunction,      ``Function.Constant``, ``Function.Linear``, ``Function.Polynomial``;
 PolynomialFunction,            SimmSpline (and NaturalCubicSpline, which OpenSim 4 reads as a
 SimmSpline,                    SimmSpline) is the Forsythe-Malcolm-Moler cubic spline, linear
-NaturalCubicSpline,            outside its points; implemented here (`SimmSplineFunction`)
-MultiplierFunction
+NaturalCubicSpline,            outside its points; implemented here (`SimmSplineFunction`);
+MultiplierFunction, Sine,      Sine is ``Function.Sinusoid`` plus its offset, StepFunction
+StepFunction,                  ``Function.Step``, PiecewiseLinearFunction a degree-1
+PiecewiseLinearFunction,       ``Function.Spline``, PiecewiseConstantFunction y_k on
+PiecewiseConstantFunction      [x_k, x_k+1); GCVSpline is not read (an `OsimFileError` says so)
 PointToPointSpring             ``Force.TwoPointLinearSpring``
 BushingForce                   ``Force.LinearBushing`` with k6 = (rotational, translational)
 SpringGeneralizedForce         ``Force.MobilityLinearSpring`` + ``Force.MobilityLinearDamper``

@@ -1,0 +1,146 @@
+"""load_osim on CustomJoints against OpenSim 4.6: every function form OpenSim writes on a
+TransformAxis, and coordinate-level constraints (locks, clamps, prescribed motion, couplers) on a
+CustomJoint's coordinates.
+
+As in test_osim.py, each model is written by OpenSim's Python API (or patched as text where the API
+cannot make it) and read by both OpenSim and ``load_osim``; the reference is always OpenSim's.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+osim = pytest.importorskip("opensim")
+
+from test_osim import (  # noqa: E402  (after the importorskip on purpose)
+    REL,
+    add_chain,
+    compare_udot,
+    new_model,
+    random_body,
+    spline,
+    v3,
+    write,
+)
+
+from simtk.io import load_osim  # noqa: E402
+from simtk.io.osim import OsimFileError  # noqa: E402
+
+
+def custom_joint(model, parent, child, spec, name="cj"):
+    """A CustomJoint ``name`` from ``parent`` to ``child``; ``spec``: (axis index, coordinates,
+    function, direction or None) per TransformAxis set."""
+    st_ = osim.SpatialTransform()
+    for i, coords, f, direction in spec:
+        ta = st_.updTransformAxis(i)
+        names = osim.ArrayStr()
+        for c in coords:
+            names.append(c)
+        ta.setCoordinateNames(names)
+        if direction is not None:
+            ta.setAxis(v3(direction))
+        ta.set_function(f)
+    j = osim.CustomJoint(name, parent, v3([0.1, -0.4, 0.05]), v3([0.2, 0, 0.1]), child, v3([0, 0.2, 0]),
+                         v3([0, 0.3, 0]), st_)
+    model.addJoint(j)
+    return j
+
+
+def femur_and_tibia(rng, name="m"):
+    model = new_model(name)
+    femur, = add_chain(model, rng, [osim.PinJoint], "femur")
+    tibia = random_body(rng, "tibia")
+    model.addBody(tibia)
+    return model, femur, tibia
+
+
+# ---------------------------------------------------------------------- functions of a TransformAxis
+# Placeholders the API can write on a coordinate-less axis, replaced by the forms OpenSim's own
+# scaled models carry (the API cannot hold a MultiplierFunction there without crashing in Python).
+_ARGLESS = {
+    0.125: '<MultiplierFunction name="function"><function><LinearFunction><coefficients>0.3 5</coefficients>'
+           '</LinearFunction></function><scale>0.5</scale></MultiplierFunction>',
+    0.25: '<MultiplierFunction name="function"><function><Constant><value>0.2</value></Constant></function>'
+           '<scale>1.5</scale></MultiplierFunction>',
+    0.375: '<LinearFunction name="function"><coefficients>-0.4 9</coefficients></LinearFunction>',
+}
+
+
+def _constant_axes_model(tmp_path, rng):
+    model, femur, tibia = femur_and_tibia(rng)
+    custom_joint(model, femur, tibia, [(0, ["k"], osim.LinearFunction(1.0, 0.0), [0, 0, 1]),
+                                       (1, [], osim.Constant(0.125), [1, 0, 0]),
+                                       (2, [], osim.Constant(0.0), [0, 1, 0]),
+                                       (3, [], osim.Constant(0.25), None),
+                                       (4, [], osim.Constant(0.375), None),
+                                       (5, [], osim.Constant(0.1), None)])
+    path = write(model, tmp_path)
+    text = path.read_text()
+    for value, xml in _ARGLESS.items():
+        text, n = re.subn(rf'<Constant name="function">\s*<value>{value}</value>\s*</Constant>', xml, text)
+        assert n == 1, value
+    path.write_text(text)
+    return path
+
+
+def test_axes_without_coordinates_are_constants_as_opensim_evaluates_them(tmp_path):
+    """OpenSim calls an axis's function with no argument: a Constant is its value, a LinearFunction
+    its *first* coefficient (Simbody's Linear adds coefficient[len(x)], so 'evaluate at 0' would give
+    the intercept 9 instead of -0.4), a MultiplierFunction scale times its function's value."""
+    rng = np.random.default_rng(41)
+    path = _constant_axes_model(tmp_path, rng)
+    om = osim.Model(str(path))
+    s = om.initSystem()
+    om.realizePosition(s)
+    m = load_osim(path)
+    st_ = m.initial_state()
+    theirs = np.array([om.getBodySet().get("tibia").getPositionInGround(s).get(i) for i in range(3)])
+    mine = m.bodies["tibia"].get_body_origin_location(st_)
+    assert np.abs(mine - theirs).max() <= REL * max(1.0, np.abs(theirs).max())
+    assert compare_udot(path, rng, n_states=3, spread=1.0) < REL
+
+
+def test_axis_without_coordinates_with_a_function_opensim_cannot_evaluate_is_refused(tmp_path):
+    rng = np.random.default_rng(42)
+    path = _constant_axes_model(tmp_path, rng)
+    text = path.read_text()
+    text = text.replace(_ARGLESS[0.375], '<PolynomialFunction name="function"><coefficients>0.2 -0.1 0.3'
+                                         '</coefficients></PolynomialFunction>')
+    path.write_text(text)
+    with pytest.raises(OsimFileError, match=r"CustomJoint 'cj' translation2: a PolynomialFunction of no coordinate"):
+        load_osim(path)
+
+
+def test_sine_step_piecewise_functions(tmp_path):
+    """Sine (with its offset), StepFunction, PiecewiseLinearFunction, PiecewiseConstantFunction and a
+    MultiplierFunction of a SimmSpline, each on a coordinate's axis; spread 2 reaches beyond every
+    table's ends."""
+    rng = np.random.default_rng(43)
+    model, femur, tibia = femur_and_tibia(rng)
+    plf = osim.PiecewiseLinearFunction()
+    for x, y in [(-1.2, 0.1), (-0.3, -0.2), (0.4, 0.05), (1.1, 0.3)]:
+        plf.addPoint(x, y)
+    pcf = osim.PiecewiseConstantFunction()
+    for x, y in [(-0.5, 0.02), (0.1, -0.03), (0.9, 0.04)]:
+        pcf.addPoint(x, y)
+    custom_joint(model, femur, tibia, [(0, ["a"], osim.Sine(0.8, 1.3, 0.2, 0.1), [0, 0, 1]),
+                                       (1, ["b"], osim.StepFunction(-0.5, 0.6, -0.3, 0.4), [1, 0, 0]),
+                                       # b also turns linearly: a step alone leaves b no inertia outside it
+                                       (2, ["b"], osim.LinearFunction(1.0, 0.0), [0, 1, 0]),
+                                       (3, ["a"], plf, None),
+                                       (4, ["b"], pcf, None),
+                                       (5, ["a"], spline([-1, -0.3, 0.4, 1.2], [0.1, -0.2, 0.05, 0.3]), None)])
+    path = write(model, tmp_path)
+    text = path.read_text()
+    for tag in ("<Sine", "<StepFunction", "<PiecewiseLinearFunction", "<PiecewiseConstantFunction"):
+        assert tag in text
+    # a MultiplierFunction of the spline (what OpenSim's Scale tool writes; the API cannot make it in Python)
+    text, n = re.subn(r'(<SimmSpline name="function">.*?</SimmSpline>)',
+                      lambda mo: '<MultiplierFunction name="function"><function>' + mo.group(1).replace(
+                          ' name="function"', '') + '</function><scale>0.7</scale></MultiplierFunction>',
+                      text, flags=re.S)
+    assert n == 1
+    path.write_text(text)
+    assert compare_udot(path, rng, n_states=6, spread=2.0) < REL
