@@ -77,7 +77,6 @@ from simtk import (
     Force,
     Function,
     GeneralForceSubsystem,
-    Inertia,
     MassProperties,
     MobilizedBody,
     MultibodySystem,
@@ -85,6 +84,8 @@ from simtk import (
     Transform,
 )
 
+from ._inertia_policy import apply as apply_inertia_policy
+from ._inertia_policy import check_policy
 from ._named import NamedDict
 from ._osim_elements import (
     _build_constraint,
@@ -120,13 +121,19 @@ __all__ = [
 
 
 # ====================================================================== load_osim
-def load_osim(path: str | os.PathLike) -> OsimModel:
+def load_osim(path: str | os.PathLike, *, nonphysical_inertia: str = "keep") -> OsimModel:
     """Build the multibody part of an OpenSim 4.x ``.osim`` file as a simtk system.
 
     Parameters
     ----------
     path : str or path-like
         The ``.osim`` file.
+    nonphysical_inertia : {"keep", "repair", "error"}
+        What to do with a Body's inertia that no mass distribution has (a violated triangle
+        inequality, a negative principal moment; several published models have them): keep it as
+        written, as OpenSim does (default), or replace it by the nearest physical inertia, both with
+        a warning naming the bodies (and listed in `OsimModel.nonphysical_inertias`); or raise
+        `OsimFileError` at the body's ``<inertia>``.
 
     Returns
     -------
@@ -148,16 +155,24 @@ def load_osim(path: str | os.PathLike) -> OsimModel:
     -----
     UserWarning
         One warning listing every element that was not built (muscles, other actuators, markers,
-        contact geometry, controllers, unknown elements and properties), by name and type.
+        contact geometry, controllers, unknown elements and properties), by name and type; one
+        naming the bodies whose non-physical inertia was kept or repaired.
     """
+    check_policy("load_osim", nonphysical_inertia)
     r = _Reader(os.fspath(path))
     root = _parse_xml(r.path)
     model = _model_element(r, root)
     r.index_paths(model, "/")
-    out = _build(r, model)
+    out = _build(r, model, nonphysical_inertia)
     out.warnings = list(r.notes)
     if r.notes:
         warnings.warn(f"{r.path}: {len(r.notes)} element(s) of the model were not built: " + "; ".join(r.notes),
+                      UserWarning, stacklevel=2)
+    if out.nonphysical_inertias:
+        done = "kept as written (as OpenSim does)" if nonphysical_inertia == "keep" else \
+            "replaced by the nearest physical one"
+        warnings.warn(f"{r.path}: {len(out.nonphysical_inertias)} body(ies) with an inertia no mass distribution "
+                      f"has, {done}: " + "; ".join(f"{k} ({v})" for k, v in out.nonphysical_inertias.items()),
                       UserWarning, stacklevel=2)
     return out
 
@@ -182,7 +197,7 @@ def _model_element(r: _Reader, root: _Element) -> _Element:
     return cast(_Element, models[0])
 
 
-def _build(r: _Reader, model: _Element) -> OsimModel:
+def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> OsimModel:
     system = MultibodySystem(_clean_name(model.get("name") or "model"))
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
@@ -226,7 +241,10 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
             raise r.error(r.child(el, "mass"), f"Body {name!r}: expected a mass >= 0, got {m}")
         try:
             I = np.array([[I6[0], I6[3], I6[4]], [I6[3], I6[1], I6[5]], [I6[4], I6[5], I6[2]]])
-            mass_props[name] = MassProperties.from_central_inertia(m, com, Inertia.from_matrix(I))
+            inertia, why = apply_inertia_policy(I, nonphysical_inertia)
+            mass_props[name] = MassProperties.from_central_inertia(m, com, inertia)
+            if why is not None:
+                out.nonphysical_inertias[name] = f"line {_or(r.child(el, 'inertia'), el).line}: {why}"
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise r.error(_or(r.child(el, "inertia"), el), f"Body {name!r}: invalid mass properties: {exc}") from None
         body_els[name] = el

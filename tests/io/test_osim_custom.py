@@ -144,3 +144,31 @@ def test_sine_step_piecewise_functions(tmp_path):
     assert n == 1
     path.write_text(text)
     assert compare_udot(path, rng, n_states=6, spread=2.0) < REL
+
+
+# ---------------------------------------------------------------------- inertias as OpenSim takes them
+def test_nonphysical_inertia_is_kept_as_opensim_keeps_it(tmp_path):
+    """A toe whose principal moments (0, 0, 0.001) and a shank whose (0.01, 0.01, 0.05) violate the
+    triangle inequality: OpenSim loads them as written, and so does load_osim by default (with one
+    warning naming both); "repair" and "error" are the other policies."""
+    rng = np.random.default_rng(44)
+    model = new_model()
+    b1, b2 = add_chain(model, rng, [osim.BallJoint, osim.PinJoint])
+    for b, I in ((b1, (0.01, 0.01, 0.05)), (b2, (0.0, 0.0, 0.001))):
+        b.setInertia(osim.Inertia(*I))
+    path = write(model, tmp_path)
+    with pytest.warns(UserWarning, match=r"2 body\(ies\) with an inertia no mass distribution has, kept as "
+                                         r"written.*b1 \(line \d+: .*triangle inequality.*b2"):
+        m = load_osim(path)
+    assert set(m.nonphysical_inertias) == {"b1", "b2"}
+    central = m.bodies["b1"].get_default_mass_properties().central_inertia().matrix
+    assert np.array_equal(central, np.diag([0.01, 0.01, 0.05]))
+    assert compare_udot(path, rng, n_states=3, spread=1.0, nonphysical_ok=True) < REL
+    with pytest.warns(UserWarning, match="replaced by the nearest physical one"):
+        repaired = load_osim(path, nonphysical_inertia="repair")
+    lam = np.linalg.eigvalsh(repaired.bodies["b1"].get_default_mass_properties().central_inertia().matrix)
+    assert lam[2] <= lam[0] + lam[1] + 8 * np.finfo(float).eps * lam[2]
+    with pytest.raises(OsimFileError, match=r"model.osim:\d+: Body 'b1': invalid mass properties: .*triangle"):
+        load_osim(path, nonphysical_inertia="error")
+    with pytest.raises(ValueError, match="nonphysical_inertia must be one of"):
+        load_osim(path, nonphysical_inertia="ignore")
