@@ -12,6 +12,7 @@ from simtk import (
     MobilizedBody,
     Transform,
 )
+from simtk.common.function import FunctionTableBuilder
 
 from ._osim_functions import _CouplerFunction
 from ._osim_model import OsimCoordinate, OsimModel
@@ -298,13 +299,18 @@ def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
 
 
 def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) -> None:
-    """simtk's coordinate-level constraints (CoordinateCoupler, PrescribedMotion) do not yet work
-    on Custom mobilizers such as a CustomJoint's FunctionBased one: say so at the element."""
+    """simtk's coordinate-level constraints (CoordinateCoupler, PrescribedMotion) work on the compiled
+    FunctionBased kind (a CustomJoint of built-in functions), not on a Custom mobilizer evaluated in
+    Python (a CustomJoint with a function simtk has no compiled form of): say so at the element."""
     for c in coords:
-        if isinstance(c.mobod, MobilizedBody.Custom):
-            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to CustomJoint {c.joint!r}; simtk does not "
-                              "yet support coordinate couplers, locks or prescribed motion on the coordinates of "
-                              "a FunctionBased (Custom) mobilizer")
+        if isinstance(c.mobod, MobilizedBody.Custom) and not getattr(c.mobod, "_compiled_kind", False):
+            kinds = sorted({type(f).__name__.lstrip("_") for f in c.mobod.get_functions()
+                            if FunctionTableBuilder().try_add(f) is None}) \
+                if isinstance(c.mobod, MobilizedBody.FunctionBased) else []
+            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to CustomJoint {c.joint!r}, whose "
+                              f"function(s) {', '.join(kinds) or '(a user function)'} simtk evaluates in Python; "
+                              "simtk does not yet support coordinate couplers, locks or prescribed motion on "
+                              "such a (Custom) mobilizer")
 
 
 def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:

@@ -58,7 +58,10 @@ type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``a
 
 Not supported (an `OsimFileError` says so): OpenSim 3.x files, closed loops made of joints and
 joints that OpenSim would have to reverse (a joint whose child is Ground or a body that already
-has a joint), and function types other than the ones above.
+has a joint), function types other than the ones above, and a lock, prescribed motion or coupler on
+a coordinate of a CustomJoint that has a function without a compiled form (PiecewiseConstantFunction,
+a Sine with an offset): simtk evaluates that joint in Python, where coordinate-level constraints are
+not supported yet. On any other CustomJoint (the compiled FunctionBased kind) they are built.
 
 A malformed file raises `OsimFileError` (a ``ValueError``) naming the file, the line and what was
 expected there.

@@ -332,16 +332,16 @@ def test_coordinate_coupler_constraint(tmp_path):
     assert compare_udot(write(model, tmp_path), rng, n_states=4) < REL
 
 
-def test_coupler_on_custom_joint_coordinate_is_a_clear_error(tmp_path):
-    """simtk cannot yet put coordinate-level constraints on a FunctionBased mobilizer: the file is
-    refused at the constraint's line instead of failing later."""
+def test_coupler_on_custom_joint_coordinate(tmp_path):
+    """A CoordinateCoupler between a Pin's coordinate and a CustomJoint's (the compiled FunctionBased
+    kind), each way round: the Rajagopal knee's patella and the wrist's couplers are of this kind."""
     rng = np.random.default_rng(32)
     model = knee_model(rng)
     coupler(model, "jfemur1_coord_0", "knee_angle", osim.LinearFunction(-1.0, 0.0), "hip_knee")
-    path = write(model, tmp_path)
-    osim.Model(str(path)).initSystem()  # OpenSim accepts it
-    with pytest.raises(OsimFileError, match="hip_knee.*knee_angle.*FunctionBased"):
-        load_osim(path)
+    assert compare_udot(write(model, tmp_path), rng, n_states=4) < REL
+    model = knee_model(np.random.default_rng(33))
+    coupler(model, "knee_angle", "jfemur1_coord_0", spline([-2, -0.5, 0.3, 1.0], [0.2, -0.1, 0.3, 0.1]), "knee_hip")
+    assert compare_udot(write(model, tmp_path, "model2.osim"), rng, n_states=4, spread=1.5) < REL
 
 
 def test_weld_and_point_constraints(tmp_path):

@@ -25,6 +25,7 @@ from test_osim import (  # noqa: E402  (after the importorskip on purpose)
     write,
 )
 
+from simtk import Stage  # noqa: E402
 from simtk.io import load_osim  # noqa: E402
 from simtk.io.osim import OsimFileError  # noqa: E402
 
@@ -33,7 +34,8 @@ def custom_joint(model, parent, child, spec, name="cj"):
     """A CustomJoint ``name`` from ``parent`` to ``child``; ``spec``: (axis index, coordinates,
     function, direction or None) per TransformAxis set."""
     st_ = osim.SpatialTransform()
-    for i, coords, f, direction in spec:
+    for i, coords, f, *direction in spec:
+        direction = direction[0] if direction else None
         ta = st_.updTransformAxis(i)
         names = osim.ArrayStr()
         for c in coords:
@@ -172,3 +174,96 @@ def test_nonphysical_inertia_is_kept_as_opensim_keeps_it(tmp_path):
         load_osim(path, nonphysical_inertia="error")
     with pytest.raises(ValueError, match="nonphysical_inertia must be one of"):
         load_osim(path, nonphysical_inertia="ignore")
+
+
+# ---------------------------------------------------------------------- locks, prescriptions, clamps, couplers
+def _two_coordinate_knee(tmp_path, rng, coordinate_xml: dict, name="model.osim"):
+    """femur on a pin, tibia on a CustomJoint of coordinates k (rotation about z, SimmSpline
+    translations) and s (a slide along z); ``coordinate_xml`` adds properties to a Coordinate."""
+    model, femur, tibia = femur_and_tibia(rng)
+    knots = np.linspace(-2.1, 0.6, 7)
+    custom_joint(model, femur, tibia, [(0, ["k"], osim.LinearFunction(1.0, 0.0), [0, 0, 1]),
+                                       (1, [], osim.Constant(0.2), [1, 0, 0]),
+                                       (2, [], osim.Constant(0.0), [0, 1, 0]),
+                                       (3, ["k"], spline(knots, 0.05 * np.sin(2 * knots))),
+                                       (4, ["k"], spline(knots, -0.4 + 0.03 * knots ** 2)),
+                                       (5, ["s"], osim.LinearFunction(1.0, 0.0))])
+    path = write(model, tmp_path, name)
+    text = path.read_text()
+    for cname, xml in coordinate_xml.items():
+        text, n = re.subn(rf'(<Coordinate name="{cname}">)', rf"\1{xml}", text)
+        assert n == 1, cname
+    path.write_text(text)
+    return path
+
+
+def test_locked_custom_joint_coordinate(tmp_path):
+    """OpenSim locks a coordinate with a prescribed constant motion: its udot is 0 and the others
+    feel the lock; load_osim builds the same on the FunctionBased mobilizer (Hamner's subtalar,
+    ToyLanding's platform, Rajagopal's lumbar)."""
+    rng = np.random.default_rng(51)
+    path = _two_coordinate_knee(tmp_path, rng, {"s": "<default_value>0.05</default_value><locked>true</locked>"})
+    m = load_osim(path)
+    assert m.coordinates["s"].lock is not None
+    st_ = m.initial_state()
+    assert m.get_coordinate_value(st_, "s") == 0.05
+    assert compare_udot(path, rng, n_states=4, spread=1.0) < REL
+    m.system.realize(st_, Stage.Acceleration)
+    assert m.get_coordinate_acceleration(st_, "s") == 0.0
+
+
+def test_prescribed_custom_joint_coordinate(tmp_path):
+    """A CustomJoint coordinate prescribed by a Sine of time: its udot is the Sine's second derivative
+    at t = 0 in both, and the other coordinates feel the prescribed motion."""
+    rng = np.random.default_rng(52)
+    sine = ("<prescribed>true</prescribed><prescribed_function><Sine><amplitude>0.5</amplitude><omega>2</omega>"
+            "<phase>0.3</phase><offset>0.1</offset></Sine></prescribed_function>")
+    path = _two_coordinate_knee(tmp_path, rng, {"k": sine})
+    assert load_osim(path).coordinates["k"].lock is not None
+    assert compare_udot(path, rng, n_states=4, spread=1.0) < REL
+
+
+def test_clamped_custom_joint_coordinate_at_its_limit(tmp_path):
+    """A clamped CustomJoint coordinate whose default is its range's upper end: the same initial
+    values and accelerations as OpenSim's, and the assembler keeps it in its range, as OpenSim's
+    AssemblySolver does."""
+    rng = np.random.default_rng(53)
+    path = _two_coordinate_knee(tmp_path, rng, {"k": "<default_value>0.5</default_value><range>-1.5 0.5</range>"
+                                                     "<clamped>true</clamped>"})
+    om = osim.Model(str(path))
+    s = om.initSystem()
+    m = load_osim(path)
+    st_ = m.initial_state()
+    for n in ("k", "s", "jfemur1_coord_0"):
+        assert m.get_coordinate_value(st_, n) == om.getCoordinateSet().get(n).getValue(s)
+    assert compare_udot(path, rng, n_states=3, spread=0.4) < REL
+    m.set_coordinate_value(st_, "k", 0.9)
+    m.make_assembler().assemble(st_)
+    assert -1.5 <= m.get_coordinate_value(st_, "k") <= 0.5 + REL
+
+
+def test_coupler_on_a_custom_joint_simtk_evaluates_in_python_is_refused(tmp_path):
+    """A CustomJoint with a PiecewiseConstantFunction has no compiled form: simtk cannot put a
+    coordinate-level constraint on it yet, and says so at the constraint (OpenSim accepts it)."""
+    rng = np.random.default_rng(54)
+    path = _two_coordinate_knee(tmp_path, rng, {})
+    text = path.read_text()
+    text, n = re.subn(r'(<TransformAxis name="translation3">.*?)<LinearFunction name="function">.*?</LinearFunction>',
+                      r'\1<PiecewiseConstantFunction name="function"><x>-1 0 1</x><y>0 0.1 0.2</y>'
+                      r'</PiecewiseConstantFunction>', text, count=1, flags=re.S)
+    assert n == 1
+    path.write_text(text)
+    model = osim.Model(str(path))
+    cc = osim.CoordinateCouplerConstraint()
+    cc.setName("pc_coupler")
+    names = osim.ArrayStr()
+    names.append("k")
+    cc.setIndependentCoordinateNames(names)
+    cc.setDependentCoordinateName("jfemur1_coord_0")
+    cc.setFunction(osim.LinearFunction(0.5, 0.0))
+    model.addConstraint(cc)
+    model.initSystem()  # OpenSim accepts it
+    path2 = write(model, tmp_path, "model2.osim")
+    with pytest.raises(OsimFileError, match=r"CoordinateCouplerConstraint 'pc_coupler': coordinate 'k' belongs to "
+                                            r"CustomJoint 'cj', whose function\(s\) PiecewiseConstant"):
+        load_osim(path2)
