@@ -316,7 +316,8 @@ def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) 
 def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
     kind = el.tag
     name = _element_name(r, el, ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint",
-                                 "CoordinateCouplerConstraint"), out.constraints, "constraint")
+                                 "CoordinateCouplerConstraint", "PointOnLineConstraint"), out.constraints,
+                         "constraint")
     if name is None:
         return
     matter = out.matter
@@ -326,11 +327,24 @@ def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
             b1, X1 = _frame_station(r, out, el, "socket_frame1")
             b2, X2 = _frame_station(r, out, el, "socket_frame2")
             c = Constraint.Weld(b1, X1, b2, X2, name=cname)
+        elif kind == "PointOnLineConstraint":
+            # OpenSim 4.6 takes the direction and points in the sockets' *base bodies*, whatever offset
+            # frame a socket names (checked against it); so does load_osim
+            b1, _ = _frame_station(r, out, el, "socket_line_body")
+            b2, _ = _frame_station(r, out, el, "socket_follower_body")
+            d = r.numbers(el, "line_direction_vec", 3, [1, 0, 0])
+            if not np.linalg.norm(d) > 0.0:
+                raise r.error(_or(r.child(el, "line_direction_vec"), el),
+                              f"PointOnLineConstraint {name!r}: expected a nonzero line_direction_vec")
+            c = Constraint.PointOnLine(b1, d / np.linalg.norm(d), r.numbers(el, "point_on_line", 3, [0, 0, 0]),
+                                       b2, r.numbers(el, "point_on_follower", 3, [0, 0, 0]), name=cname)
         elif kind in ("PointConstraint", "ConstantDistanceConstraint"):
-            b1, X1 = _frame_station(r, out, el, "socket_body_1")
-            b2, X2 = _frame_station(r, out, el, "socket_body_2")
-            p1 = X1 * r.numbers(el, "location_body_1", 3, [0, 0, 0])
-            p2 = X2 * r.numbers(el, "location_body_2", 3, [0, 0, 0])
+            # the locations are in the base bodies, as OpenSim 4.6 takes them (an offset frame's
+            # transform is not applied: checked against it)
+            b1, _ = _frame_station(r, out, el, "socket_body_1")
+            b2, _ = _frame_station(r, out, el, "socket_body_2")
+            p1 = r.numbers(el, "location_body_1", 3, [0, 0, 0])
+            p2 = r.numbers(el, "location_body_2", 3, [0, 0, 0])
             if kind == "PointConstraint":
                 c = Constraint.Ball(b1, p1, b2, p2, name=cname)
             else:

@@ -118,6 +118,8 @@ _KNOWN_PROPS = {
                         "isDisabled"},
     "ConstantDistanceConstraint": {"socket_body_1", "socket_body_2", "location_body_1", "location_body_2",
                                    "constant_distance", "isEnforced", "isDisabled"},
+    "PointOnLineConstraint": {"socket_line_body", "socket_follower_body", "line_direction_vec", "point_on_line",
+                              "point_on_follower", "isEnforced", "isDisabled"},
     "CoordinateCouplerConstraint": {"coupled_coordinates_function", "independent_coordinate_names",
                                     "dependent_coordinate_name", "scale_factor", "isEnforced", "isDisabled"},
 }

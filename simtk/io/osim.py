@@ -48,6 +48,9 @@ CoordinateLimitForce           ``Force.CoordinateLimit`` (OpenSim's own force, n
 WeldConstraint                 ``Constraint.Weld``
 PointConstraint                ``Constraint.Ball``
 ConstantDistanceConstraint     ``Constraint.Rod``
+PointOnLineConstraint          ``Constraint.PointOnLine``; as OpenSim 4.6 does, these three take
+                               their points (and line) in the socket's base body, even when the
+                               socket names an offset frame
 CoordinateCouplerConstraint    ``Constraint.CoordinateCoupler`` with scale * f(q_ind) - q_dep
 ============================== ==================================================================
 

@@ -267,3 +267,49 @@ def test_coupler_on_a_custom_joint_simtk_evaluates_in_python_is_refused(tmp_path
     with pytest.raises(OsimFileError, match=r"CoordinateCouplerConstraint 'pc_coupler': coordinate 'k' belongs to "
                                             r"CustomJoint 'cj', whose function\(s\) PiecewiseConstant"):
         load_osim(path2)
+
+
+# ---------------------------------------------------------------------- other constraints
+def test_point_on_line_constraint(tmp_path):
+    """PointOnLineConstraint (bouncing_block's planar locks): a Pin-Ball-Pin chain whose tip stays on
+    a line fixed on the first body, and a body held on a line of Ground; then the same with the line
+    body given through an offset frame (the joint's), which OpenSim reduces to its base body."""
+    rng = np.random.default_rng(61)
+    model = new_model()
+    b = add_chain(model, rng, [osim.PinJoint, osim.BallJoint, osim.PinJoint])
+    model.addConstraint(osim.PointOnLineConstraint(b[0], v3([0.3, 1.0, -0.2]), v3([0.1, 0.0, 0.2]),
+                                                   b[2], v3([0.05, 0.2, 0.0])))
+    f = add_chain(model, rng, [osim.FreeJoint], "f")
+    model.addConstraint(osim.PointOnLineConstraint(model.getGround(), v3([0.0, 1.0, 0.0]), v3([0.0, 0.0, 0.0]),
+                                                   f[0], v3([0.0, 0.0, 0.0])))
+    path = write(model, tmp_path)
+    assert compare_udot(path, rng, n_states=4) < REL
+    text = path.read_text()
+    text, n = re.subn(r"<socket_line_body>/bodyset/b1</socket_line_body>",
+                      "<socket_line_body>/jointset/jb2/b1_offset</socket_line_body>", text)
+    assert n == 1
+    path.write_text(text)
+    assert compare_udot(path, rng, n_states=4) < REL
+
+
+@pytest.mark.parametrize("kind", ["PointConstraint", "ConstantDistanceConstraint"])
+def test_point_and_distance_constraints_on_an_offset_frame(tmp_path, kind):
+    """OpenSim takes a PointConstraint's and a ConstantDistanceConstraint's locations in the socket's
+    base body even when the socket names an offset frame (the frame's transform is not applied):
+    load_osim applied it, and the accelerations differed from OpenSim's by O(1)."""
+    rng = np.random.default_rng(62)
+    model = new_model()
+    p = add_chain(model, rng, [osim.PinJoint] * 4, "p")
+    if kind == "PointConstraint":  # on Ground's offset frame (jp1's parent frame)
+        model.addConstraint(osim.PointConstraint(p[3], v3([0.1, 0.2, 0.0]), model.getGround(), v3([0.5, -0.8, 0.1])))
+        text, n = re.subn(r"<socket_body_2>/ground</socket_body_2>",
+                          r"<socket_body_2>/jointset/jp1/ground_offset</socket_body_2>", write(model, tmp_path).read_text())
+    else:  # on p4's offset frame (jp4's child frame)
+        model.addConstraint(osim.ConstantDistanceConstraint(p[3], v3([0.2, 0.0, 0.1]), p[1], v3([0.0, 0.1, 0.0]),
+                                                            0.7))
+        text, n = re.subn(r"<socket_body_1>/bodyset/p4</socket_body_1>",
+                          r"<socket_body_1>/jointset/jp4/p4_offset</socket_body_1>", write(model, tmp_path).read_text())
+    path = tmp_path / "model.osim"
+    assert n == 1
+    path.write_text(text)
+    assert compare_udot(path, rng, n_states=3) < REL
