@@ -102,8 +102,9 @@ def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody
         order, functions, indices, axes, motion = _spatial_transform(r, el, by_name)
         coords = [by_name[n] for n in order]
         with _wrap(r, el, f"CustomJoint {jname!r}"):
+            # hdot="simbody": OpenSim's CustomJoint is Simbody's FunctionBased, HDot included
             mobod = MobilizedBody.FunctionBased(parent, X_PF, body, X_BM, len(order), functions, indices, axes,
-                                                name=name)
+                                                hdot="simbody", name=name)
     else:
         need = _JOINT_NCOORDS[kind]
         if len(coords) != need:

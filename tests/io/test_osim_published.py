@@ -26,10 +26,6 @@ from tolerances import EPS  # noqa: E402
 
 #: Models that do not agree yet, and why (strict: a fix must remove them from here)
 KNOWN = {
-    "Models/Rajagopal/Rajagopal2016.osim": "walker knee: one coordinate turns three axes; Simbody's FunctionBased "
-                                           "HDot (OpenSim's) is not the exact derivative simtk computes",
-    "Models/Rajagopal/RajagopalLaiUhlrich2023.osim": "walker knee (see Rajagopal2016)",
-    "Models/Rajagopal_OpenSense/Rajagopal2015_opensense.osim": "walker knee (see Rajagopal2016)",
     "Models/WristModel/wrist.osim": "massless bodies held by couplers: simtk refuses the singular articulated "
                                     "inertia that OpenSim's Simbody solves through",
 }
