@@ -89,7 +89,7 @@ def _coordinate_elements(r: _Reader, joint: _Element) -> list[_Element]:
 
 
 def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody, X_PF: Transform,
-                 bname: str, mprops: MassProperties, X_BM: Transform, coord_els: dict) -> None:
+                 bname: str, mprops: MassProperties, X_BM: Transform, coord_els: dict, reverse: bool = False) -> None:
     jname = r.name_of(el)
     kind = el.tag
     coords = _coordinate_elements(r, el)
@@ -115,7 +115,9 @@ def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody
         if kind == "EllipsoidJoint":
             extra = (r.numbers(el, "radii_x_y_z", 3, [1.0, 1.0, 1.0]),)
         with _wrap(r, el, f"{kind} {jname!r}"):
-            mobod = getattr(MobilizedBody, _JOINT_MOBILIZER[kind])(parent, X_PF, body, X_BM, *extra, name=name)
+            mobod = getattr(MobilizedBody, _JOINT_MOBILIZER[kind])(
+                parent, X_PF, body, X_BM, *extra, name=name,
+                direction=MobilizedBody.Reverse if reverse else MobilizedBody.Forward)
     out.bodies[bname] = mobod
     out.joints[jname] = mobod
     for k, cel in enumerate(coords):
@@ -304,6 +306,10 @@ def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) 
     FunctionBased kind (a CustomJoint of built-in functions), not on a Custom mobilizer evaluated in
     Python (a CustomJoint with a function simtk has no compiled form of): say so at the element."""
     for c in coords:
+        if c.mobod.is_reversed():
+            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to joint {c.joint!r}, which OpenSim and simtk "
+                              "reverse (its child is nearer to Ground); simtk does not yet support coordinate "
+                              "couplers, locks or prescribed motion on a reversed mobilizer")
         if isinstance(c.mobod, MobilizedBody.Custom) and not getattr(c.mobod, "_compiled_kind", False):
             kinds = sorted({type(f).__name__.lstrip("_") for f in c.mobod.get_functions()
                             if FunctionTableBuilder().try_add(f) is None}) \

@@ -59,9 +59,14 @@ controllers, probes, unknown elements and properties) is *not* built: it is list
 type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``attached_geometry``,
 ``FrameGeometry``) has no effect on dynamics and is skipped without comment.
 
-Not supported (an `OsimFileError` says so): OpenSim 3.x files, closed loops made of joints and
-joints that OpenSim would have to reverse (a joint whose child is Ground or a body that already
-has a joint), function types other than the ones above, and a lock, prescribed motion or coupler on
+The tree grows from Ground level by level, as OpenSim's: a joint whose child is reached before its
+parent (its child is Ground, or a body nearer to Ground) mobilizes its parent through the same
+mobilizer reversed (``direction=MobilizedBody.Reverse``: the coordinates keep their meaning), as
+OpenSim does.
+
+Not supported (an `OsimFileError` says so): OpenSim 3.x files, closed loops made of joints (OpenSim
+cuts them with a weld to a copy of a body), a CustomJoint OpenSim would reverse, function types other
+than the ones above, a lock, prescribed motion or coupler on a reversed joint's coordinate, and one on
 a coordinate of a CustomJoint that has a function without a compiled form (PiecewiseConstantFunction,
 a Sine with an offset): simtk evaluates that joint in Python, where coordinate-level constraints are
 not supported yet. On any other CustomJoint (the compiled FunctionBased kind) they are built.
@@ -116,6 +121,7 @@ from ._osim_reader import (
     _parse_xml,
     _Reader,
 )
+from ._osim_tree import _body_key, _joint_tree
 
 __all__ = [
     "load_osim",
@@ -256,7 +262,7 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
         body_els[name] = el
 
     # ---------------------------------------------------------------- joints: the tree
-    joint_of_child: dict[str, tuple] = {}
+    joints: list[tuple] = []
     for el in r.objects(model, "JointSet"):
         if el.tag not in _JOINT_NCOORDS:
             _flag_note(r.notes, el, "joint type not supported; its child body gets no mobilizer from it")
@@ -271,48 +277,22 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
             if base.tag == "Body" and body_els.get(base.get("name") or "") is not base:
                 raise r.error(_or(r.child(el, sock), el), f"{el.tag} {name!r}: the {sock[7:]}'s body "
                                                           f"{base.get('name')!r} is not a Body of the BodySet")
-        if cbase.tag == "Ground":
-            raise r.error(el, f"{el.tag} {name!r}: its child frame is on Ground; reversed joints are not supported")
-        cname = cbase.get("name") or ""
-        if cname in joint_of_child:
-            raise r.error(el, f"{el.tag} {name!r}: body {cname!r} is already the child of joint "
-                              f"{joint_of_child[cname][0].get('name')!r}; closed loops of joints are not supported "
-                              "(close the loop with a constraint)")
         if pbase is cbase:
-            raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body {cname!r}")
-        joint_of_child[cname] = (el, pbase, X_PF, X_BM)
-
-    # Parents first: walk from Ground.
-    children: dict[str, list] = {}
-    for cname, (el, pbase, X_PF, X_BM) in joint_of_child.items():
-        pname = "ground" if pbase.tag == "Ground" else pbase.get("name")
-        children.setdefault(pname, []).append(cname)
-    order: list[str] = []
-    frontier = ["ground"]
-    while frontier:
-        nxt = []
-        for p in frontier:
-            for c in children.get(p, []):
-                order.append(c)
-                nxt.append(c)
-        frontier = nxt
-    unreached = [b for b in joint_of_child if b not in order]
-    if unreached:
-        el = joint_of_child[unreached[0]][0]
-        raise r.error(el, f"{el.tag} {el.get('name')!r}: its chain of parents never reaches Ground (a loop of "
-                          "joints); closed loops of joints are not supported")
+            raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body "
+                              f"{cbase.get('name')!r}")
+        joints.append((el, _body_key(pbase), X_PF, _body_key(cbase), X_BM))
+    mobilizer_of = _joint_tree(r, joints)
 
     coord_els: dict[str, _Element] = {}
-    for cname in order:
-        el, pbase, X_PF, X_BM = joint_of_child[cname]
-        pname = "ground" if pbase.tag == "Ground" else pbase.get("name")
-        _build_joint(r, out, el, out.bodies[pname], X_PF, cname, mass_props[cname], X_BM, coord_els)
+    for bname, (el, pname, X_PF, X_BM, reverse) in mobilizer_of.items():
+        _build_joint(r, out, el, out.bodies[pname], X_PF, bname, mass_props[bname], X_BM, coord_els,
+                     reverse=reverse)
     # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
     file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
     out.joints = NamedDict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]), "joint", r.path)
     out.coordinates = dict(sorted(out.coordinates.items(), key=lambda kv: (file_order[kv[1].joint], kv[1].index)))
     for bname in body_els:
-        if bname not in joint_of_child:
+        if bname not in mobilizer_of:
             # OpenSim joins a body without a joint to Ground with a free joint (its graph maker).
             out.bodies[bname] = MobilizedBody.Free(matter.ground, Transform(), Body.Rigid(mass_props[bname]),
                                                    Transform(), name=_clean_name(bname))

@@ -339,3 +339,46 @@ def test_one_coordinate_driving_three_rotations_with_speed(tmp_path, monkeypatch
     path = write(model, tmp_path)
     assert load_osim(path).joints["cj"].get_hdot() == "simbody"
     assert compare_udot(path, rng, n_states=5, values=values) < REL
+
+
+# ---------------------------------------------------------------------- joints OpenSim reverses, loops
+@pytest.mark.parametrize("J", [osim.PinJoint, osim.SliderJoint, osim.UniversalJoint, osim.GimbalJoint])
+def test_joints_opensim_reverses(tmp_path, J):
+    """A joint whose child is Ground, and one whose child (b1) is reached from Ground before its
+    parent (b2): OpenSim mobilizes the parent through the joint reversed, keeping the coordinates'
+    meaning; load_osim builds the same reversed mobilizers (they were refused)."""
+    rng = np.random.default_rng(81)
+    model = new_model()
+    c1 = random_body(rng, "c1")
+    model.addBody(c1)
+    model.addJoint(J("rev_ground", c1, v3([0.1, 0.2, 0]), v3([0.3, 0, 0.2]), model.getGround(), v3([0.0, 0.5, 0]),
+                     v3([0, 0.2, 0])))
+    b1, = add_chain(model, rng, [osim.PinJoint])
+    b2 = random_body(rng, "b2")
+    model.addBody(b2)
+    model.addJoint(J("rev_inner", b2, v3([0.2, -0.1, 0.1]), v3([0.1, 0.4, 0]), b1, v3([0.0, -0.3, 0.1]),
+                     v3([0.2, 0, -0.1])))
+    path = write(model, tmp_path)
+    m = load_osim(path)
+    assert m.joints["rev_ground"].is_reversed() and m.joints["rev_inner"].is_reversed()
+    assert m.bodies["c1"] is m.joints["rev_ground"] and m.bodies["b2"] is m.joints["rev_inner"]
+    assert compare_udot(path, rng, n_states=4) < REL
+
+
+def test_loops_of_joints_and_reversed_custom_joints_are_refused_with_the_reason(tmp_path):
+    rng = np.random.default_rng(82)
+    model = new_model()
+    b = add_chain(model, rng, [osim.PinJoint] * 3)
+    model.addJoint(osim.PinJoint("loop", model.getGround(), v3([0.5, -1.0, 0.2]), v3([0, 0, 0]), b[2],
+                                 v3([0.1, 0.2, 0]), v3([0, 0, 0])))
+    path = write(model, tmp_path)
+    osim.Model(str(path)).initSystem()  # OpenSim cuts the loop with a weld to a copy of a body
+    # grown from Ground level by level, b3 is reached through 'loop' before jb3 closes the loop
+    with pytest.raises(OsimFileError, match=r"model.osim:\d+: PinJoint 'jb3': body 'b2' is already reached through "
+                                            r"joint 'jb2'; this joint closes a loop of joints"):
+        load_osim(path)
+    model, femur, tibia = femur_and_tibia(rng)
+    custom_joint(model, tibia, femur, [(0, ["k"], osim.LinearFunction(1.0, 0.0))])
+    path = write(model, tmp_path, "model2.osim")
+    with pytest.raises(OsimFileError, match=r"CustomJoint 'cj': OpenSim would reverse it .* not supported"):
+        load_osim(path)
