@@ -1,7 +1,11 @@
 """The multibody tree of an .osim file's joints, as OpenSim's graph maker grows it from Ground."""
 from __future__ import annotations
 
-from ._osim_reader import _Element, _Reader
+from simtk import Constraint, MassProperties, Transform
+
+from ._osim_elements import _build_joint, _unique, _wrap
+from ._osim_model import OsimModel
+from ._osim_reader import _clean_name, _Element, _Reader
 
 
 def _body_key(base: _Element) -> str:
@@ -9,46 +13,88 @@ def _body_key(base: _Element) -> str:
     return "ground" if base.tag == "Ground" else (base.get("name") or "")
 
 
-def _joint_tree(r: _Reader, joints: list) -> dict:
-    """Body name -> (joint element, inboard body, X_PF, X_BM, reversed) of the mobilizer each body gets.
+def _joint_tree(r: _Reader, joints: list) -> tuple[dict, list]:
+    """The mobilizer each body gets, and the joints that close loops, as OpenSim's graph maker finds them.
 
-    ``joints`` holds (element, parent body, X_PF, child body, X_BM) in file order. The tree grows
-    from Ground level by level, as OpenSim's: a joint whose parent is reached first mobilizes its child
-    (forward); a joint whose *child* is reached first mobilizes its parent, reversed (its child frame is
-    the inboard one and the coordinates keep their meaning: OpenSim reverses such joints too). A joint
-    whose two bodies are both reached already closes a loop: OpenSim cuts it with a weld to a copy of
-    the body, simtk refuses the file (a loop is closed with a constraint). Joints that never connect
-    to Ground are refused too.
+    ``joints`` holds (element, parent body, X_PF, child body, X_BM) in file order. Returns
+    ``(tree, loops)``: ``tree`` maps a body name to (joint element, inboard body, X_PF, X_BM,
+    reversed); ``loops`` lists the joints left over, (element, parent, X_PF, child, X_BM).
+
+    As Simbody's MultibodyGraphMaker (which OpenSim uses) grows it: level by level from Ground, each
+    level taking, in file order, every joint with exactly one body in the tree at the level before;
+    a joint whose parent is in the tree mobilizes its child (forward), one whose *child* is in the
+    tree mobilizes its parent reversed (its child frame inboard; the coordinates keep their meaning).
+    The joints left have both bodies in the tree and close loops: OpenSim mobilizes a copy (slave)
+    of the child body through each, welded to the body (see ``osim._close_loops``). Joints that
+    never connect to Ground are refused.
     """
     tree: dict = {}
-    reached = {"ground"}
+    level = {"ground": 0}
     used = [False] * len(joints)
-    frontier = ["ground"]
-    while frontier:
-        nxt = []
-        for b in frontier:
-            for k, (el, parent, X_PF, child, X_BM) in enumerate(joints):
-                if used[k] or b not in (parent, child):
-                    continue
-                used[k] = True
-                other, reverse = (child, False) if parent == b else (parent, True)
-                if other in reached:
-                    via = tree.get(other)
-                    raise r.error(el, f"{el.tag} {el.get('name')!r}: body {other!r} is already reached "
-                                      + (f"through joint {via[0].get('name')!r}" if via else "(it is Ground)")
-                                      + "; this joint closes a loop of joints, which OpenSim cuts with a weld to a "
-                                      "copy of the body and simtk does not support (close the loop with a "
-                                      "constraint)")
-                if reverse and el.tag == "CustomJoint":
-                    raise r.error(el, f"CustomJoint {el.get('name')!r}: OpenSim would reverse it (its child "
-                                      f"{child!r} is nearer to Ground than its parent {parent!r}); a reversed "
-                                      "CustomJoint (FunctionBased mobilizer) is not supported: swap its frames")
-                tree[other] = (el, b, X_BM, X_PF, True) if reverse else (el, b, X_PF, X_BM, False)
-                reached.add(other)
-                nxt.append(other)
-        frontier = nxt
-    if not all(used):
-        el = joints[used.index(False)][0]
-        raise r.error(el, f"{el.tag} {el.get('name')!r}: its bodies are not connected to Ground through joints "
-                          "(a loop of joints, or a chain with no joint to Ground); simtk does not support it")
-    return tree
+    lev = 1
+    while True:
+        added = False
+        for k, (el, parent, X_PF, child, X_BM) in enumerate(joints):
+            if used[k] or (parent in level) == (child in level):
+                continue
+            inboard = parent if parent in level else child
+            if level[inboard] != lev - 1:
+                continue
+            used[k] = added = True
+            reverse = inboard == child
+            if reverse and el.tag == "CustomJoint":
+                raise r.error(el, f"CustomJoint {el.get('name')!r}: OpenSim would reverse it (its child "
+                                  f"{child!r} is nearer to Ground than its parent {parent!r}); a reversed "
+                                  "CustomJoint (FunctionBased mobilizer) is not supported: swap its frames")
+            other = parent if reverse else child
+            tree[other] = (el, child, X_BM, X_PF, True) if reverse else (el, parent, X_PF, X_BM, False)
+            level[other] = lev
+        if not added:
+            break
+        lev += 1
+    loops = []
+    for k, j in enumerate(joints):
+        if used[k]:
+            continue
+        el, parent, _, child, _ = j
+        if parent not in level or child not in level:
+            raise r.error(el, f"{el.tag} {el.get('name')!r}: its bodies are not connected to Ground through "
+                              "joints; simtk does not support it (OpenSim would join one of them to Ground "
+                              "with a free joint)")
+        if child == "ground":
+            raise r.error(el, f"{el.tag} {el.get('name')!r}: it closes a loop of joints at Ground, which simtk "
+                              "does not support")
+        loops.append(j)
+    return tree, loops
+
+
+def _split_mass(mp: MassProperties, n: int) -> MassProperties:
+    """A master body's and each of its ``n`` slaves' share of its mass properties: equal parts."""
+    if n == 0:
+        return mp
+    return MassProperties.from_central_inertia(mp.mass / (n + 1), mp.com, mp.central_inertia() * (1.0 / (n + 1)))
+
+
+def _slave_mass(share: MassProperties) -> MassProperties:
+    """A slave body's mass properties as OpenSim 4.6 builds them: the master's share of the mass at its
+    mass center, but as inertia about the mass center the share's *unit* inertia about the body origin
+    (Body::extendConnectToModel stores the UnitInertia in the slave's inertia property, which is then
+    read as a central inertia; checked against OpenSim)."""
+    if share.mass == 0.0:
+        return share
+    return MassProperties.from_central_inertia(share.mass, share.com, share.inertia * (1.0 / share.mass))
+
+
+def _close_loops(r: _Reader, out: OsimModel, loops: list, mass_props: dict, coord_els: dict) -> None:
+    """Mobilize a slave copy of each loop joint's child body through the joint, welded to the body at
+    their origins, as OpenSim does (``mass_props`` holds the master's share, see `_split_mass`)."""
+    count: dict = {}
+    for el, parent, X_PF, child, X_BM in loops:
+        count[child] = count.get(child, 0) + 1
+        sname = f"{child}_slave_{count[child]}"
+        _build_joint(r, out, el, out.bodies[parent], X_PF, sname, _slave_mass(mass_props[child]), X_BM, coord_els)
+        slave = out.bodies.pop(sname)
+        with _wrap(r, el, f"{el.tag} {el.get('name')!r}"):
+            weld = Constraint.Weld(out.bodies[child], Transform(), slave, Transform(),
+                                   name=_unique(out.matter, _clean_name(sname) + "_weld"))
+        out.loop_welds[el.get("name")] = weld

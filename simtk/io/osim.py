@@ -62,10 +62,11 @@ type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``a
 The tree grows from Ground level by level, as OpenSim's: a joint whose child is reached before its
 parent (its child is Ground, or a body nearer to Ground) mobilizes its parent through the same
 mobilizer reversed (``direction=MobilizedBody.Reverse``: the coordinates keep their meaning), as
-OpenSim does.
+OpenSim does. A joint left over closes a loop: as OpenSim, it mobilizes a copy (slave) of its child
+body, welded to the body at their origins (`OsimModel.loop_welds`), the body's mass shared equally.
 
-Not supported (an `OsimFileError` says so): OpenSim 3.x files, closed loops made of joints (OpenSim
-cuts them with a weld to a copy of a body), a CustomJoint OpenSim would reverse, function types other
+Not supported (an `OsimFileError` says so): OpenSim 3.x files, joints not connected to Ground, a loop
+closed at Ground, a CustomJoint OpenSim would reverse, function types other
 than the ones above, a lock, prescribed motion or coupler on a reversed joint's coordinate, and one on
 a coordinate of a CustomJoint that has a function without a compiled form (PiecewiseConstantFunction,
 a Sine with an offset): simtk evaluates that joint in Python, where coordinate-level constraints are
@@ -121,7 +122,7 @@ from ._osim_reader import (
     _parse_xml,
     _Reader,
 )
-from ._osim_tree import _body_key, _joint_tree
+from ._osim_tree import _body_key, _close_loops, _joint_tree, _split_mass
 
 __all__ = [
     "load_osim",
@@ -281,12 +282,15 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
             raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body "
                               f"{cbase.get('name')!r}")
         joints.append((el, _body_key(pbase), X_PF, _body_key(cbase), X_BM))
-    mobilizer_of = _joint_tree(r, joints)
+    mobilizer_of, loops = _joint_tree(r, joints)
+    for child in {j[3] for j in loops}:  # a body split for loops shares its mass with its slaves
+        mass_props[child] = _split_mass(mass_props[child], sum(j[3] == child for j in loops))
 
     coord_els: dict[str, _Element] = {}
     for bname, (el, pname, X_PF, X_BM, reverse) in mobilizer_of.items():
         _build_joint(r, out, el, out.bodies[pname], X_PF, bname, mass_props[bname], X_BM, coord_els,
                      reverse=reverse)
+    _close_loops(r, out, loops, mass_props, coord_els)
     # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
     file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
     out.joints = NamedDict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]), "joint", r.path)
