@@ -13,54 +13,85 @@ def _body_key(base: _Element) -> str:
     return "ground" if base.tag == "Ground" else (base.get("name") or "")
 
 
-def _joint_tree(r: _Reader, joints: list) -> tuple[dict, list]:
+def _free_joint(body: str, line: int) -> _Element:
+    """The FreeJoint OpenSim adds from Ground to ``body`` (named ``free_<body>``, its six coordinates
+    ``free_<body>_coord_<k>``), as an element ``_build_joint`` reads."""
+    el = _Element("FreeJoint", {"name": f"free_{body}"})
+    el.line = line
+    holder = _Element("coordinates", {})
+    holder.line = line
+    for k in range(6):
+        c = _Element("Coordinate", {"name": f"free_{body}_coord_{k}"})
+        c.line = line
+        holder.append(c)
+    el.append(holder)
+    return el
+
+
+def _joint_tree(r: _Reader, joints: list, bodies: dict, notes: list) -> tuple[dict, list]:
     """The mobilizer each body gets, and the joints that close loops, as OpenSim's graph maker finds them.
 
-    ``joints`` holds (element, parent body, X_PF, child body, X_BM) in file order. Returns
-    ``(tree, loops)``: ``tree`` maps a body name to (joint element, inboard body, X_PF, X_BM,
-    reversed); ``loops`` lists the joints left over, (element, parent, X_PF, child, X_BM).
+    ``joints`` holds (element, parent body, X_PF, child body, X_BM) in file order; ``bodies`` maps
+    each Body's name to its element, in file order. Returns ``(tree, loops)``: ``tree`` maps a body
+    name to (joint element, inboard body, X_PF, X_BM, reversed); ``loops`` lists the joints left over,
+    (element, parent, X_PF, child, X_BM).
 
-    As Simbody's MultibodyGraphMaker (which OpenSim uses) grows it: level by level from Ground, each
-    level taking, in file order, every joint with exactly one body in the tree at the level before;
-    a joint whose parent is in the tree mobilizes its child (forward), one whose *child* is in the
-    tree mobilizes its parent reversed (its child frame inboard; the coordinates keep their meaning).
-    The joints left have both bodies in the tree and close loops: OpenSim mobilizes a copy (slave)
-    of the child body through each, welded to the body (see ``osim._close_loops``). Joints that
-    never connect to Ground are refused.
+    As Simbody's MultibodyGraphMaker (which OpenSim uses) grows it: a body in no joint first gets a
+    FreeJoint from Ground (``free_<body>``, added after the file's joints); then level by level from
+    Ground, each level taking, in file order, every joint with exactly one body in the tree at the
+    level before. A joint whose parent is in the tree mobilizes its child (forward), one whose *child*
+    is in the tree mobilizes its parent reversed (its child frame inboard; the coordinates keep their
+    meaning). Bodies still out of the tree then get a FreeJoint from Ground, one at a time (the first
+    body that is no joint's child, else the one that is most joints' parent), and the tree grows
+    again. The joints left have both bodies in the tree and close loops: OpenSim mobilizes a copy
+    (slave) of the child body through each, welded to it (see `_close_loops`).
     """
+    joints = list(joints)
+    in_joint = {j[1] for j in joints} | {j[3] for j in joints}
+    for b, bel in bodies.items():
+        if b not in in_joint:
+            joints.append((_free_joint(b, bel.line), "ground", Transform(), b, Transform()))
+            notes.append(f"{b} (Body without a joint, line {bel.line}): joined to Ground by FreeJoint "
+                         f"'free_{b}' (coordinates free_{b}_coord_0 to 5), as OpenSim does")
     tree: dict = {}
     level = {"ground": 0}
-    used = [False] * len(joints)
-    lev = 1
+    used: list = []
     while True:
-        added = False
-        for k, (el, parent, X_PF, child, X_BM) in enumerate(joints):
-            if used[k] or (parent in level) == (child in level):
-                continue
-            inboard = parent if parent in level else child
-            if level[inboard] != lev - 1:
-                continue
-            used[k] = added = True
-            reverse = inboard == child
-            if reverse and el.tag == "CustomJoint":
-                raise r.error(el, f"CustomJoint {el.get('name')!r}: OpenSim would reverse it (its child "
-                                  f"{child!r} is nearer to Ground than its parent {parent!r}); a reversed "
-                                  "CustomJoint (FunctionBased mobilizer) is not supported: swap its frames")
-            other = parent if reverse else child
-            tree[other] = (el, child, X_BM, X_PF, True) if reverse else (el, parent, X_PF, X_BM, False)
-            level[other] = lev
-        if not added:
+        used += [False] * (len(joints) - len(used))
+        lev = 1
+        while True:
+            added = False
+            for k, (el, parent, X_PF, child, X_BM) in enumerate(joints):
+                if used[k] or (parent in level) == (child in level):
+                    continue
+                inboard = parent if parent in level else child
+                if level[inboard] != lev - 1:
+                    continue
+                used[k] = added = True
+                reverse = inboard == child
+                if reverse and el.tag == "CustomJoint":
+                    raise r.error(el, f"CustomJoint {el.get('name')!r}: OpenSim would reverse it (its child "
+                                      f"{child!r} is nearer to Ground than its parent {parent!r}); a reversed "
+                                      "CustomJoint (FunctionBased mobilizer) is not supported: swap its frames")
+                other = parent if reverse else child
+                tree[other] = (el, child, X_BM, X_PF, True) if reverse else (el, parent, X_PF, X_BM, False)
+                level[other] = lev
+            if not added:
+                break
+            lev += 1
+        out = [b for b in bodies if b not in level]
+        if not out:
             break
-        lev += 1
+        parent_only = [b for b in out if not any(j[3] == b for j in joints)]
+        base = parent_only[0] if parent_only else max(out, key=lambda b: sum(j[1] == b for j in joints))
+        joints.append((_free_joint(base, bodies[base].line), "ground", Transform(), base, Transform()))
+        notes.append(f"{base} (Body, line {bodies[base].line}): no chain of joints reaches Ground from it; "
+                     f"joined to Ground by FreeJoint 'free_{base}', as OpenSim does")
     loops = []
     for k, j in enumerate(joints):
         if used[k]:
             continue
         el, parent, _, child, _ = j
-        if parent not in level or child not in level:
-            raise r.error(el, f"{el.tag} {el.get('name')!r}: its bodies are not connected to Ground through "
-                              "joints; simtk does not support it (OpenSim would join one of them to Ground "
-                              "with a free joint)")
         if child == "ground":
             raise r.error(el, f"{el.tag} {el.get('name')!r}: it closes a loop of joints at Ground, which simtk "
                               "does not support")

@@ -84,16 +84,13 @@ from typing import cast
 import numpy as np
 
 from simtk import (
-    Body,
     Constraint,
     Force,
     Function,
     GeneralForceSubsystem,
     MassProperties,
-    MobilizedBody,
     MultibodySystem,
     SimbodyMatterSubsystem,
-    Transform,
 )
 
 from ._inertia_policy import apply as apply_inertia_policy
@@ -282,7 +279,7 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
             raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body "
                               f"{cbase.get('name')!r}")
         joints.append((el, _body_key(pbase), X_PF, _body_key(cbase), X_BM))
-    mobilizer_of, loops = _joint_tree(r, joints)
+    mobilizer_of, loops = _joint_tree(r, joints, body_els, r.notes)
     for child in {j[3] for j in loops}:  # a body split for loops shares its mass with its slaves
         mass_props[child] = _split_mass(mass_props[child], sum(j[3] == child for j in loops))
 
@@ -293,15 +290,10 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
     _close_loops(r, out, loops, mass_props, coord_els)
     # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
     file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
+    for name in out.joints:  # the FreeJoints OpenSim adds come after the file's joints
+        file_order.setdefault(name, len(file_order))
     out.joints = NamedDict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]), "joint", r.path)
     out.coordinates = dict(sorted(out.coordinates.items(), key=lambda kv: (file_order[kv[1].joint], kv[1].index)))
-    for bname in body_els:
-        if bname not in mobilizer_of:
-            # OpenSim joins a body without a joint to Ground with a free joint (its graph maker).
-            out.bodies[bname] = MobilizedBody.Free(matter.ground, Transform(), Body.Rigid(mass_props[bname]),
-                                                   Transform(), name=_clean_name(bname))
-            r.notes.append(f"{bname} (Body without a joint, line {body_els[bname].line}): joined to Ground by a "
-                           "Free mobilizer with no coordinates of its own")
 
     # ---------------------------------------------------------------- coordinates: locks and prescriptions
     for cname, c in out.coordinates.items():

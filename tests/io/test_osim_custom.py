@@ -389,3 +389,45 @@ def test_reversed_custom_joints_are_refused_with_the_reason(tmp_path):
     path = write(model, tmp_path, "model2.osim")
     with pytest.raises(OsimFileError, match=r"CustomJoint 'cj': OpenSim would reverse it .* not supported"):
         load_osim(path)
+
+
+def test_bodies_without_a_path_to_ground_get_opensims_free_joints(tmp_path):
+    """A body in no joint, and a chain d1 -> d2 whose root has no joint to Ground: OpenSim's graph maker
+    adds the FreeJoints 'free_loose' and 'free_d1' (after the file's joints, coordinates
+    free_<body>_coord_0..5) and prints them into the file. Without them in the file load_osim gave the
+    first no coordinates and refused the second; it now adds the same joints, so that the file
+    stripped of them loads as the file with them (which agrees with OpenSim). (OpenSim 4.6 itself
+    fails to initialize from the stripped file: 'an invalid MobilizedBodyIndex'.)"""
+    rng = np.random.default_rng(84)
+    model = new_model()
+    add_chain(model, rng, [osim.PinJoint])
+    model.addBody(random_body(rng, "loose"))
+    d1, d2 = random_body(rng, "d1"), random_body(rng, "d2")
+    model.addBody(d1)
+    model.addBody(d2)
+    model.addJoint(osim.PinJoint("jd", d1, v3([0.1, -0.3, 0]), v3([0.2, 0, 0.1]), d2, v3([0, 0.2, 0]),
+                                 v3([0, 0.1, 0.3])))
+    full = write(model, tmp_path)
+    assert compare_udot(full, rng, n_states=2) < REL
+    text, n = re.subn(r'<FreeJoint name="free_(loose|d1)">.*?</FreeJoint>', "", full.read_text(), flags=re.S)
+    assert n == 2
+    stripped = tmp_path / "stripped.osim"
+    stripped.write_text(text)
+    with pytest.warns(UserWarning, match=r"loose \(Body without a joint, line \d+\): joined to Ground by FreeJoint "
+                                         r"'free_loose'.*d1 \(Body, line \d+\): no chain of joints reaches Ground"):
+        m = load_osim(stripped)
+    ref = load_osim(full)
+    assert list(m.joints) == list(ref.joints) == ["jb1", "jd", "free_loose", "free_d1"]
+    assert list(m.coordinates) == list(ref.coordinates)
+    a, b = m.initial_state(), ref.initial_state()
+    for _ in range(3):
+        for name in m.coordinates:
+            q, u = rng.uniform(-0.8, 0.8, 2)
+            for model_, st_ in ((m, a), (ref, b)):
+                model_.set_coordinate_value(st_, name, q)
+                model_.set_coordinate_speed(st_, name, u)
+        m.system.realize(a, Stage.Acceleration)
+        ref.system.realize(b, Stage.Acceleration)
+        mine = np.array([m.get_coordinate_acceleration(a, n) for n in m.coordinates])
+        theirs = np.array([ref.get_coordinate_acceleration(b, n) for n in m.coordinates])
+        assert np.abs(mine - theirs).max() <= REL * max(1.0, np.abs(theirs).max())
