@@ -63,10 +63,12 @@ The tree grows from Ground level by level, as OpenSim's: a joint whose child is 
 parent (its child is Ground, or a body nearer to Ground) mobilizes its parent through the same
 mobilizer reversed (``direction=MobilizedBody.Reverse``: the coordinates keep their meaning), as
 OpenSim does. A joint left over closes a loop: as OpenSim, it mobilizes a copy (slave) of its child
-body, welded to the body at their origins (`OsimModel.loop_welds`), the body's mass shared equally.
+body, welded to the body at their origins (`OsimModel.loop_welds`), the body's mass shared equally
+(the copies' inertias as OpenSim 4.6 makes them). Bodies no joint connects to Ground get OpenSim's
+FreeJoints from Ground (``free_<body>``, coordinates ``free_<body>_coord_0`` to ``5``).
 
-Not supported (an `OsimFileError` says so): OpenSim 3.x files, joints not connected to Ground, a loop
-closed at Ground, a CustomJoint OpenSim would reverse, function types other
+Not supported (an `OsimFileError` says so): OpenSim 3.x files, a loop closed at Ground, a CustomJoint
+OpenSim would reverse, function types other
 than the ones above, a lock, prescribed motion or coupler on a reversed joint's coordinate, and one on
 a coordinate of a CustomJoint that has a function without a compiled form (PiecewiseConstantFunction,
 a Sine with an offset): simtk evaluates that joint in Python, where coordinate-level constraints are
