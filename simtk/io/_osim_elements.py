@@ -375,6 +375,11 @@ def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
                 raise r.error(fh if fh is not None else el,
                               f"CoordinateCouplerConstraint {name!r}: expected one function in "
                               "<coupled_coordinates_function>")
+            unreadable = r.unreadable_function(inner[0])
+            if unreadable is not None:
+                r.notes.append(f"{name} (CoordinateCouplerConstraint, line {el.line}): its function <{unreadable}> "
+                               "is not one simtk reads; the constraint is not built")
+                return
             f = r.function(inner[0], len(ind), f"CoordinateCouplerConstraint {name!r}")
             _require_plain_mobilizer(r, el, f"CoordinateCouplerConstraint {name!r}", ind + [dep])
             coupler = _CouplerFunction(f, r.number(el, "scale_factor", 1.0))

@@ -327,6 +327,20 @@ class _Reader:
         except (ValueError, TypeError) as exc:
             raise self.error(el, f"{where}: {exc}") from None
 
+    def unreadable_function(self, el: _Element) -> str | None:
+        """The tag of a function in ``el`` (itself, or inside a MultiplierFunction) that simtk does not
+        read, such as GCVSpline; None if it reads them all. (An element that can do without one, a
+        coupler or a prescription, is then listed in the warning instead of refusing the file.)"""
+        if el.tag not in _FUNCTION_TAGS:
+            return el.tag
+        if el.tag == "MultiplierFunction":
+            holder = self.child(el, "function")
+            for c in (holder if holder is not None else []):
+                tag = self.unreadable_function(c)
+                if tag is not None:
+                    return tag
+        return None
+
     def _argless_value(self, el: _Element, where: str) -> float:
         """The value OpenSim gives a function of an axis without coordinates: Simbody calls it with no
         argument, so a Constant is its value, a LinearFunction its first coefficient (Simbody's Linear

@@ -310,6 +310,11 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
                     r.notes.append(f"{cname} (Coordinate, line {cel.line}): prescribed without a "
                                    "prescribed_function; not prescribed")
                     continue
+                unreadable = r.unreadable_function(cast(_Element, inner[0]))
+                if unreadable is not None:
+                    r.notes.append(f"{cname} (Coordinate, line {cel.line}): its prescribed_function <{unreadable}> is "
+                                   "not one simtk reads; not prescribed")
+                    continue
                 f = r.function(cast(_Element, inner[0]), 1, f"prescribed_function of Coordinate {cname!r}")
             _require_plain_mobilizer(r, cel, f"{'locked' if c.locked else 'prescribed'} Coordinate {cname!r}", [c])
             with _wrap(r, cel, f"Coordinate {cname!r}"):
