@@ -12,6 +12,8 @@
 #   H_FM = [A J_rot ; T J_trans]
 #   HDot_FM u = [A b_rot + thetadot_1 (w_0 x A_1) + thetadot_2 ((w_0 + A_1 thetadot_1) x A_2) ; T b_trans]
 #          with thetadot = J u, w_0 = A_0 thetadot_0, b_k = u^T (d^2 f_k / dq^2) u
+#          (FBF_SIMBODY_HDOT: w_0 is A J_rot[:, 0] u_0, the angular velocity of mobility 0 alone, and
+#          w_0 + A_1 thetadot_1 is A J_rot u with u_2 left out, as Simbody's FunctionBased computes them)
 #   qdot = u (N = 1), qdotdot = udot (joint_n_mul and joint_qdotdot by joint_nu)
 #
 # Each term is computed in the Python implementation's order; its matrix products (numpy's matmul, a
@@ -51,6 +53,7 @@ cdef enum:
     FBF_MOVING_AXES = 1     # more than one active rotation: A_1, A_2 turn with the earlier ones
     FBF_T_IDENTITY = 2      # T is exactly the identity
     FBF_TRANS_ACTIVE = 4    # some translation takes coordinates
+    FBF_SIMBODY_HDOT = 8    # the axes' rates as Simbody's FunctionBased computes them (see fb_hdot_u)
     # rotation kinds
     FBR_IDENTITY = 0        # a constant 0: no factor
     FBR_CONST = 1           # a constant angle: its matrix at FBD_RCONST
@@ -61,7 +64,7 @@ FB_LAYOUT = dict(max_args=FB_MAX_ARGS, istride=FB_ISTRIDE, dstride=FB_DSTRIDE, w
                  i_n=FBI_N, i_flags=FBI_FLAGS, i_rot=FBI_ROT, i_fn=FBI_FN, i_fstride=FBI_FSTRIDE,
                  d_axes=FBD_AXES, d_basis=FBD_BASIS, d_rconst=FBD_RCONST, d_pconst=FBD_PCONST, d_T=FBD_T,
                  d_theta=FBD_THETA, moving_axes=FBF_MOVING_AXES, T_identity=FBF_T_IDENTITY,
-                 trans_active=FBF_TRANS_ACTIVE, rot_identity=FBR_IDENTITY, rot_const=FBR_CONST,
+                 trans_active=FBF_TRANS_ACTIVE, simbody_hdot=FBF_SIMBODY_HDOT, rot_identity=FBR_IDENTITY, rot_const=FBR_CONST,
                  rot_active=FBR_ACTIVE)
 
 
@@ -220,6 +223,27 @@ cdef void fb_hdot_u(Tree* t, Py_ssize_t i, double* out) noexcept nogil:
         for j in range(n):
             acc += J[6 * k + j] * u[j]
         thd[k] = acc
+    if flags & FBF_SIMBODY_HDOT:
+        # Simbody's: A_1 turns with mobility 0's angular velocity, A_2 with that of all mobilities but 2
+        for a in range(3):
+            w0[a] = 0.0
+            w01[a] = 0.0
+            for k in range(3):
+                w0[a] += A[FBW_A + 3 * k + a] * (J[6 * k] * u[0])
+                acc = 0.0
+                for j in range(n):
+                    if j != 2:
+                        acc += J[6 * k + j] * u[j]
+                w01[a] += A[FBW_A + 3 * k + a] * acc
+        if thd[1] != 0.0:
+            for a in range(3):
+                col[a] = A[FBW_A + 3 + a] * thd[1]
+            cross3_add(w0, col, out)
+        if thd[2] != 0.0:
+            for a in range(3):
+                col[a] = A[FBW_A + 6 + a] * thd[2]
+            cross3_add(w01, col, out)
+        return
     for a in range(3):
         w0[a] = A[FBW_A + a] * thd[0]
     if thd[1] != 0.0 and thd[0] != 0.0:

@@ -411,9 +411,10 @@ def _function_based(ctx, owner, refs, v, name):
     axes = ctx.matrix(v, "axes", 6, 3) if "axes" in v else None
     body = Body.Massless() if ctx.flag(v, "massless") else Body.Rigid(ctx.typed(v, "mass_properties", MassProperties))
     # (a Custom mobilizer, so never reversed: its file has no reversed= item)
+    hdot = ctx.word(v, "hdot", ("exact", "simbody")) if "hdot" in v else "exact"
     return MobilizedBody.FunctionBased(refs["parent"], ctx.typed(v, "inboard_frame", Transform), body,
                                        ctx.typed(v, "outboard_frame", Transform), n, functions, coords, axes=axes,
-                                       name=name)
+                                       hdot=hdot, name=name)
 
 
 _builtin("MobilizedBody.FunctionBased", MobilizedBody.FunctionBased, "mobilizer", _function_based,
@@ -423,6 +424,7 @@ _builtin("MobilizedBody.FunctionBased", MobilizedBody.FunctionBased, "mobilizer"
                  ("functions", lambda m: m.get_functions()),
                  # the axes as given (None: the default), so that the rebuilt element normalizes the same bits
                  ("axes", lambda m: m.get_given_axes()),
+                 ("hdot", lambda m: None if m.get_hdot() == "exact" else _Word(m.get_hdot())),
                  ("massless", lambda m: True if isinstance(m.get_body(), Body.Massless) else None)])
 
 

@@ -12,6 +12,7 @@ from simtk import (
     MobilizedBody,
     Transform,
 )
+from simtk.common.function import FunctionTableBuilder
 
 from ._osim_functions import _CouplerFunction
 from ._osim_model import OsimCoordinate, OsimModel
@@ -88,7 +89,7 @@ def _coordinate_elements(r: _Reader, joint: _Element) -> list[_Element]:
 
 
 def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody, X_PF: Transform,
-                 bname: str, mprops: MassProperties, X_BM: Transform, coord_els: dict) -> None:
+                 bname: str, mprops: MassProperties, X_BM: Transform, coord_els: dict, reverse: bool = False) -> None:
     jname = r.name_of(el)
     kind = el.tag
     coords = _coordinate_elements(r, el)
@@ -101,8 +102,9 @@ def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody
         order, functions, indices, axes, motion = _spatial_transform(r, el, by_name)
         coords = [by_name[n] for n in order]
         with _wrap(r, el, f"CustomJoint {jname!r}"):
+            # hdot="simbody": OpenSim's CustomJoint is Simbody's FunctionBased, HDot included
             mobod = MobilizedBody.FunctionBased(parent, X_PF, body, X_BM, len(order), functions, indices, axes,
-                                                name=name)
+                                                hdot="simbody", name=name)
     else:
         need = _JOINT_NCOORDS[kind]
         if len(coords) != need:
@@ -113,7 +115,9 @@ def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody
         if kind == "EllipsoidJoint":
             extra = (r.numbers(el, "radii_x_y_z", 3, [1.0, 1.0, 1.0]),)
         with _wrap(r, el, f"{kind} {jname!r}"):
-            mobod = getattr(MobilizedBody, _JOINT_MOBILIZER[kind])(parent, X_PF, body, X_BM, *extra, name=name)
+            mobod = getattr(MobilizedBody, _JOINT_MOBILIZER[kind])(
+                parent, X_PF, body, X_BM, *extra, name=name,
+                direction=MobilizedBody.Reverse if reverse else MobilizedBody.Forward)
     out.bodies[bname] = mobod
     out.joints[jname] = mobod
     for k, cel in enumerate(coords):
@@ -298,19 +302,29 @@ def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
 
 
 def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) -> None:
-    """simtk's coordinate-level constraints (CoordinateCoupler, PrescribedMotion) do not yet work
-    on Custom mobilizers such as a CustomJoint's FunctionBased one: say so at the element."""
+    """simtk's coordinate-level constraints (CoordinateCoupler, PrescribedMotion) work on the compiled
+    FunctionBased kind (a CustomJoint of built-in functions), not on a Custom mobilizer evaluated in
+    Python (a CustomJoint with a function simtk has no compiled form of): say so at the element."""
     for c in coords:
-        if isinstance(c.mobod, MobilizedBody.Custom):
-            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to CustomJoint {c.joint!r}; simtk does not "
-                              "yet support coordinate couplers, locks or prescribed motion on the coordinates of "
-                              "a FunctionBased (Custom) mobilizer")
+        if c.mobod.is_reversed():
+            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to joint {c.joint!r}, which OpenSim and simtk "
+                              "reverse (its child is nearer to Ground); simtk does not yet support coordinate "
+                              "couplers, locks or prescribed motion on a reversed mobilizer")
+        if isinstance(c.mobod, MobilizedBody.Custom) and not getattr(c.mobod, "_compiled_kind", False):
+            kinds = sorted({type(f).__name__.lstrip("_") for f in c.mobod.get_functions()
+                            if FunctionTableBuilder().try_add(f) is None}) \
+                if isinstance(c.mobod, MobilizedBody.FunctionBased) else []
+            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to CustomJoint {c.joint!r}, whose "
+                              f"function(s) {', '.join(kinds) or '(a user function)'} simtk evaluates in Python; "
+                              "simtk does not yet support coordinate couplers, locks or prescribed motion on "
+                              "such a (Custom) mobilizer")
 
 
 def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
     kind = el.tag
     name = _element_name(r, el, ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint",
-                                 "CoordinateCouplerConstraint"), out.constraints, "constraint")
+                                 "CoordinateCouplerConstraint", "PointOnLineConstraint"), out.constraints,
+                         "constraint")
     if name is None:
         return
     matter = out.matter
@@ -320,11 +334,24 @@ def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
             b1, X1 = _frame_station(r, out, el, "socket_frame1")
             b2, X2 = _frame_station(r, out, el, "socket_frame2")
             c = Constraint.Weld(b1, X1, b2, X2, name=cname)
+        elif kind == "PointOnLineConstraint":
+            # OpenSim 4.6 takes the direction and points in the sockets' *base bodies*, whatever offset
+            # frame a socket names (checked against it); so does load_osim
+            b1, _ = _frame_station(r, out, el, "socket_line_body")
+            b2, _ = _frame_station(r, out, el, "socket_follower_body")
+            d = r.numbers(el, "line_direction_vec", 3, [1, 0, 0])
+            if not np.linalg.norm(d) > 0.0:
+                raise r.error(_or(r.child(el, "line_direction_vec"), el),
+                              f"PointOnLineConstraint {name!r}: expected a nonzero line_direction_vec")
+            c = Constraint.PointOnLine(b1, d / np.linalg.norm(d), r.numbers(el, "point_on_line", 3, [0, 0, 0]),
+                                       b2, r.numbers(el, "point_on_follower", 3, [0, 0, 0]), name=cname)
         elif kind in ("PointConstraint", "ConstantDistanceConstraint"):
-            b1, X1 = _frame_station(r, out, el, "socket_body_1")
-            b2, X2 = _frame_station(r, out, el, "socket_body_2")
-            p1 = X1 * r.numbers(el, "location_body_1", 3, [0, 0, 0])
-            p2 = X2 * r.numbers(el, "location_body_2", 3, [0, 0, 0])
+            # the locations are in the base bodies, as OpenSim 4.6 takes them (an offset frame's
+            # transform is not applied: checked against it)
+            b1, _ = _frame_station(r, out, el, "socket_body_1")
+            b2, _ = _frame_station(r, out, el, "socket_body_2")
+            p1 = r.numbers(el, "location_body_1", 3, [0, 0, 0])
+            p2 = r.numbers(el, "location_body_2", 3, [0, 0, 0])
             if kind == "PointConstraint":
                 c = Constraint.Ball(b1, p1, b2, p2, name=cname)
             else:
@@ -348,6 +375,11 @@ def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
                 raise r.error(fh if fh is not None else el,
                               f"CoordinateCouplerConstraint {name!r}: expected one function in "
                               "<coupled_coordinates_function>")
+            unreadable = r.unreadable_function(inner[0])
+            if unreadable is not None:
+                r.notes.append(f"{name} (CoordinateCouplerConstraint, line {el.line}): its function <{unreadable}> "
+                               "is not one simtk reads; the constraint is not built")
+                return
             f = r.function(inner[0], len(ind), f"CoordinateCouplerConstraint {name!r}")
             _require_plain_mobilizer(r, el, f"CoordinateCouplerConstraint {name!r}", ind + [dep])
             coupler = _CouplerFunction(f, r.number(el, "scale_factor", 1.0))

@@ -168,3 +168,53 @@ class _CouplerFunction(Function):
 
     def _compile(self, builder) -> int:
         return builder.entry("coupler", self, [self._s], child=builder.add(self._f), aux=(self._n, 0))
+
+
+class _Shifted(Function):
+    """``f(x) + offset``: OpenSim's ``Sine`` (a Simbody Sinusoid plus its DC offset)."""
+
+    def __init__(self, f: Function, offset: float):
+        self._f = f
+        self._c = float(offset)
+
+    def calc_value(self, x):
+        return self._f.calc_value(x) + self._c
+
+    def calc_derivative(self, deriv_components, x):
+        return self._f.calc_derivative(deriv_components, x)
+
+    def get_argument_size(self) -> int:
+        return self._f.get_argument_size()
+
+    def get_max_derivative_order(self) -> int:
+        return self._f.get_max_derivative_order()
+
+
+class _PiecewiseConstant(Function):
+    """OpenSim's ``PiecewiseConstantFunction``: y_k on [x_k, x_{k+1}), y_0 before x_0 and y_{n-1}
+    from x_{n-1} on (what OpenSim 4.6 evaluates); every derivative is 0."""
+
+    def __init__(self, x: Sequence[float], y: Sequence[float]):
+        x = np.asarray(x, dtype=float).reshape(-1)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        if x.shape != y.shape or x.size < 1:
+            raise ValueError(f"PiecewiseConstantFunction: expected as many x as y values (at least one), "
+                             f"got {x.size} and {y.size}")
+        if not (np.diff(x) > 0).all():
+            raise ValueError("PiecewiseConstantFunction: x must be strictly increasing")
+        self._xl = x.tolist()
+        self._yl = y.tolist()
+
+    def calc_value(self, x):
+        import bisect
+        k = bisect.bisect_right(self._xl, float(x[0])) - 1
+        return float(self._yl[max(k, 0)])
+
+    def calc_derivative(self, deriv_components, x):
+        return 0.0
+
+    def get_argument_size(self) -> int:
+        return 1
+
+    def get_max_derivative_order(self) -> int:
+        return 2

@@ -74,6 +74,12 @@ class OsimModel:
         The elements not built (also issued as one UserWarning).
     path : str
         The file read.
+    loop_welds : dict
+        OpenSim joint name -> the ``Constraint.Weld`` that holds the slave copy of its child body (the
+        one the joint mobilizes, ``joints[name]``) to the body, for each joint that closes a loop.
+    nonphysical_inertias : dict
+        OpenSim body name -> why its inertia is not one of a mass distribution (and its line), for
+        the bodies whose inertia was kept as written or repaired (see ``load_osim``).
     """
 
     system: MultibodySystem
@@ -90,6 +96,8 @@ class OsimModel:
     warnings: list = field(default_factory=list)
     path: str = ""
     _actuation_impl: Any = None
+    nonphysical_inertias: dict = field(default_factory=dict)
+    loop_welds: dict = field(default_factory=dict)
 
     def initial_state(self) -> State:
         """A State in Euler-angle mode (OpenSim's) with every coordinate at its default value and

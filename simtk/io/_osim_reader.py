@@ -14,7 +14,7 @@ from simtk import (
     Transform,
 )
 
-from ._osim_functions import SimmSplineFunction, _Scaled
+from ._osim_functions import SimmSplineFunction, _PiecewiseConstant, _Scaled, _Shifted
 from .errors import ModelFileError
 
 
@@ -94,7 +94,8 @@ _JOINT_MOTION = {"PinJoint": [_R], "SliderJoint": [_T], "BallJoint": [_R] * 3, "
 _SQRT_EPS = math.sqrt(np.finfo(float).eps)  # OpenSim's slack on a default value at the range's ends
 _FRAME_TAGS = {"Ground", "Body", "PhysicalOffsetFrame"}
 _FUNCTION_TAGS = {"Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
-                  "MultiplierFunction"}
+                  "MultiplierFunction", "PiecewiseLinearFunction", "PiecewiseConstantFunction", "Sine",
+                  "StepFunction"}
 # Properties read or deliberately skipped (visual or bookkeeping only); anything else is reported.
 _COMMON = {"FrameGeometry", "attached_geometry", "components", "frames", "WrapObjectSet"}
 _KNOWN_PROPS = {
@@ -117,6 +118,8 @@ _KNOWN_PROPS = {
                         "isDisabled"},
     "ConstantDistanceConstraint": {"socket_body_1", "socket_body_2", "location_body_1", "location_body_2",
                                    "constant_distance", "isEnforced", "isDisabled"},
+    "PointOnLineConstraint": {"socket_line_body", "socket_follower_body", "line_direction_vec", "point_on_line",
+                              "point_on_follower", "isEnforced", "isDisabled"},
     "CoordinateCouplerConstraint": {"coupled_coordinates_function", "independent_coordinate_names",
                                     "dependent_coordinate_name", "scale_factor", "isEnforced", "isDisabled"},
 }
@@ -285,6 +288,8 @@ class _Reader:
                                  f"{', '.join(sorted(_FUNCTION_TAGS))})")
         if tag == "Constant":
             return Function.Constant(self.number(el, "value", 0.0), nargs)
+        if nargs == 0:
+            return Function.Constant(self._argless_value(el, where), 0)
         if nargs != 1:
             raise self.error(el, f"{where}: a {tag} takes one argument, but {nargs} coordinates are given")
         if tag == "LinearFunction":
@@ -296,18 +301,68 @@ class _Reader:
                 raise self.error(el, f"{where}: expected at least one polynomial coefficient")
             return Function.Polynomial(list(k))
         if tag == "MultiplierFunction":
-            holder = self.child(el, "function")
-            inner = [c for c in holder] if holder is not None else []
-            if len(inner) != 1:
-                raise self.error(holder if holder is not None else el,
-                                 f"{where}: MultiplierFunction expects one function inside <function>")
-            return _Scaled(self.function(inner[0], nargs, where), self.number(el, "scale", 1.0))
-        x = self.numbers(el, "x", None)
-        y = self.numbers(el, "y", None)
+            return _Scaled(self.function(self._inner(el, where), nargs, where), self.number(el, "scale", 1.0))
         try:
+            if tag == "Sine":
+                f = Function.Sinusoid(self.number(el, "amplitude", 1.0), self.number(el, "omega", 1.0),
+                                      self.number(el, "phase", 0.0))
+                offset = self.number(el, "offset", 0.0)
+                return f if offset == 0.0 else _Shifted(f, offset)
+            if tag == "StepFunction":
+                return Function.Step(self.number(el, "start_value", 0.0), self.number(el, "end_value", 1.0),
+                                     self.number(el, "transition_start_time", 0.99),
+                                     self.number(el, "transition_end_time", 1.01))
+            x = self.numbers(el, "x", None)
+            y = self.numbers(el, "y", None)
+            if tag == "PiecewiseConstantFunction":
+                return _PiecewiseConstant(x, y)
+            if tag == "PiecewiseLinearFunction":
+                if x.size != y.size:
+                    raise ValueError(f"PiecewiseLinearFunction: {x.size} x values but {y.size} y values")
+                if x.size == 1:  # OpenSim's: the one value everywhere
+                    return Function.Constant(float(y[0]), 1)
+                # degree 1: the segments, the end ones extended, the slope at a knot the right one's (OpenSim's)
+                return Function.Spline(x, y, 1)
             return SimmSplineFunction(x, y)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise self.error(el, f"{where}: {exc}") from None
+
+    def unreadable_function(self, el: _Element) -> str | None:
+        """The tag of a function in ``el`` (itself, or inside a MultiplierFunction) that simtk does not
+        read, such as GCVSpline; None if it reads them all. (An element that can do without one, a
+        coupler or a prescription, is then listed in the warning instead of refusing the file.)"""
+        if el.tag not in _FUNCTION_TAGS:
+            return el.tag
+        if el.tag == "MultiplierFunction":
+            holder = self.child(el, "function")
+            for c in (holder if holder is not None else []):
+                tag = self.unreadable_function(c)
+                if tag is not None:
+                    return tag
+        return None
+
+    def _argless_value(self, el: _Element, where: str) -> float:
+        """The value OpenSim gives a function of an axis without coordinates: Simbody calls it with no
+        argument, so a Constant is its value, a LinearFunction its first coefficient (Simbody's Linear
+        adds coefficient[len(x)]), a MultiplierFunction the scaled value of its function; any other
+        function would read an argument that is not there (OpenSim 4.6 crashes), so it is refused."""
+        tag = el.tag
+        if tag == "Constant":
+            return self.number(el, "value", 0.0)
+        if tag == "LinearFunction":
+            return float(self.numbers(el, "coefficients", 2, [1.0, 0.0])[0])
+        if tag == "MultiplierFunction":
+            return self.number(el, "scale", 1.0) * self._argless_value(self._inner(el, where), where)
+        raise self.error(el, f"{where}: a {tag} of no coordinate (OpenSim evaluates it without an argument and "
+                             "fails); give the axis its coordinate, or make the function a Constant")
+
+    def _inner(self, el: _Element, where: str) -> _Element:
+        holder = self.child(el, "function")
+        inner = [c for c in holder] if holder is not None else []
+        if len(inner) != 1:
+            raise self.error(holder if holder is not None else el,
+                             f"{where}: MultiplierFunction expects one function inside <function>")
+        return inner[0]
 
 
 def _or(a, b):

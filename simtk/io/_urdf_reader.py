@@ -18,6 +18,7 @@ from simtk import (
     Transform,
 )
 
+from ._inertia_policy import nearest_physical as _nearest_physical
 from .errors import ModelFileError
 
 
@@ -227,20 +228,6 @@ def _sanitize(name: str, taken: set) -> str:
 # ---------------------------------------------------------------------------------------------
 # Inertias
 # ---------------------------------------------------------------------------------------------
-def _nearest_physical(I: np.ndarray) -> np.ndarray:
-    """The physical inertia nearest to a symmetric I in the sense of the second moments.
-
-    A matrix is the inertia of a mass distribution exactly when its second-moment matrix
-    ``S = tr(I)/2 - I`` is positive semi-definite; clipping S's negative eigenvalues to zero and
-    mapping back (``I = tr(S) - S``) gives a valid inertia and leaves a valid one unchanged.
-    """
-    I = 0.5 * (I + I.T)
-    S = 0.5 * np.trace(I) * np.eye(3) - I
-    w, V = np.linalg.eigh(S)
-    S = (V * np.clip(w, 0.0, None)) @ V.T
-    return np.trace(S) * np.eye(3) - S
-
-
 # ---------------------------------------------------------------------------------------------
 # Parsed model (plain data, before any simtk object is made)
 # ---------------------------------------------------------------------------------------------
@@ -283,6 +270,7 @@ class _Reader:
         self.nonphysical_inertia = nonphysical_inertia
         self.unknown: list[str] = []
         self.repaired: dict[str, str] = {}
+        self.kept: dict[str, str] = {}
         self.massless_with_inertia: list[str] = []
         root = self.doc.root
         if root.tag != "robot":
@@ -367,8 +355,11 @@ class _Reader:
                 if self.nonphysical_inertia == "error":
                     raise self.doc.error(inertia_el, f"link {link.name!r}: the inertia is not physical: {e}") \
                         from None
-                self.repaired[link.name] = str(e)
-                I_L = _nearest_physical(I_L)
+                if self.nonphysical_inertia == "keep":
+                    self.kept[link.name] = str(e)
+                else:
+                    self.repaired[link.name] = str(e)
+                    I_L = _nearest_physical(I_L)
         link.mass, link.com, link.I_C = m, np.array(X_LC.p), I_L
 
     def _joint(self, el: ET.Element) -> _Joint:

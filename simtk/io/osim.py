@@ -27,12 +27,18 @@ EllipsoidJoint
 CustomJoint                    ``MobilizedBody.FunctionBased``: three rotation then three
                                translation axes; the mobilizer's coordinates in order of first
                                use over the six axes (OpenSim's order); an axis without function
-                               is linear (slope 1) in its one coordinate, or the constant 0
+                               is linear (slope 1) in its one coordinate, or the constant 0; an
+                               axis without coordinates is the constant OpenSim evaluates with no
+                               argument (a Constant's value, a LinearFunction's first coefficient,
+                               a MultiplierFunction's scale times that of its function)
 Constant, LinearFunction,      ``Function.Constant``, ``Function.Linear``, ``Function.Polynomial``;
 PolynomialFunction,            SimmSpline (and NaturalCubicSpline, which OpenSim 4 reads as a
 SimmSpline,                    SimmSpline) is the Forsythe-Malcolm-Moler cubic spline, linear
-NaturalCubicSpline,            outside its points; implemented here (`SimmSplineFunction`)
-MultiplierFunction
+NaturalCubicSpline,            outside its points; implemented here (`SimmSplineFunction`);
+MultiplierFunction, Sine,      Sine is ``Function.Sinusoid`` plus its offset, StepFunction
+StepFunction,                  ``Function.Step``, PiecewiseLinearFunction a degree-1
+PiecewiseLinearFunction,       ``Function.Spline``, PiecewiseConstantFunction y_k on
+PiecewiseConstantFunction      [x_k, x_k+1); GCVSpline is not read (an `OsimFileError` says so)
 PointToPointSpring             ``Force.TwoPointLinearSpring``
 BushingForce                   ``Force.LinearBushing`` with k6 = (rotational, translational)
 SpringGeneralizedForce         ``Force.MobilityLinearSpring`` + ``Force.MobilityLinearDamper``
@@ -42,6 +48,9 @@ CoordinateLimitForce           ``Force.CoordinateLimit`` (OpenSim's own force, n
 WeldConstraint                 ``Constraint.Weld``
 PointConstraint                ``Constraint.Ball``
 ConstantDistanceConstraint     ``Constraint.Rod``
+PointOnLineConstraint          ``Constraint.PointOnLine``; as OpenSim 4.6 does, these three take
+                               their points (and line) in the socket's base body, even when the
+                               socket names an offset frame
 CoordinateCouplerConstraint    ``Constraint.CoordinateCoupler`` with scale * f(q_ind) - q_dep
 HuntCrossleyForce with         ``Force.HuntCrossley``, one surface per geometry of each
 ContactSphere,                 ContactParameters (``_osim_contact``)
@@ -63,9 +72,20 @@ other controllers, probes, unknown elements and properties) is *not* built: it i
 type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``attached_geometry``,
 ``FrameGeometry``) has no effect on dynamics and is skipped without comment.
 
-Not supported (an `OsimFileError` says so): OpenSim 3.x files, closed loops made of joints and
-joints that OpenSim would have to reverse (a joint whose child is Ground or a body that already
-has a joint), and function types other than the ones above.
+The tree grows from Ground level by level, as OpenSim's: a joint whose child is reached before its
+parent (its child is Ground, or a body nearer to Ground) mobilizes its parent through the same
+mobilizer reversed (``direction=MobilizedBody.Reverse``: the coordinates keep their meaning), as
+OpenSim does. A joint left over closes a loop: as OpenSim, it mobilizes a copy (slave) of its child
+body, welded to the body at their origins (`OsimModel.loop_welds`), the body's mass shared equally
+(the copies' inertias as OpenSim 4.6 makes them). Bodies no joint connects to Ground get OpenSim's
+FreeJoints from Ground (``free_<body>``, coordinates ``free_<body>_coord_0`` to ``5``).
+
+Not supported (an `OsimFileError` says so): OpenSim 3.x files, a loop closed at Ground, a CustomJoint
+OpenSim would reverse, function types other
+than the ones above, a lock, prescribed motion or coupler on a reversed joint's coordinate, and one on
+a coordinate of a CustomJoint that has a function without a compiled form (PiecewiseConstantFunction,
+a Sine with an offset): simtk evaluates that joint in Python, where coordinate-level constraints are
+not supported yet. On any other CustomJoint (the compiled FunctionBased kind) they are built.
 
 A malformed file raises `OsimFileError` (a ``ValueError``) naming the file, the line and what was
 expected there.
@@ -79,19 +99,17 @@ from typing import cast
 import numpy as np
 
 from simtk import (
-    Body,
     Constraint,
     Force,
     Function,
     GeneralForceSubsystem,
-    Inertia,
     MassProperties,
-    MobilizedBody,
     MultibodySystem,
     SimbodyMatterSubsystem,
-    Transform,
 )
 
+from ._inertia_policy import apply as apply_inertia_policy
+from ._inertia_policy import check_policy
 from ._named import NamedDict
 from ._osim_actuators import ACTUATORS, OsimActuator, build_actuators_and_controllers
 from ._osim_contact import CONTACT_FORCES, ContactGeometries, build_contact_force
@@ -119,6 +137,7 @@ from ._osim_reader import (
     _parse_xml,
     _Reader,
 )
+from ._osim_tree import _body_key, _close_loops, _joint_tree, _split_mass
 
 __all__ = [
     "load_osim",
@@ -134,13 +153,19 @@ __all__ = [
 
 
 # ====================================================================== load_osim
-def load_osim(path: str | os.PathLike) -> OsimModel:
+def load_osim(path: str | os.PathLike, *, nonphysical_inertia: str = "keep") -> OsimModel:
     """Build the multibody part of an OpenSim 4.x ``.osim`` file as a simtk system.
 
     Parameters
     ----------
     path : str or path-like
         The ``.osim`` file.
+    nonphysical_inertia : {"keep", "repair", "error"}
+        What to do with a Body's inertia that no mass distribution has (a violated triangle
+        inequality, a negative principal moment; several published models have them): keep it as
+        written, as OpenSim does (default), or replace it by the nearest physical inertia, both with
+        a warning naming the bodies (and listed in `OsimModel.nonphysical_inertias`); or raise
+        `OsimFileError` at the body's ``<inertia>``.
 
     Returns
     -------
@@ -162,17 +187,25 @@ def load_osim(path: str | os.PathLike) -> OsimModel:
     -----
     UserWarning
         One warning listing every element that was not built (muscles, other actuators, markers,
-        mesh contact, other controllers, unknown elements and properties), by name and type.
+        mesh contact, other controllers, unknown elements and properties), by name and type; one
+        naming the bodies whose non-physical inertia was kept or repaired.
     """
+    check_policy("load_osim", nonphysical_inertia)
     r = _Reader(os.fspath(path))
     root = _parse_xml(r.path)
     model = _model_element(r, root)
     r.index_paths(model, "/")
-    out = _build(r, model)
+    out = _build(r, model, nonphysical_inertia)
     out.warnings = list(r.notes)
     attach_opensim_names(out, {el.get("name"): el.tag for el in r.objects(model, "JointSet")})
     if r.notes:
         warnings.warn(f"{r.path}: {len(r.notes)} element(s) of the model were not built: " + "; ".join(r.notes),
+                      UserWarning, stacklevel=2)
+    if out.nonphysical_inertias:
+        done = "kept as written (as OpenSim does)" if nonphysical_inertia == "keep" else \
+            "replaced by the nearest physical one"
+        warnings.warn(f"{r.path}: {len(out.nonphysical_inertias)} body(ies) with an inertia no mass distribution "
+                      f"has, {done}: " + "; ".join(f"{k} ({v})" for k, v in out.nonphysical_inertias.items()),
                       UserWarning, stacklevel=2)
     return out
 
@@ -197,7 +230,7 @@ def _model_element(r: _Reader, root: _Element) -> _Element:
     return cast(_Element, models[0])
 
 
-def _build(r: _Reader, model: _Element) -> OsimModel:
+def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> OsimModel:
     system = MultibodySystem(_clean_name(model.get("name") or "model"))
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
@@ -241,13 +274,16 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
             raise r.error(r.child(el, "mass"), f"Body {name!r}: expected a mass >= 0, got {m}")
         try:
             I = np.array([[I6[0], I6[3], I6[4]], [I6[3], I6[1], I6[5]], [I6[4], I6[5], I6[2]]])
-            mass_props[name] = MassProperties.from_central_inertia(m, com, Inertia.from_matrix(I))
+            inertia, why = apply_inertia_policy(I, nonphysical_inertia)
+            mass_props[name] = MassProperties.from_central_inertia(m, com, inertia)
+            if why is not None:
+                out.nonphysical_inertias[name] = f"line {_or(r.child(el, 'inertia'), el).line}: {why}"
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise r.error(_or(r.child(el, "inertia"), el), f"Body {name!r}: invalid mass properties: {exc}") from None
         body_els[name] = el
 
     # ---------------------------------------------------------------- joints: the tree
-    joint_of_child: dict[str, tuple] = {}
+    joints: list[tuple] = []
     for el in r.objects(model, "JointSet"):
         if el.tag not in _JOINT_NCOORDS:
             _flag_note(r.notes, el, "joint type not supported; its child body gets no mobilizer from it")
@@ -262,53 +298,25 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
             if base.tag == "Body" and body_els.get(base.get("name") or "") is not base:
                 raise r.error(_or(r.child(el, sock), el), f"{el.tag} {name!r}: the {sock[7:]}'s body "
                                                           f"{base.get('name')!r} is not a Body of the BodySet")
-        if cbase.tag == "Ground":
-            raise r.error(el, f"{el.tag} {name!r}: its child frame is on Ground; reversed joints are not supported")
-        cname = cbase.get("name") or ""
-        if cname in joint_of_child:
-            raise r.error(el, f"{el.tag} {name!r}: body {cname!r} is already the child of joint "
-                              f"{joint_of_child[cname][0].get('name')!r}; closed loops of joints are not supported "
-                              "(close the loop with a constraint)")
         if pbase is cbase:
-            raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body {cname!r}")
-        joint_of_child[cname] = (el, pbase, X_PF, X_BM)
-
-    # Parents first: walk from Ground.
-    children: dict[str, list] = {}
-    for cname, (el, pbase, X_PF, X_BM) in joint_of_child.items():
-        pname = "ground" if pbase.tag == "Ground" else pbase.get("name")
-        children.setdefault(pname, []).append(cname)
-    order: list[str] = []
-    frontier = ["ground"]
-    while frontier:
-        nxt = []
-        for p in frontier:
-            for c in children.get(p, []):
-                order.append(c)
-                nxt.append(c)
-        frontier = nxt
-    unreached = [b for b in joint_of_child if b not in order]
-    if unreached:
-        el = joint_of_child[unreached[0]][0]
-        raise r.error(el, f"{el.tag} {el.get('name')!r}: its chain of parents never reaches Ground (a loop of "
-                          "joints); closed loops of joints are not supported")
+            raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body "
+                              f"{cbase.get('name')!r}")
+        joints.append((el, _body_key(pbase), X_PF, _body_key(cbase), X_BM))
+    mobilizer_of, loops = _joint_tree(r, joints, body_els, r.notes)
+    for child in {j[3] for j in loops}:  # a body split for loops shares its mass with its slaves
+        mass_props[child] = _split_mass(mass_props[child], sum(j[3] == child for j in loops))
 
     coord_els: dict[str, _Element] = {}
-    for cname in order:
-        el, pbase, X_PF, X_BM = joint_of_child[cname]
-        pname = "ground" if pbase.tag == "Ground" else pbase.get("name")
-        _build_joint(r, out, el, out.bodies[pname], X_PF, cname, mass_props[cname], X_BM, coord_els)
+    for bname, (el, pname, X_PF, X_BM, reverse) in mobilizer_of.items():
+        _build_joint(r, out, el, out.bodies[pname], X_PF, bname, mass_props[bname], X_BM, coord_els,
+                     reverse=reverse)
+    _close_loops(r, out, loops, mass_props, coord_els)
     # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
     file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
+    for name in out.joints:  # the FreeJoints OpenSim adds come after the file's joints
+        file_order.setdefault(name, len(file_order))
     out.joints = NamedDict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]), "joint", r.path)
     out.coordinates = dict(sorted(out.coordinates.items(), key=lambda kv: (file_order[kv[1].joint], kv[1].index)))
-    for bname in body_els:
-        if bname not in joint_of_child:
-            # OpenSim joins a body without a joint to Ground with a free joint (its graph maker).
-            out.bodies[bname] = MobilizedBody.Free(matter.ground, Transform(), Body.Rigid(mass_props[bname]),
-                                                   Transform(), name=_clean_name(bname))
-            r.notes.append(f"{bname} (Body without a joint, line {body_els[bname].line}): joined to Ground by a "
-                           "Free mobilizer with no coordinates of its own")
 
     # ---------------------------------------------------------------- coordinates: locks and prescriptions
     for cname, c in out.coordinates.items():
@@ -322,6 +330,11 @@ def _build(r: _Reader, model: _Element) -> OsimModel:
                 if len(inner) != 1:
                     r.notes.append(f"{cname} (Coordinate, line {cel.line}): prescribed without a "
                                    "prescribed_function; not prescribed")
+                    continue
+                unreadable = r.unreadable_function(cast(_Element, inner[0]))
+                if unreadable is not None:
+                    r.notes.append(f"{cname} (Coordinate, line {cel.line}): its prescribed_function <{unreadable}> is "
+                                   "not one simtk reads; not prescribed")
                     continue
                 f = r.function(cast(_Element, inner[0]), 1, f"prescribed_function of Coordinate {cname!r}")
             _require_plain_mobilizer(r, cel, f"{'locked' if c.locked else 'prescribed'} Coordinate {cname!r}", [c])

@@ -48,6 +48,8 @@ from simtk import (
     Transform,
 )
 
+from ._inertia_policy import apply as apply_inertia_policy
+from ._inertia_policy import check_policy
 from ._named import NamedDict
 from ._urdf_reader import Geometry, UrdfWarning, _frame_with_axis, _Reader, _resolve_mesh, _sanitize
 from .errors import ModelFileError
@@ -96,6 +98,9 @@ class UrdfModel:
     repaired_inertias : dict of str to str
         Links whose inertial was not physical and was replaced by the nearest physical one, with the
         reason.
+    nonphysical_inertias : dict of str to str
+        Links whose inertial was not physical and was kept as written (``nonphysical_inertia="keep"``),
+        with the reason.
     """
 
     system: MultibodySystem
@@ -116,6 +121,7 @@ class UrdfModel:
     friction: dict = field(default_factory=dict)
     mimics: dict = field(default_factory=dict)
     repaired_inertias: dict = field(default_factory=dict)
+    nonphysical_inertias: dict = field(default_factory=dict)
 
     def default_state(self) -> State:
         """A new default State (all joint coordinates zero, the floating base at the origin), at Model.
@@ -181,10 +187,11 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
         prismatic). The stop acts only beyond the limits.
     limit_stiffness, limit_dissipation : float
         The stops' stiffness k (N m/rad or N/m) and Hunt-Crossley dissipation d (s/rad or s/m).
-    nonphysical_inertia : {"repair", "error"}
+    nonphysical_inertia : {"repair", "error", "keep"}
         What to do with an inertial that no mass distribution has (negative principal moments or a
         violated triangle inequality, beyond round-off; several published robot files have them):
-        replace it by the nearest physical inertia and warn (default), or raise `ModelFileError`.
+        replace it by the nearest physical inertia and warn (default), raise `ModelFileError`, or
+        keep it as written and warn (as Pinocchio and OpenSim do; `UrdfModel.nonphysical_inertias`).
     package_dirs : sequence of path-like
         Folders in which ``package://name/...`` mesh references are looked up (as ``dir/name/...``
         and, for a folder named ``name``, ``dir/...``); the URDF's own ancestors are searched too.
@@ -220,8 +227,7 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     body.
     """
     path = Path(path)
-    if nonphysical_inertia not in ("repair", "error"):
-        raise ValueError(f"load_urdf: nonphysical_inertia must be 'repair' or 'error', got {nonphysical_inertia!r}")
+    check_policy("load_urdf", nonphysical_inertia)
     rd = _Reader(path, nonphysical_inertia)
     doc = rd.doc
 
@@ -244,13 +250,17 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
         if link.mass > 0:
             parts[body].append((link, X_BL))
 
+    def inertia_of(I: np.ndarray) -> Inertia:
+        # a kept inertia stays unchecked (and so does a body it is merged into); the others are physical
+        return apply_inertia_policy(I, nonphysical_inertia)[0]
+
     def mass_properties(body: str) -> MassProperties:
         ps = parts[body]
         if not ps:
             return MassProperties(0.0, np.zeros(3), Inertia(0.0))
         if len(ps) == 1 and ps[0][0].name == body:
             link = ps[0][0]
-            return MassProperties.from_central_inertia(link.mass, link.com, Inertia.from_matrix(link.I_C))
+            return MassProperties.from_central_inertia(link.mass, link.com, inertia_of(link.I_C))
         m = sum(link.mass for link, _ in ps)
         c = sum(link.mass * (X_BL * link.com) for link, X_BL in ps) / m
         I_B = np.zeros((3, 3))
@@ -259,7 +269,7 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
             I_B += R @ link.I_C @ R.T
             p = X_BL * link.com - c
             I_B += link.mass * (float(p @ p) * np.eye(3) - np.outer(p, p))  # about the composite's center
-        return MassProperties.from_central_inertia(m, c, Inertia.from_matrix(I_B))
+        return MassProperties.from_central_inertia(m, c, inertia_of(I_B))
 
     system = MultibodySystem(name=_sanitize(rd.robot_name, set()))
     matter = SimbodyMatterSubsystem(system)
@@ -347,9 +357,12 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
                                     **dims))
 
     model.repaired_inertias = dict(rd.repaired)
+    model.nonphysical_inertias = dict(rd.kept)
     _warn_once(path, missing, "mesh file(s) not found (kept as references, Geometry.path is None)")
     _warn_once(path, [f"{k} ({v})" for k, v in rd.repaired.items()],
                "link(s) with a non-physical inertia, replaced by the nearest physical one")
+    _warn_once(path, [f"{k} ({v})" for k, v in rd.kept.items()],
+               "link(s) with a non-physical inertia, kept as written (nonphysical_inertia='keep')")
     _warn_once(path, rd.massless_with_inertia, "link(s) with mass 0 but a nonzero inertia: the inertia is dropped "
                                               "(a massless simtk body has none)")
     _warn_once(path, [f"{k} (friction {v:g})" for k, v in model.friction.items()],

@@ -361,6 +361,27 @@ def test_nonphysical_inertia_is_repaired_with_a_warning_or_refused(tmp_path):
     assert "not physical" in str(_error(path, nonphysical_inertia="error"))
 
 
+
+def test_nonphysical_inertia_kept_as_written(tmp_path):
+    """nonphysical_inertia="keep" (Pinocchio's and OpenSim's way): the inertia is the file's, also
+    when the link is merged into its parent; a warning names the link."""
+    I = np.diag([1.0, 0.1, 0.1])  # 1 > 0.1 + 0.1: no mass distribution has it
+    body = (link("base") + link("rod", I=(1.0, 0.1, 0.1, 0, 0, 0)) + joint("j", "continuous", "base", "rod") +
+            link("tip", I=(1.0, 0.1, 0.1, 0, 0, 0)) + joint("f", "fixed", "rod", "tip"))
+    path = write(tmp_path, body)
+    with pytest.warns(UrdfWarning, match="non-physical inertia, kept as written.*rod"):
+        model = load_urdf(path, nonphysical_inertia="keep")
+    central = model.bodies["rod"].get_default_mass_properties().central_inertia().matrix
+    assert np.array_equal(central, I)
+    assert set(model.nonphysical_inertias) == {"rod", "tip"} and not model.repaired_inertias
+    with pytest.warns(UrdfWarning, match="kept as written"):
+        merged = load_urdf(path, nonphysical_inertia="keep", merge_fixed=True)
+    mp = merged.bodies["rod"].get_default_mass_properties()
+    lam = np.linalg.eigvalsh(mp.central_inertia().matrix)
+    assert lam[2] > lam[0] + lam[1]  # still the files' inertias, not a repaired one
+    with pytest.raises(ValueError, match="nonphysical_inertia must be one of 'keep', 'repair', 'error'"):
+        load_urdf(path, nonphysical_inertia="fix")
+
 def test_unknown_elements_and_mimic_warn(tmp_path):
     body = (link("a", extra="<inertal/>") + link("b") + link("c") +
             joint("j", "revolute", "a", "b", extra='<limit lower="0" upper="1"/><axes xyz="0 0 1"/>') +

@@ -88,10 +88,15 @@ class FunctionBasedImplementation(CustomImplementation):
         ``coord_indices[i]`` lists the coordinates passed, in order, to ``functions[i]``.
     axes : array_like, shape (6, 3), optional
         Rotation then translation axes, in F; normalized here. Default X, Y, Z, X, Y, Z.
+    hdot : {"exact", "simbody"}, default "exact"
+        How the rates of the moving rotation axes enter HDot (see `FunctionBased`).
     """
 
     def __init__(self, matter: "SimbodyMatterSubsystem", n_mobilities: int, functions: Sequence[Function],
-                 coord_indices: Sequence[Sequence[int]], axes=None):
+                 coord_indices: Sequence[Sequence[int]], axes=None, hdot: str = "exact"):
+        if hdot not in ("exact", "simbody"):
+            raise ValueError(f"{_OWNER}: hdot must be 'exact' or 'simbody', got {hdot!r}")
+        self._hdot_kind = hdot
         if isinstance(n_mobilities, (bool, np.bool_)) or not isinstance(n_mobilities, (int, np.integer)) \
                 or not 1 <= int(n_mobilities) <= 6:
             raise ValueError(f"{_OWNER}: n_mobilities must be an int from 1 to 6, got {n_mobilities!r}")
@@ -193,6 +198,7 @@ class FunctionBasedImplementation(CustomImplementation):
         dr = np.zeros(L["dstride"])
         ir[L["i_n"]] = self._n
         ir[L["i_flags"]] = ((L["moving_axes"] if self._moving_axes else 0)
+                            | (L["simbody_hdot"] if self._hdot_kind == "simbody" else 0)
                             | (L["T_identity"] if self._T_is_identity else 0)
                             | (L["trans_active"] if self._trans_active else 0))
         for k in range(6):
@@ -277,7 +283,21 @@ class FunctionBasedImplementation(CustomImplementation):
                     acc += d((m, mm), x) * (uk[m] * vk[mm] + uk[mm] * vk[m])
             b[k] = acc
         out = (M @ b).reshape(2, 3)
-        if self._moving_axes:  # the rotation axes A_1, A_2 turn with the earlier rotations
+        if self._moving_axes and self._hdot_kind == "simbody":
+            # Simbody's FunctionBased: A_1 turns with the angular velocity of mobility 0 alone, A_2 with
+            # that of every mobility but mobility 2 (both from the State's u)
+            c = J[:3] @ (u if same else v)
+            A = M[:3, :3]
+            w0 = A @ (J[:3, 0] * u[0])
+            u2 = u.copy()
+            if self._n > 2:
+                u2[2] = 0.0
+            w01 = A @ (J[:3] @ u2)
+            if c[1] != 0.0:
+                out[0] += _cross(w0, M[:3, 1] * c[1])
+            if c[2] != 0.0:
+                out[0] += _cross(w01, M[:3, 2] * c[2])
+        elif self._moving_axes:  # the rotation axes A_1, A_2 turn with the earlier rotations
             thd = J[:3] @ u
             c = thd if same else J[:3] @ v
             w0 = M[:3, 0] * thd[0]
@@ -345,6 +365,10 @@ class FunctionBasedImplementation(CustomImplementation):
         """The six unit axes (6, 3): rotations then translations, in F."""
         return self._axes.copy()
 
+    def get_hdot(self) -> str:
+        """How HDot treats the moving rotation axes: ``"exact"`` or ``"simbody"`` (the constructor's ``hdot``)."""
+        return self._impl._hdot_kind
+
     def get_given_axes(self) -> np.ndarray | None:
         """The axes the constructor took, shape (6, 3), before normalization; None if it took none.
 
@@ -382,6 +406,12 @@ class FunctionBased(Custom):
         Default X, Y, Z, X, Y, Z.
     X_PF, X_BM : Transform, optional
         Mobilizer frames; identity by default.
+    hdot : {"exact", "simbody"}, default "exact"
+        ``"exact"``: HDot_FM is the time derivative of H_FM. ``"simbody"``: as Simbody's
+        FunctionBased (and so OpenSim's CustomJoint) computes it, where rotation axis 1 turns with
+        the angular velocity of mobility 0 alone and axis 2 with that of every mobility but mobility
+        2; the two agree when mobility k drives rotation k only (most OpenSim joints), not otherwise
+        (OpenSim's walker knee: one coordinate turns three axes).
 
     Notes
     -----
@@ -395,7 +425,7 @@ class FunctionBased(Custom):
     _use_compiled_kind = True
 
     def __init__(self, parent: MobilizedBody, *args, axes=None, X_PF=None, X_BM=None,
-                 direction: str = MobilizedBody.Forward):
+                 direction: str = MobilizedBody.Forward, hdot: str = "exact"):
         if args and isinstance(args[0], Body):
             body, rest = args[0], args[1:]
             X_PF = Transform() if X_PF is None else X_PF
@@ -412,7 +442,7 @@ class FunctionBased(Custom):
         if len(rest) != 3:
             raise TypeError(f"{_OWNER}: expected n_mobilities, functions and coord_indices after the body")
         n, functions, coord_indices = rest
-        impl = FunctionBasedImplementation(parent.get_matter_subsystem(), n, functions, coord_indices, axes)
+        impl = FunctionBasedImplementation(parent.get_matter_subsystem(), n, functions, coord_indices, axes, hdot)
         self._compiled_kind = bool(type(self)._use_compiled_kind and impl._compilable)
         super().__init__(parent, X_PF, body, X_BM, impl, direction=direction)
 
@@ -432,6 +462,10 @@ class FunctionBased(Custom):
     def get_axes(self) -> np.ndarray:
         """The six unit axes (6, 3), rotations then translations, in F (normalized)."""
         return self._impl.get_axes()
+
+    def get_hdot(self) -> str:
+        """How HDot treats the moving rotation axes: ``"exact"`` or ``"simbody"`` (the constructor's ``hdot``)."""
+        return self._impl._hdot_kind
 
     def get_given_axes(self) -> np.ndarray | None:
         """The axes the constructor took, before normalization, or None for the default axes."""
