@@ -145,6 +145,9 @@ class _Reader:
         self.notes: list[str] = []            # unsupported / not built, for the one warning
         self.paths: dict[str, _Element] = {}  # OpenSim component path -> element
         self.parent_path: dict[int, str] = {}  # id(element) -> path of its owning component
+        # the file's <defaults>: per element type, the object whose properties an element of that type
+        # takes where it omits them (OpenSim reads them so; unlike OpenSim, they do not outlive the file)
+        self.defaults: dict[str, _Element] = {}
 
     # ------------------------------------------------------------------ errors and values
     def error(self, el: _Element | None, reason: str) -> OsimFileError:
@@ -158,7 +161,16 @@ class _Reader:
         if len(found) > 1:
             raise self.error(found[1], f"<{el.tag} name={el.get('name')!r}> has {len(found)} <{tag}> elements; "
                                        "expected one")
-        return found[0] if found else None
+        if found:
+            return found[0]
+        default = self.defaults.get(el.tag)
+        return None if default is None or default is el else self.child(default, tag)
+
+    def read_defaults(self, model: _Element) -> None:
+        """Take the model's ``<defaults>``: the default object of each element type named in it."""
+        for d in (c for c in model if c.tag == "defaults"):
+            for obj in d:
+                self.defaults[obj.tag] = obj
 
     def numbers(self, el: _Element, tag: str, n: int | None, default=None, what: str = "") -> np.ndarray:
         """The whitespace-separated finite numbers of child ``tag`` (``n`` of them unless None)."""
@@ -226,6 +238,8 @@ class _Reader:
         """Record the OpenSim path of every named element (components' paths are their names
         joined from the Model; property wrappers such as <objects> add nothing)."""
         for c in el:
+            if c.tag == "defaults":  # default objects, not components
+                continue
             self.parent_path[id(c)] = path
             name = c.get("name")
             if name is not None and c.tag not in ("Model",):

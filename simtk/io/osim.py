@@ -194,6 +194,7 @@ def load_osim(path: str | os.PathLike, *, nonphysical_inertia: str = "keep") -> 
     r = _Reader(os.fspath(path))
     root = _parse_xml(r.path)
     model = _model_element(r, root)
+    r.read_defaults(model)
     r.index_paths(model, "/")
     out = _build(r, model, nonphysical_inertia)
     out.warnings = list(r.notes)

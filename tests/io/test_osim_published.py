@@ -9,8 +9,10 @@ The reference is OpenSim's; nothing expected is computed by simtk.
 """
 from __future__ import annotations
 
+import re
 import warnings
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,8 +41,28 @@ def _states(n_coords: int) -> int:
     return 4 if n_coords <= 12 else 2
 
 
-def _opensim_model(path, built_forces: set):
+def _read_by_opensim(path) -> "osim.Model":
+    """``osim.Model(path)``, without the file's ``<defaults>`` outliving it: OpenSim makes them the
+    process's default objects of their types, so every file read afterwards would take them where it
+    omits a property (a later test's CoordinateActuator gets optimal_force 300 instead of 1); the
+    types are registered afresh from their constructors."""
     om = osim.Model(str(path))
+    for tag in sorted(_default_types(path)):
+        cls = getattr(osim, tag, None)
+        if cls is not None:
+            osim.OpenSimObject.registerType(cls())
+    return om
+
+
+def _default_types(path) -> set:
+    """The element types the file's ``<defaults>`` name (read as text: some published files are not
+    well-formed enough for ElementTree; OpenSim's parser is lenient)."""
+    found = re.search(r"<defaults>(.*?)</defaults>", Path(path).read_text(errors="replace"), re.S)
+    return set(re.findall(r'<(\w+)\s+name="default"', found.group(1))) if found else set()
+
+
+def _opensim_model(path, built_forces: set):
+    om = _read_by_opensim(path)
     fs = om.getForceSet()
     off = []
     for i in range(fs.getSize()):
@@ -112,3 +134,23 @@ def test_published_model_loads_and_agrees_with_opensim(relpath):
             assert abs(m.get_coordinate_acceleration(st_, n)) <= MARGIN * EPS * scale
     print(f"{relpath}: {len(names)} coordinates, {len(off)} forces off in OpenSim, worst relative udot error "
           f"{worst:.2e}")
+
+
+def test_a_files_defaults_apply_to_its_elements_and_not_beyond(tmp_path):
+    """An element that omits a property takes it from the file's ``<defaults>`` (here a
+    CoordinateActuator's optimal_force), as OpenSim reads it; a file without them takes the type's own."""
+    relpath = "Models/DoublePendulum/double_pendulum.osim"
+    text = re.sub(r"\s*<optimal_force>[^<]*</optimal_force>", "", require_published_model(relpath).read_text())
+    plain = tmp_path / "plain.osim"
+    plain.write_text(text)
+    with_defaults = tmp_path / "defaults.osim"
+    with_defaults.write_text(re.sub(r'(<Model name="[^"]*">)', r'\1<defaults><CoordinateActuator name="default">'
+                                    r'<optimal_force>300</optimal_force></CoordinateActuator></defaults>', text, count=1))
+    for path, expected in ((with_defaults, 300.0), (plain, 1.0), (with_defaults, 300.0), (plain, 1.0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = load_osim(path)
+        om = _read_by_opensim(path)
+        theirs = osim.CoordinateActuator.safeDownCast(om.getForceSet().get("Torq1")).getOptimalForce()
+        assert theirs == expected  # OpenSim's reading, the reference
+        assert m.actuators["Torq1"].optimal_force == theirs
