@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _core
+from ..._real import real_array, real_index
 from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
 from ...common.function import FunctionTableBuilder
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
@@ -513,7 +514,8 @@ class MatterTree(BatchDynamics, Subsystem):
             if body._matter is not self:
                 raise ValueError(f"{body!r} belongs to another matter subsystem")
             return body._index
-        i = int(body)
+        # (a float index is refused, not truncated: 2.7 is no body)
+        i = real_index(body, f"{self._where()}: a mobilized body (or its index)")
         if not 0 <= i < len(self._bodies):
             raise IndexError(f"{self._where()}: no mobilized body {i} (there are {len(self._bodies)})")
         return i
@@ -678,7 +680,7 @@ class MatterTree(BatchDynamics, Subsystem):
     def _stations_arg(self, bodies, stations, what: str):
         b = np.atleast_1d(np.array([self._body_index(x) for x in np.atleast_1d(np.asarray(bodies, dtype=object))],
                                    dtype=np.int64))
-        s = np.ascontiguousarray(stations, dtype=np.float64).reshape(-1, 3)
+        s = np.ascontiguousarray(real_array(stations, f"{self._where()}: {what}: stations", copy=False)).reshape(-1, 3)
         if len(s) != len(b) or not np.isfinite(s).all():
             raise ValueError(f"{self._where()}: {what}: need one finite station (3,) per body")
         return b, s
@@ -771,7 +773,7 @@ def _columns(n_rows: int, n_cols: int, apply) -> np.ndarray:
 
 
 def _vec3(x, what: str) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64)
+    a = real_array(x, what, copy=False)
     if a.shape != (3,) or not np.isfinite(a).all():
         raise ValueError(f"{what}: expected a finite 3-vector, got {x!r}")
     return a
