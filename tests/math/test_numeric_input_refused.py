@@ -229,3 +229,34 @@ def test_inertias_whose_sums_overflow_are_refused_with_a_value_error(moments):
 def test_large_but_representable_inertias_are_kept():
     I = Inertia(1e307)
     assert I.trace() == pytest.approx(3e307)
+
+
+# ---------------------------------------------------------------------- 1. simtk.math setters
+def test_assembly_and_integrator_settings_refuse_values_that_are_not_real(model):
+    from simtk.math import Assembler, Markers, QValue, RungeKuttaMersonIntegrator
+
+    system, matter, bodies, state = model
+    markers = Markers()
+    with pytest.raises(TypeError, match="add_marker.*station"):
+        markers.add_marker(bodies["arm"], ["0", "0", "1"])
+    with pytest.raises(TypeError, match="add_marker.*weight"):
+        markers.add_marker(bodies["arm"], [0, 0, 1], weight=1 + 1j)
+    assert markers.get_num_markers() == 0
+    markers.add_marker(bodies["arm"], [0, 0, 1])
+    with pytest.raises(TypeError, match="move_all_observations"):
+        markers.move_all_observations([[1j, 0, 0]])
+    with pytest.raises(TypeError, match="QValue"):
+        QValue(bodies["arm"], 0, "0.5")
+    with pytest.raises(TypeError, match="which_q"):
+        QValue(bodies["arm"], 0.5, 0.5)
+    assembler = Assembler(system)
+    with pytest.raises(TypeError, match="restrict_q"):
+        assembler.restrict_q(bodies["arm"], 0, "-1", 1)
+    with pytest.raises(TypeError, match="which_q"):
+        assembler.lock_q(bodies["arm"], 0.7)
+    integrator = RungeKuttaMersonIntegrator(system)
+    with pytest.raises(TypeError, match="set_accuracy"):
+        integrator.set_accuracy("1e-3")
+    with pytest.raises(TypeError, match="set_maximum_step_size"):
+        integrator.set_maximum_step_size(0.1 + 0j)
+    integrator.set_accuracy(Fraction(1, 1000))
