@@ -127,8 +127,8 @@ def _point_mass_checked(p: np.ndarray, mass: float, what: str, plus: np.ndarray 
     if not (np.isfinite(out).all() and float(np.max(np.abs(out))) <= _MAX_ENTRY):
         raise ValueError(
             f"{what}: the inertia of mass {mass:.6g} at {_fmt(p)} from the point it is taken about is "
-            f"not representable in float64 (m |p|^2 = {mass * big * big:.3g} overflows): the mass center is "
-            "too far from the body origin for this mass")
+            f"not representable in float64 (m |p|^2 = {mass * big * big:.3g}): the mass is too far from that point "
+            "for its size; express the model in larger units")
     return out
 
 
