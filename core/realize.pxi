@@ -40,6 +40,7 @@ cdef enum:
     FUSED_ZERO_QUATERNION = 1
     FUSED_FORCE = 2
     FUSED_NON_FINITE_UDOT = 3
+    FUSED_NON_FINITE_STATE = 4  # a q at Position, a u at Velocity: the hooks name it
 
 # the stage numbers of simtk.common.stage (checked by simtk/multibody/_fused.py)
 cdef enum:
@@ -277,7 +278,7 @@ cdef class FusedRealizer:
             if from_stage < FS_POSITION <= to_stage:
                 code = self._k_position(&abi_valid)
             if code == FUSED_OK and from_stage < FS_VELOCITY <= to_stage:
-                self._k_velocity()
+                code = self._k_velocity()
             if code == FUSED_OK and from_stage < FS_DYNAMICS <= to_stage:
                 self._k_zero_forces()
                 if self.has_position:
@@ -298,6 +299,9 @@ cdef class FusedRealizer:
         cdef Py_ssize_t i
         cdef int code = FUSED_OK
         if self.ws.nq:
+            # (a NaN written through upd_q would otherwise realize to Dynamics without a word)
+            if first_non_finite_at(self.q, self.ws.nq) >= 0:
+                return FUSED_NON_FINITE_STATE
             memcpy(t.q, self.q, self.ws.nq * sizeof(double))
         k_position(t)
         abi_valid[0] = False
@@ -307,14 +311,17 @@ cdef class FusedRealizer:
                 code = FUSED_ZERO_QUATERNION
         return code
 
-    cdef void _k_velocity(self) noexcept nogil:
-        # Velocity: ws.u = u; k_velocity; qdot = ws.qdot
+    cdef int _k_velocity(self) noexcept nogil:
+        # Velocity: ws.u = u; k_velocity; qdot = ws.qdot (FUSED_NON_FINITE_STATE for a non-finite u)
         cdef Tree* t = &self.ws.t
         if self.ws.nu:
+            if first_non_finite_at(self.u, self.ws.nu) >= 0:
+                return FUSED_NON_FINITE_STATE
             memcpy(t.u, self.u, self.ws.nu * sizeof(double))
         k_velocity(t)
         if self.ws.nq:
             memcpy(self.qdot, t.qdot, self.ws.nq * sizeof(double))
+        return FUSED_OK
 
     cdef void _k_zero_forces(self) noexcept nogil:
         # the matter's Dynamics: the accumulators F = f = 0
@@ -399,7 +406,7 @@ cdef class FusedRealizer:
                             if g == FS_POSITION:
                                 code = self._k_position(&abi_valid)
                             elif g == FS_VELOCITY:
-                                self._k_velocity()
+                                code = self._k_velocity()
                             elif g == FS_DYNAMICS:
                                 self._k_zero_forces()
                             elif g == FS_ACCELERATION:

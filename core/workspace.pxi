@@ -413,12 +413,14 @@ cdef class TreeKernels:
         stale and rebuilt on first use (or by :meth:`realize_articulated`).
         A Weld body's I_O (and P) stay zero: its mass is folded into its root's
         (``cmass``, ``cp_BC``, ``cI_B``; ``rpar`` the root of each parent).
+        Returns whether every q is finite (the caller names a non-finite one).
         """
         if q is not None and self.nq > 0:
             memcpy(self.t.q, &q[0], self.nq * sizeof(double))
         with nogil:
             k_position(&self.t)
         self._abi_valid = False
+        return self.nq == 0 or first_non_finite_at(self.t.q, self.nq) < 0
 
     def realize_articulated(self):
         """Articulated-body inertias P, Pa, U, Dinv (q only; needs realize_position).
@@ -463,7 +465,7 @@ cdef class TreeKernels:
     def realize_velocity_into(self, cnp.ndarray u, cnp.ndarray qdot_out):
         """realize_velocity(u), then qdot copied into ``qdot_out`` (nq,): one call for the
         matter's Velocity stage (the arrays are checked by size, dtype and layout only: a time
-        loop calls this once per evaluation)."""
+        loop calls this once per evaluation). Returns whether every u is finite."""
         cdef double* up = _f64_data(u, self.nu, False, "u")
         cdef double* qp = _f64_data(qdot_out, self.nq, True, "qdot_out")
         if self.nu > 0:
@@ -472,6 +474,7 @@ cdef class TreeKernels:
             k_velocity(&self.t)
         if self.nq > 0:
             memcpy(qp, self.t.qdot, self.nq * sizeof(double))
+        return self.nu == 0 or first_non_finite_at(self.t.u, self.nu) < 0
 
     def forward_dynamics_into(self, cnp.ndarray mobility_forces, cnp.ndarray body_forces, cnp.ndarray udot_out,
                               cnp.ndarray qdotdot_out, cnp.ndarray A_GB_out):

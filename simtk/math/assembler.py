@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from .._real import real_array, real_float, real_index
 from ..common._ownership import check_system, system_of
 from ..common.errors import ConstraintViolationError
 from ..common.stage import Stage
@@ -50,10 +51,10 @@ class Markers(AssemblyCondition):
 
     def add_marker(self, body, station, weight: float = 1.0, name: str | None = None) -> int:
         """Add a marker at ``station`` (3,) of ``body``; returns its index."""
-        s = np.asarray(station, dtype=np.float64)
+        s = real_array(station, "Markers.add_marker(): station")
         if s.shape != (3,) or not np.isfinite(s).all():
             raise ValueError(f"Markers.add_marker(): station must be a finite 3-vector, got {station!r}")
-        w = float(weight)
+        w = real_float(weight, "Markers.add_marker(): weight")
         if not (np.isfinite(w) and w >= 0):
             raise ValueError(f"Markers.add_marker(): weight must be finite and >= 0, got {weight!r}")
         if not callable(getattr(body, "find_station_location_in_ground", None)):
@@ -79,14 +80,15 @@ class Markers(AssemblyCondition):
 
     def move_all_observations(self, points) -> None:
         """Set every marker's observed Ground location, (n_markers, 3) (NaN rows: unobserved)."""
-        p = np.asarray(points, dtype=np.float64)
+        p = real_array(points, "Markers.move_all_observations(): points")
         if p.shape != (len(self._bodies), 3):
             raise ValueError(f"Markers.move_all_observations(): expected shape ({len(self._bodies)}, 3), got {p.shape}")
         self._obs = p.copy()
 
     def move_one_observation(self, i: int, point) -> None:
         """Set marker ``i``'s observed location."""
-        self._obs[i] = np.asarray(point, dtype=np.float64)
+        self._obs[real_index(i, "Markers.move_one_observation(): i")] = real_array(
+            point, "Markers.move_one_observation(): point")
 
     def get_observations(self) -> np.ndarray:
         return self._obs.copy()
@@ -108,10 +110,11 @@ class QValue(AssemblyCondition):
     """Coordinate ``which_q`` of ``mobod`` should equal ``value``."""
 
     def __init__(self, mobod, which_q: int, value: float):
-        self._mobod, self._which, self._value = mobod, int(which_q), float(value)
+        self._mobod, self._which = mobod, real_index(which_q, "QValue(): which_q")
+        self._value = real_float(value, "QValue(): value")
 
     def set_value(self, value: float) -> None:
-        self._value = float(value)
+        self._value = real_float(value, "QValue.set_value(): value")
 
     def _residuals(self, matter, state):
         return np.array([self._mobod.get_one_q(state, self._which) - self._value])
@@ -186,24 +189,25 @@ class Assembler:
 
     def lock_q(self, mobod, which_q: int) -> None:
         """Keep q[which_q] of ``mobod`` at its value."""
-        self._locked.add((self._index_of(mobod, "lock_q()"), int(which_q)))
+        self._locked.add((self._index_of(mobod, "lock_q()"), real_index(which_q, "Assembler.lock_q(): which_q")))
 
     def unlock_q(self, mobod, which_q: int) -> None:
-        self._locked.discard((self._index_of(mobod, "unlock_q()"), int(which_q)))
+        self._locked.discard((self._index_of(mobod, "unlock_q()"), real_index(which_q, "Assembler.unlock_q(): which_q")))
 
     def restrict_q(self, mobod, which_q: int, lower: float, upper: float) -> None:
         """Keep q[which_q] of ``mobod`` within [lower, upper]."""
-        lo, hi = float(lower), float(upper)
+        lo, hi = real_float(lower, "Assembler.restrict_q(): lower"), real_float(upper, "Assembler.restrict_q(): upper")
         if not lo <= hi:
             raise ValueError(f"Assembler.restrict_q(): lower {lo} > upper {hi}")
-        self._ranges[(self._index_of(mobod, "restrict_q()"), int(which_q))] = (lo, hi)
+        self._ranges[(self._index_of(mobod, "restrict_q()"), real_index(which_q, "Assembler.restrict_q(): which_q"))] = \
+            (lo, hi)
 
     def adopt_assembly_goal(self, condition: AssemblyCondition, weight: float = 1.0) -> int:
         """Minimize ``condition``'s cost with ``weight``; returns the goal's index."""
         if not isinstance(condition, AssemblyCondition):
             raise TypeError(f"Assembler.adopt_assembly_goal(): expected an assembly condition, got "
                             f"{type(condition).__name__}")
-        w = float(weight)
+        w = real_float(weight, "Assembler.adopt_assembly_goal(): weight")
         if not (np.isfinite(w) and w >= 0):
             raise ValueError(f"Assembler.adopt_assembly_goal(): weight must be finite and >= 0, got {weight!r}")
         self._check_condition(condition, "adopt_assembly_goal()")
@@ -388,7 +392,7 @@ def _independent_rows(fun, x: np.ndarray, rel: float = 1e-8) -> np.ndarray:
 
 
 def _positive(x, where: str) -> float:
-    v = float(x)
+    v = real_float(x, where)
     if not (np.isfinite(v) and v > 0):
         raise ValueError(f"{where}: expected a positive finite number, got {x!r}")
     return v

@@ -43,6 +43,7 @@ from enum import IntEnum
 import numpy as np
 
 from .. import _core
+from .._real import real_float
 from ..common.errors import ConstraintViolationError, StepAdjustment
 from ..common.events import SubsystemEventTrigger, TriggeredEventHandler, TriggeredEventReporter
 from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
@@ -75,10 +76,7 @@ _INF = math.inf
 
 
 def _positive(value, where: str, allow_zero: bool = False, allow_inf: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{where}: expected a real number, got {value!r}") from exc
+    v = real_float(value, where)  # (a TypeError for "1e-3" or a complex: float() would parse the string)
     if math.isnan(v) or (math.isinf(v) and not allow_inf) or v < 0 or (v == 0 and not allow_zero):
         raise ValueError(f"{where}: expected a {'non-negative' if allow_zero else 'positive'} "
                          f"{'' if allow_inf else 'finite '}number, got {value!r}")

@@ -7,6 +7,8 @@ from typing import Any, Iterable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._real import real_array
+
 #: Relative tolerance of the inertia validity tests (symmetry, semi-definiteness, triangle
 #: inequality), relative to the largest magnitude involved. Loose enough for inertias obtained by
 #: subtraction (shifting to the mass center), tight enough to catch real mistakes.
@@ -37,11 +39,9 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 
 def _float_array(x: Any, what: str) -> np.ndarray:
-    """A fresh float64 copy of ``x``, or a TypeError naming ``what``."""
-    try:
-        return np.array(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be numeric, got {x!r}") from None
+    """A fresh float64 copy of ``x``, or a TypeError naming ``what`` (complex values and strings included:
+    numpy would drop the imaginary part or parse the string)."""
+    return real_array(x, what)
 
 
 def _require_finite(a: np.ndarray, what: str) -> None:
@@ -50,6 +50,23 @@ def _require_finite(a: np.ndarray, what: str) -> None:
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         where = f" at index {idx}" if a.ndim else ""
         raise ValueError(f"{what} must be finite; got {a[idx]!r}{where} in {a.tolist()}")
+
+
+# Where squares of the entries neither overflow nor lose precision by underflow: a vector whose largest
+# magnitude is inside has its norm computed as it is (bit for bit as before), one outside on a copy scaled
+# by that magnitude (so that [1e200, 1e200, 0, 0] normalizes to [0.707.., 0.707.., 0, 0], not to 0).
+_UNSCALED_RANGE = (1e-150, 1e150)
+
+
+def _unit(a: np.ndarray, what: str) -> np.ndarray:
+    """``a / |a|`` for a finite nonzero vector ``a`` of any representable magnitude, or a ValueError."""
+    _require_finite(a, what)
+    big = float(np.max(np.abs(a)))
+    if big == 0.0:
+        raise ValueError(f"{what} must be nonzero, got {a.tolist()}")
+    if not _UNSCALED_RANGE[0] <= big <= _UNSCALED_RANGE[1]:
+        a = a / big
+    return a / float(np.linalg.norm(a))
 
 
 def _scalar(x: Any, what: str) -> float:
@@ -75,13 +92,44 @@ def _vec3(x: Any, what: str) -> np.ndarray:
 
 def _vectors(x: Any, what: str) -> np.ndarray:
     """``x`` as a float64 array of shape (3,) or (n, 3) (not copied when already one)."""
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be numeric, got {x!r}") from None
+    a = real_array(x, what, copy=False)
     if a.ndim not in (1, 2) or a.shape[-1] != 3:
         raise ValueError(f"{what} must have shape (3,) or (n, 3), got shape {a.shape}")
     return a
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+# An inertia's trace and the triangle inequality's sums add up to three entries: above this they overflow
+# (Inertia(1e308) ended in LAPACK's "eigenvalues did not converge" on an infinite matrix).
+_MAX_ENTRY = _FLOAT_MAX / 3
+
+# Inside these bounds m |p|^2 and the sums of an inertia's entries cannot overflow, so the common case pays
+# for no check; outside, the result is computed with overflow tested (see _point_mass_checked).
+_SAFE_POINT_MASS = 1e100
+
+
+def _point_mass_checked(p: np.ndarray, mass: float, what: str, plus: np.ndarray | None = None) -> np.ndarray:
+    """``point_mass_inertia(p, mass)`` (plus the inertia matrix ``plus`` when given), for a finite ``p``
+    and mass >= 0, or a ValueError naming ``what`` when the result is not representable.
+
+    A result that is representable although ``|p|^2`` overflows (a tiny mass far away) is computed on
+    ``sqrt(mass) p`` instead of a NaN or an infinity.
+    """
+    big = float(np.max(np.abs(p)))
+    extra = 0.0 if plus is None else float(np.max(np.abs(plus)))
+    if big < _SAFE_POINT_MASS and mass < _SAFE_POINT_MASS and extra < _SAFE_POINT_MASS ** 3:
+        pm = point_mass_inertia(p, mass)
+        return pm if plus is None else plus + pm
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        s = math.sqrt(abs(mass)) * p
+        pm = math.copysign(1.0, mass) * (np.dot(s, s) * np.eye(3) - np.outer(s, s))
+        out = pm if plus is None else plus + pm
+    if not (np.isfinite(out).all() and float(np.max(np.abs(out))) <= _MAX_ENTRY):
+        raise ValueError(
+            f"{what}: the inertia of mass {mass:.6g} at {_fmt(p)} from the point it is taken about is "
+            f"not representable in float64 (m |p|^2 = {mass * big * big:.3g}): the mass is too far from that point "
+            "for its size; express the model in larger units")
+    return out
 
 
 def _fmt(a: Iterable[float]) -> str:
@@ -127,7 +175,7 @@ def skew(v: ArrayLike) -> np.ndarray:
     numpy.ndarray, shape (3, 3) or (..., 3, 3)
         ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
     """
-    a = np.asarray(v, dtype=np.float64)
+    a = real_array(v, "skew's argument", copy=False)
     if a.ndim == 0 or a.shape[-1] != 3:
         raise ValueError(f"skew needs vectors of length 3, got shape {a.shape}")
     out = np.zeros(a.shape[:-1] + (3, 3))
@@ -155,5 +203,5 @@ def point_mass_inertia(p: ArrayLike, mass: float) -> np.ndarray:
     -------
     numpy.ndarray, shape (3, 3)
     """
-    p = np.asarray(p, dtype=np.float64)
+    p = real_array(p, "point mass location", copy=False)
     return mass * (np.dot(p, p) * np.eye(3) - np.outer(p, p))

@@ -7,17 +7,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._common import (
+    _FLOAT_MAX,
+    _MAX_ENTRY,
     INERTIA_ATOL,
     INERTIA_RTOL,
     _float_array,
     _fmt,
     _Immutable,
+    _point_mass_checked,
     _readonly,
     _require_finite,
     _scalar,
     _vec3,
     _vectors,
-    point_mass_inertia,
 )
 from .rotation import Rotation
 from .transform import _as_rotation
@@ -37,6 +39,11 @@ def _check_inertia(m: np.ndarray, what: str = "Inertia", scale: float = 0.0) -> 
     if m.shape != (3, 3):
         raise ValueError(f"{what}: an inertia matrix must have shape (3, 3), got shape {m.shape}")
     _require_finite(m, f"{what}: inertia matrix")
+    big = float(np.max(np.abs(m)))
+    if big > _MAX_ENTRY:
+        raise ValueError(f"{what}: inertia entries as large as {big:.6g} overflow: the sums of moments that "
+                         f"validate an inertia and that the dynamics forms (up to three of them) exceed the "
+                         f"largest float64 ({_FLOAT_MAX:.6g}); express the model in larger units")
     slop = INERTIA_RTOL * max(float(np.max(np.abs(m))), scale) + INERTIA_ATOL
     asym = np.abs(m - m.T)
     if asym.max() > slop:
@@ -150,7 +157,7 @@ class Inertia(_Immutable):
         m = _scalar(mass, "point mass")
         if m < 0:
             raise ValueError(f"point mass must be >= 0, got {m!r}")
-        return cls._trusted(point_mass_inertia(_vec3(p, "point mass location"), m))
+        return cls._trusted(_point_mass_checked(_vec3(p, "point mass location"), m, "Inertia.point_mass_at"))
 
     # -- unit-mass shapes (Simbody's UnitInertia factories) -----------------------------------
     @staticmethod
@@ -277,7 +284,7 @@ class Inertia(_Immutable):
         """
         c = _vec3(com, "mass center")
         m = _scalar(mass, "mass")
-        pm = point_mass_inertia(c, m)
+        pm = _point_mass_checked(c, m, "shift_to_mass_center")
         scale = max(float(np.max(np.abs(self._m))), float(np.max(np.abs(pm))))
         return Inertia._checked(self._m - pm, "shift_to_mass_center", scale)
 
@@ -290,7 +297,7 @@ class Inertia(_Immutable):
         m = _scalar(mass, "mass")
         if m < 0:
             raise ValueError(f"mass must be >= 0, got {m!r}")
-        return Inertia._trusted(self._m + point_mass_inertia(v, m))
+        return Inertia._trusted(_point_mass_checked(v, m, "shift_from_mass_center", self._m))
 
     def reexpress(self, R_FB: Rotation | ArrayLike) -> "Inertia":
         """Re-express this inertia, given in F, in frame B (same point): ``R_BF I R_FB``.

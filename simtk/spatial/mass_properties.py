@@ -8,7 +8,17 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._kinds import KindsMeta
-from ._common import INERTIA_ATOL, _float_array, _fmt, _Immutable, _readonly, _vec3, point_mass_inertia, skew
+from ._common import (
+    INERTIA_ATOL,
+    _float_array,
+    _fmt,
+    _Immutable,
+    _point_mass_checked,
+    _readonly,
+    _require_finite,
+    _vec3,
+    skew,
+)
 from .inertia import Inertia, _as_inertia
 from .rotation import Rotation
 from .transform import Transform, _as_rotation
@@ -65,7 +75,7 @@ class MassProperties(_Immutable):
             central = I_O
             self._require_massless_inertia(I_O, "inertia")
         else:
-            pm = point_mass_inertia(c, m)
+            pm = _point_mass_checked(c, m, "MassProperties")
             scale = max(float(np.max(np.abs(I_O._m))), float(np.max(np.abs(pm))))
             try:
                 central = Inertia._checked(I_O._m - pm, "central inertia", scale)
@@ -107,7 +117,8 @@ class MassProperties(_Immutable):
         I_C = _as_inertia(central, "MassProperties central inertia")
         if m == 0.0:
             cls._require_massless_inertia(I_C, "central inertia")
-        return cls._trusted(m, c, Inertia._trusted(I_C._m + point_mass_inertia(c, m)), I_C)
+        I_O = _point_mass_checked(c, m, "MassProperties.from_central_inertia", I_C._m)
+        return cls._trusted(m, c, Inertia._trusted(I_O), I_C)
 
     # -- accessors ---------------------------------------------------------------------------
     @property
@@ -146,7 +157,8 @@ class MassProperties(_Immutable):
     def calc_shifted_inertia(self, new_origin: ArrayLike) -> Inertia:
         """Inertia about the point ``new_origin`` (measured from B's origin, in B), expressed in B."""
         d = _vec3(new_origin, "new origin") - self._com
-        return Inertia._trusted(self._central._m + point_mass_inertia(d, self._mass))
+        _require_finite(d, "calc_shifted_inertia: new origin - mass center")
+        return Inertia._trusted(_point_mass_checked(d, self._mass, "calc_shifted_inertia", self._central._m))
 
     def calc_transformed_inertia(self, X_BC: Transform) -> Inertia:
         """Inertia about C's origin expressed in C, given the pose ``X_BC`` of a frame C in B."""

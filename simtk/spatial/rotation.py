@@ -16,6 +16,7 @@ from ._common import (
     _readonly,
     _require_finite,
     _scalar,
+    _unit,
     _vec3,
     _vectors,
     skew,
@@ -50,11 +51,7 @@ def _unit_axis(axis: Any) -> np.ndarray:
     a = _float_array(axis, "rotation axis")
     if a.shape != (3,):
         raise ValueError(f"rotation axis must be 'x', 'y', 'z' or a 3-vector, got shape {a.shape}")
-    _require_finite(a, "rotation axis")
-    n = float(np.linalg.norm(a))
-    if n == 0.0 or n < 1e-300:
-        raise ValueError(f"rotation axis must be nonzero, got {a.tolist()}")
-    return a / n
+    return _unit(a, "rotation axis")
 
 
 def _angle_axis_matrix(angle: float, axis: Any) -> np.ndarray:
@@ -219,11 +216,7 @@ class Rotation(_Immutable):
         a = _float_array(q, "quaternion")
         if a.shape != (4,):
             raise ValueError(f"quaternion must have shape (4,) as [w, x, y, z], got shape {a.shape}")
-        _require_finite(a, "quaternion")
-        n = float(np.linalg.norm(a))
-        if n < 1e-300:
-            raise ValueError(f"quaternion must be nonzero, got {a.tolist()}")
-        return cls._trusted(_quaternion_to_matrix(a / n))
+        return cls._trusted(_quaternion_to_matrix(_unit(a, "quaternion")))
 
     @classmethod
     def from_body_fixed_xyz(cls, angles: ArrayLike) -> "Rotation":

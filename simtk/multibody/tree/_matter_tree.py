@@ -24,15 +24,16 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _core
+from ..._real import real_array, real_index
 from ...common._ownership import check_system
-from ...common.errors import SingularArticulatedInertiaError, StageTooLowError
+from ...common.errors import StageTooLowError
 from ...common.function import FunctionTableBuilder
 from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, VELOCITY, Stage
 from ...common.state import State
 from ...common.subsystem import Subsystem
 from ...spatial import Transform
 from ._batch import BatchDynamics
-from ._diagnosis import singular_articulated_inertia
+from ._diagnosis import explain_non_finite_udot, non_finite_state_error
 from ._state_cache import _Layout, _MatterCache  # (pickles of States name them here)
 from .mobilized_body import MobilizedBody, _Ground
 
@@ -236,9 +237,12 @@ class MatterTree(BatchDynamics, Subsystem):
         ss = state._subs[self._index]
         cache = ss.cache[self._cache_index].value
         ws = cache.ws
+        if cache.layout.custom and not _core._k.all_finite(ss.q):  # (before the users' code sees a NaN)
+            raise non_finite_state_error(self, state, "q")
         for mb in cache.layout.custom:  # their rows of X_FM and H_FM, before the sweep reads them
             mb._realize_custom_position(state, ws)
-        ws.realize_position(ss.q)
+        if not ws.realize_position(ss.q):
+            raise non_finite_state_error(self, state, "q")
         plan = cache.plan
         qb = cache.layout.quaternion_bodies
         if len(qb):
@@ -251,16 +255,20 @@ class MatterTree(BatchDynamics, Subsystem):
 
     def _refuse_zero_quaternion(self, qb, qe) -> None:
         body = self._bodies[int(qb[int(np.argmin(qe))])]
-        raise ValueError(f"{body!r}: its quaternion is zero, which is no rotation; set a nonzero quaternion "
+        raise ValueError(f"{body!r}: its quaternion is zero (or its squared norm underflows), which is no rotation; "
+                         "set a nonzero quaternion "
                          "(it is normalized when realized) or use Euler angles")
 
     def realize_subsystem_velocity_impl(self, state: State) -> None:
         ss = state._subs[self._index]
         cache = ss.cache[self._cache_index].value
         ws = cache.ws
+        if cache.layout.custom and not _core._k.all_finite(ss.u):
+            raise non_finite_state_error(self, state, "u")
         for mb in cache.layout.custom:  # their rows of HDot_FM u and qdot, before the sweep
             mb._realize_custom_velocity(state, ws)
-        ws.realize_velocity_into(ss.u, ss.qdot)
+        if not ws.realize_velocity_into(ss.u, ss.qdot):
+            raise non_finite_state_error(self, state, "u")
         plan = cache.plan
         if plan.m:
             self._realize_constraints_velocity(state, ss, cache)
@@ -306,36 +314,8 @@ class MatterTree(BatchDynamics, Subsystem):
             hook(state)
 
     def _explain_non_finite_udot(self, state: State, cache: _MatterCache) -> None:
-        """Raise the error that names why forward dynamics gave a non-finite udot (a cold path).
-
-        In order: the State itself is not finite (the simulation diverged before this evaluation);
-        the applied forces are not finite; some body's articulated inertia is singular about one of
-        its mobilities (named); otherwise the magnitudes overflowed (a diverging simulation).
-        """
-        ws = cache.ws
-        t = state.get_time()
-        ss = state._subs[self._index]
-        for kind, values in (("q", ss.q), ("u", ss.u)):
-            if not np.isfinite(values).all():
-                i = int(np.flatnonzero(~np.isfinite(values))[0])
-                raise FloatingPointError(
-                    f"{self._where()}: the State's {self._describe_variable(state, kind, i)} is {values[i]} at t = "
-                    f"{t!r}: the simulation diverged before this evaluation")
-        if not (np.isfinite(cache.body_forces).all() and np.isfinite(cache.mobility_forces).all()):
-            raise FloatingPointError(f"{self._where()}: the applied forces are not finite at t = {t!r}")
-        singular = singular_articulated_inertia(ws)
-        if singular is not None:
-            body, k, lam = singular
-            raise SingularArticulatedInertiaError(
-                f"{self._where()}: forward dynamics is singular at t = {t!r}: the articulated inertia of "
-                f"{self._bodies[body]!r} about its mobility {k} is {lam:.3g} (a massless body, or a subtree "
-                "without inertia about that mobility's axis); give the bodies beyond it mass and inertia about "
-                "that axis", self._bodies[body], k)
-        i = int(np.argmax(np.abs(ss.u)))
-        raise FloatingPointError(
-            f"{self._where()}: forward dynamics overflowed at t = {t!r} although every articulated inertia is "
-            f"regular: the largest speed is {self._describe_variable(state, 'u', i)} = {ss.u[i]:.3g}, so the "
-            "motion has grown without bound (the simulation diverged)")
+        """Raise the error that names why forward dynamics gave a non-finite udot (see _diagnosis.py)."""
+        raise explain_non_finite_udot(self, state, cache)
 
     # ------------------------------------------------------------------ names (components)
     def _state_variable_names(self, state: State) -> tuple[list[str], list[str], list[str]]:
@@ -526,7 +506,8 @@ class MatterTree(BatchDynamics, Subsystem):
             if body._matter is not self:
                 check_system(self._where(), body, self._system, "body")
             return body._index
-        i = int(body)
+        # (a float index is refused, not truncated: 2.7 is no body)
+        i = real_index(body, f"{self._where()}: a mobilized body (or its index)")
         if not 0 <= i < len(self._bodies):
             raise IndexError(f"{self._where()}: no mobilized body {i} (there are {len(self._bodies)})")
         return i
@@ -691,7 +672,7 @@ class MatterTree(BatchDynamics, Subsystem):
     def _stations_arg(self, bodies, stations, what: str):
         b = np.atleast_1d(np.array([self._body_index(x) for x in np.atleast_1d(np.asarray(bodies, dtype=object))],
                                    dtype=np.int64))
-        s = np.ascontiguousarray(stations, dtype=np.float64).reshape(-1, 3)
+        s = np.ascontiguousarray(real_array(stations, f"{self._where()}: {what}: stations", copy=False)).reshape(-1, 3)
         if len(s) != len(b) or not np.isfinite(s).all():
             raise ValueError(f"{self._where()}: {what}: need one finite station (3,) per body")
         return b, s
@@ -784,7 +765,7 @@ def _columns(n_rows: int, n_cols: int, apply) -> np.ndarray:
 
 
 def _vec3(x, what: str) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64)
+    a = real_array(x, what, copy=False)
     if a.shape != (3,) or not np.isfinite(a).all():
         raise ValueError(f"{what}: expected a finite 3-vector, got {x!r}")
     return a

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ... import _core
+from ..._real import real_array
 from ...common._ownership import check_system
 from ...spatial import Rotation, Transform
 from ._matter_tree import MatterTree
@@ -493,7 +494,7 @@ class Custom(MobilizedBody):
 
     def set_u_to_fit_velocity(self, state: "State", V_FM) -> None:
         """Set u so that H u is as close as this mobilizer allows to ``V_FM`` (2, 3), in F."""
-        V = np.asarray(V_FM, dtype=np.float64)
+        V = real_array(V_FM, f"{self!r}.set_u_to_fit_velocity(): V_FM", copy=False)
         if V.shape != (2, 3) or not np.isfinite(V).all():
             raise ValueError(f"{self!r}.set_u_to_fit_velocity(): V_FM must be a finite (2, 3) array")
         u = np.array(self._raw_u(state), dtype=np.float64)

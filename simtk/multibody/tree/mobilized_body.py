@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _core
 from ..._kinds import KindsMeta
+from ..._real import real_array, real_float, real_index
 from ...common._ownership import check_system
 from ...common.component import Component
 from ...common.output import Output, output
@@ -36,7 +37,7 @@ _add_station_force, _add_mobility_force, _add_to_row = (_core.mobod_add_station_
 
 def _vec(x, n: int, owner, method: str) -> np.ndarray:
     # x as n finite float64 values; the error names ``owner.method`` (formatted only when raised)
-    a = np.asarray(x, dtype=np.float64)
+    a = x if type(x) is np.ndarray and x.dtype == np.float64 else _real_vec(x, owner, method)
     if a.shape != (n,):
         raise ValueError(f"{owner!r}.{method}: expected {n} values, got shape {a.shape}")
     if not np.isfinite(a).all():
@@ -48,6 +49,19 @@ def _check_state(mobod: "MobilizedBody", state: "State", method: str) -> None:
     # The refusal of a State of another System by a helper that writes without reading the State (so no
     # State check of its own would catch it): called only when the cheap test in the helper failed.
     check_system(f"{mobod!r}.{method}", state, mobod._matter._system, "State")
+
+
+def _real_vec(x, owner, method: str) -> np.ndarray:
+    # (complex values and strings refused: numpy would drop the imaginary part or parse the string)
+    return real_array(x, f"{owner!r}.{method}", copy=False)
+
+
+def _one(value, owner, method: str) -> float:
+    # one finite real number, never a string or a complex (float() parses "0.5")
+    v = real_float(value, f"{owner!r}.{method}")
+    if not np.isfinite(v):
+        raise ValueError(f"{owner!r}.{method}: value must be finite, got {v}")
+    return v
 
 
 def _as_transform(X) -> Transform:
@@ -366,13 +380,13 @@ class MobilizedBody(Component, metaclass=KindsMeta):
     def set_q(self, state: "State", q) -> None:
         """Set this mobilizer's q (checked for length and finiteness); invalidates Position."""
         q0, n = self._matter._q_range(state, self._index)
-        a = _vec(np.atleast_1d(q), n, self, "set_q()")
+        a = _vec(np.atleast_1d(_real_vec(q, self, "set_q()")), n, self, "set_q()")
         self._matter.upd_q(state)[q0:q0 + n] = a
 
     def set_u(self, state: "State", u) -> None:
         """Set this mobilizer's u (checked); invalidates Velocity."""
         u0, n = self._matter._u_range(state, self._index)
-        a = _vec(np.atleast_1d(u), n, self, "set_u()")
+        a = _vec(np.atleast_1d(_real_vec(u, self, "set_u()")), n, self, "set_u()")
         self._matter.upd_u(state)[u0:u0 + n] = a
 
     def get_one_q(self, state: "State", i: int) -> float:
@@ -398,22 +412,27 @@ class MobilizedBody(Component, metaclass=KindsMeta):
 
     def set_one_q(self, state: "State", i: int, value: float) -> None:
         """Set coordinate ``i``; invalidates Position."""
+        self._set_one_q(state, i, value, f"set_one_q({i})")
+
+    def _set_one_q(self, state: "State", i: int, value: float, method: str) -> None:
+        # (``method``: the public call, named by the errors)
         q0, n = self._matter._q_range(state, self._index)
+        i = real_index(i, f"{self!r}.{method}: the coordinate's index")
         if not 0 <= i < n:
             raise IndexError(f"{self!r}: no q[{i}] (it has {n})")
-        v = float(value)
-        if not np.isfinite(v):
-            raise ValueError(f"{self!r}.set_one_q({i}): value must be finite, got {v}")
+        v = _one(value, self, method)
         self._matter.upd_q(state)[q0 + i] = v
 
     def set_one_u(self, state: "State", i: int, value: float) -> None:
         """Set speed ``i``; invalidates Velocity."""
+        self._set_one_u(state, i, value, f"set_one_u({i})")
+
+    def _set_one_u(self, state: "State", i: int, value: float, method: str) -> None:
         u0, n = self._matter._u_range(state, self._index)
+        i = real_index(i, f"{self!r}.{method}: the speed's index")
         if not 0 <= i < n:
             raise IndexError(f"{self!r}: no u[{i}] (it has {n})")
-        v = float(value)
-        if not np.isfinite(v):
-            raise ValueError(f"{self!r}.set_one_u({i}): value must be finite, got {v}")
+        v = _one(value, self, method)
         self._matter.upd_u(state)[u0 + i] = v
 
     # ------------------------------------------------------------------ state: kinematics
@@ -553,7 +572,7 @@ class MobilizedBody(Component, metaclass=KindsMeta):
             _check_state(self, state, "apply_body_force()")
         if _add_to_row(body_forces, self._index, -1, F):
             return
-        F = np.asarray(F, dtype=np.float64)
+        F = _real_vec(F, self, "apply_body_force(): F")
         if F.shape != (2, 3) or not np.isfinite(F).all():
             raise ValueError(f"{self!r}.apply_body_force(): F must be a finite (2, 3) array, got {F!r}")
         body_forces[self._index] += F
@@ -617,7 +636,7 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         u0, n = self._matter._u_range(state, self._index)
         if not 0 <= which_u < n:
             raise IndexError(f"{self!r}: no u[{which_u}] (it has {n})")
-        mobility_forces[u0 + which_u] += float(f)
+        mobility_forces[u0 + which_u] += real_float(f, f"{self!r}.apply_one_mobility_force(): f")
 
     # ------------------------------------------------------------------ fitting
     def set_q_to_fit_transform(self, state: "State", X_FM: Transform) -> None:
@@ -630,7 +649,7 @@ class MobilizedBody(Component, metaclass=KindsMeta):
     def set_u_to_fit_velocity(self, state: "State", V_FM) -> None:
         """Set u so that H_FM u is as close as this mobilizer allows to ``V_FM`` (2, 3), in F."""
         u0, n = self._matter._u_range(state, self._index)
-        V = np.asarray(V_FM, dtype=np.float64)
+        V = _real_vec(V_FM, self, "set_u_to_fit_velocity(): V_FM")
         if V.shape != (2, 3) or not np.isfinite(V).all():
             raise ValueError(f"{self!r}.set_u_to_fit_velocity(): V_FM must be a finite (2, 3) array")
         u = self._matter._fit_u(state, self._index, V)
@@ -668,14 +687,14 @@ def _builtin(name: str, joint: str, doc: str, euler: str | None = None, n_params
 
 
 def _screw_params(self, rest) -> np.ndarray:
-    pitch = float(rest[0])
+    pitch = real_float(rest[0], "MobilizedBody.Screw: pitch")
     if not np.isfinite(pitch):
         raise ValueError(f"Screw: pitch must be finite, got {pitch}")
     return np.array([pitch, 0.0, 0.0])
 
 
 def _ellipsoid_params(self, rest) -> np.ndarray:
-    radii = np.asarray(rest[0], dtype=np.float64)
+    radii = real_array(rest[0], "MobilizedBody.Ellipsoid: radii")
     if radii.shape != (3,) or not np.isfinite(radii).all() or (radii <= 0).any():
         raise ValueError(f"Ellipsoid: radii must be three positive finite lengths, got {rest[0]!r}")
     return radii.copy()
@@ -691,13 +710,13 @@ def _one_q_accessors(cls, q_name: str, u_name: str) -> None:
         return self.get_one_q(state, 0)
 
     def set_q(self, state, value):
-        self.set_one_q(state, 0, value)
+        self._set_one_q(state, 0, value, f"set_{q_name}()")
 
     def get_u(self, state):
         return self.get_one_u(state, 0)
 
     def set_u(self, state, value):
-        self.set_one_u(state, 0, value)
+        self._set_one_u(state, 0, value, f"set_{u_name}()")
 
     cls._coordinate_names = ((q_name,), (u_name,))
     for name, fn, doc in ((f"get_{q_name}", get_q, f"The {q_name} q (Model)."),
