@@ -31,6 +31,8 @@ import opensim as osim
 
 # this checkout's simtk (and its built core), whatever another checkout installed
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _opensim_manager import run_manager  # noqa: E402
+
 from simtk.io import load_osim  # noqa: E402
 from simtk.math import RungeKuttaMersonIntegrator  # noqa: E402
 
@@ -120,25 +122,6 @@ def run_simtk(path: str, t_end: float, accuracy: float) -> tuple[float, np.ndarr
     return wall, q, integ.get_num_steps_taken(), seen, integ.describe_fast_path()
 
 
-def run_opensim(path: str, t_end: float, accuracy: float) -> tuple[float, np.ndarray]:
-    """(wall time, final q) of OpenSim's Manager with RK-Merson."""
-    model = osim.Model(path)
-    state = model.initSystem()
-    manager = osim.Manager(model)
-    manager.setIntegratorMethod(osim.Manager.IntegratorMethod_RungeKuttaMerson)
-    manager.setIntegratorAccuracy(accuracy)
-    manager.setWriteToStorage(False)
-    manager.setRecordStatesTrajectory(False)
-    state.setTime(0.0)
-    t0 = time.perf_counter()
-    manager.initialize(state)
-    end = manager.integrate(t_end)
-    wall = time.perf_counter() - t0
-    coords = model.getCoordinateSet()
-    q = np.array([coords.get(k).getValue(end) for k in range(coords.getSize())])
-    return wall, q
-
-
 def main() -> None:
     osim.Logger.setLevelString("Warn")  # not the Manager's report of every run
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -155,7 +138,7 @@ def main() -> None:
               f"{'contacts':>9} {'|q_s - q_O|':>12}")
         for acc in ACCURACIES:
             ours = min((run_simtk(path, T_END, acc) for _ in range(args.repeats)), key=lambda r: r[0])
-            theirs = min((run_opensim(path, T_END, acc) for _ in range(args.repeats)), key=lambda r: r[0])
+            theirs = min((run_manager(path, T_END, acc) for _ in range(args.repeats)), key=lambda r: r[0])
             print(f"{acc:9.0e} {ours[0]:9.4f} {theirs[0]:10.4f} {ours[0] / theirs[0]:14.2f} {ours[2]:6d} "
                   f"{ours[3]:9d} {np.abs(ours[1] - theirs[1]).max():12.2e}")
         print(f"# simtk's time loop: {ours[4]}")

@@ -37,6 +37,8 @@ import opensim as osim
 
 # this checkout's simtk (and its built core), whatever another checkout installed
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _opensim_manager import run_manager  # noqa: E402
+
 from simtk.io import load_osim  # noqa: E402
 from simtk.math import RungeKuttaMersonIntegrator  # noqa: E402
 from simtk.multibody.tree.function_based import FunctionBased  # noqa: E402
@@ -161,27 +163,6 @@ def run_simtk(path: str, accuracy: float, compiled: bool) -> tuple[float, np.nda
     return wall, q, integ.get_num_steps_taken(), integ.describe_fast_path()
 
 
-def run_opensim(path: str, accuracy: float, count: bool = False) -> tuple[float, np.ndarray, int]:
-    """(wall time, final q, steps) of 1 s of OpenSim's Manager with RK-Merson; the steps are counted
-    (the rows of its storage) only when ``count``, which writes a row per step."""
-    model = osim.Model(path)
-    state = model.initSystem()
-    manager = osim.Manager(model)
-    manager.setIntegratorMethod(osim.Manager.IntegratorMethod_RungeKuttaMerson)
-    manager.setIntegratorAccuracy(accuracy)
-    manager.setWriteToStorage(count)
-    manager.setRecordStatesTrajectory(False)
-    state.setTime(0.0)
-    t0 = time.perf_counter()
-    manager.initialize(state)
-    end = manager.integrate(T_END)
-    wall = time.perf_counter() - t0
-    assert abs(end.getTime() - T_END) < 1e-12
-    coords = model.getCoordinateSet()
-    q = np.array([coords.get(k).getValue(end) for k in range(coords.getSize())])
-    return wall, q, manager.getStateStorage().getSize() - 1 if count else -1
-
-
 def main() -> None:
     osim.Logger.setLevelString("Warn")  # not the Manager's report of every run
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -199,8 +180,8 @@ def main() -> None:
         for acc in ACCURACIES:
             before = min((run_simtk(path, acc, False) for _ in range(args.repeats)), key=lambda r: r[0])
             after = min((run_simtk(path, acc, True) for _ in range(args.repeats)), key=lambda r: r[0])
-            peer = min((run_opensim(path, acc) for _ in range(args.repeats)), key=lambda r: r[0])
-            peer = (*peer[:2], run_opensim(path, acc, count=True)[2])
+            peer = min((run_manager(path, T_END, acc) for _ in range(args.repeats)), key=lambda r: r[0])
+            peer = (*peer[:2], run_manager(path, T_END, acc, count=True)[2])
             assert after[3].startswith("compiled time loop"), after[3]
             print(f"{acc:9.0e} {before[0]:15.4f} {after[0]:14.4f} {peer[0]:10.4f} {before[0] / after[0]:13.1f} "
                   f"{after[0] / peer[0]:14.2f} {f'{before[2]}/{after[2]}/{peer[2]}':>15} "

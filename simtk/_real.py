@@ -8,12 +8,13 @@ the same way, with a TypeError naming what was being set.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
 import numpy as np
 
-__all__ = ["real_array", "real_float", "real_index"]
+__all__ = ["finite_float", "real_array", "real_float", "real_index"]
 
 _REAL_KINDS = frozenset("iuf")
 
@@ -115,6 +116,15 @@ def real_float(x: Any, what: str) -> float:
     if a.ndim != 0:
         raise TypeError(f"{what} must be one real number, got an array of shape {a.shape}: {_short(x)}")
     return float(a)
+
+
+def finite_float(x: Any, what: str) -> float:
+    """`real_float`, and finite: a TypeError for what is not one real number, a ValueError for
+    infinity and NaN."""
+    v = real_float(x, what)
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite, got {v}")
+    return v
 
 
 def real_index(x: Any, what: str) -> int:

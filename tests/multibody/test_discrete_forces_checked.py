@@ -48,28 +48,28 @@ def _bad_calls(upper, forearm, d):
     nb = 3
     return [
         # complex numbers: not converted (the imaginary part dropped)
-        (TypeError, "f: expected a real number", lambda s: d.set_one_mobility_force(s, upper, 0, 1 + 2j)),
-        (TypeError, "f: expected a real number", lambda s: d.set_one_mobility_force(s, upper, 0, np.complex128(1))),
+        (TypeError, "f must be a real number", lambda s: d.set_one_mobility_force(s, upper, 0, 1 + 2j)),
+        (TypeError, "f must be a real number", lambda s: d.set_one_mobility_force(s, upper, 0, np.complex128(1))),
         (ValueError, "real numbers", lambda s: d.set_all_mobility_forces(s, [1 + 0j, 2, 3, 4])),
         (ValueError, "real numbers", lambda s: d.set_all_mobility_forces(s, np.ones(4, dtype=complex))),
         (ValueError, "real numbers", lambda s: d.set_all_body_forces(s, np.ones((nb, 2, 3), dtype=complex))),
         (ValueError, "real numbers", lambda s: d.set_one_body_force(s, forearm, np.ones((2, 3), dtype=complex))),
         (ValueError, "force: expected", lambda s: d.add_force_to_body_point(s, forearm, [0, 0, 0], [1j, 0, 0])),
         # strings: not parsed as numbers
-        (TypeError, "f: expected a real number", lambda s: d.set_one_mobility_force(s, upper, 0, "1.5")),
+        (TypeError, "f must be a real number", lambda s: d.set_one_mobility_force(s, upper, 0, "1.5")),
         (ValueError, "real numbers", lambda s: d.set_all_mobility_forces(s, ["1.5", "0", "0", "0"])),
         (ValueError, "real numbers", lambda s: d.set_all_body_forces(s, np.full((nb, 2, 3), "1"))),
         (ValueError, "real numbers", lambda s: d.set_one_body_force(s, forearm, [["1", "0", "0"], [0, 0, 0]])),
         (ValueError, "station: expected", lambda s: d.add_force_to_body_point(s, forearm, ["0", "0", "0"], [1, 0, 0])),
         (ValueError, "force: expected", lambda s: d.add_force_to_body_point(s, forearm, [0, 0, 0], ["1", "0", "0"])),
         # bools are not numbers here either
-        (TypeError, "f: expected a real number", lambda s: d.set_one_mobility_force(s, upper, 0, True)),
+        (TypeError, "f must be a real number", lambda s: d.set_one_mobility_force(s, upper, 0, True)),
         (ValueError, "real numbers", lambda s: d.set_all_mobility_forces(s, [True, False, True, False])),
         # indices: integers in range
-        (TypeError, "which_u: expected an integer", lambda s: d.set_one_mobility_force(s, upper, 0.5, 1.0)),
-        (TypeError, "which_u: expected an integer", lambda s: d.set_one_mobility_force(s, forearm, 1.0, 1.0)),
-        (TypeError, "which_u: expected an integer", lambda s: d.set_one_mobility_force(s, upper, "0", 1.0)),
-        (TypeError, "which_u: expected an integer", lambda s: d.set_one_mobility_force(s, upper, True, 1.0)),
+        (TypeError, "which_u must be an integer", lambda s: d.set_one_mobility_force(s, upper, 0.5, 1.0)),
+        (TypeError, "which_u must be an integer", lambda s: d.set_one_mobility_force(s, forearm, 1.0, 1.0)),
+        (TypeError, "which_u must be an integer", lambda s: d.set_one_mobility_force(s, upper, "0", 1.0)),
+        (TypeError, "which_u must be an integer", lambda s: d.set_one_mobility_force(s, upper, True, 1.0)),
         (IndexError, "out of range", lambda s: d.set_one_mobility_force(s, forearm, 3, 1.0)),
         (IndexError, "out of range", lambda s: d.set_one_mobility_force(s, upper, -1, 1.0)),
         # non-finite values and wrong shapes
@@ -98,7 +98,7 @@ def test_bad_input_is_refused_before_the_state_changes():
 def test_the_refusals_name_the_element_and_the_call():
     _, _, upper, _, d, state = _model()
     with pytest.raises(TypeError, match=r"Force.DiscreteForces #0 '/forces/discrete_forces'>\.set_one_mobility_force"
-                                        r"\(\): f: expected a real number, got '1.5'"):
+                                        r"\(\): f must be a real number, got a string: '1.5'"):
         d.set_one_mobility_force(state, upper, 0, "1.5")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from circle_pin import CirclePin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,14 +33,15 @@ from simtk import (
 )
 from simtk.testing import CheckFailure, check_mobilizer, multibody_systems, nonzero_speeds, states
 
-L = 0.7
 BODY = Body.Rigid(MassProperties(1.3, [0.1, -0.2, 0.05], Inertia([0.4, 0.5, 0.3])))
 HDOT_CHECK = "HDot u vs d/dt (H u) at fixed u"
 
 
-class CirclePin(MobilizedBody.Custom.Implementation):
+class FaultyPin(CirclePin):
+    """The circling pin, with its HDot's qdot right or wrong as ``fault`` says."""
+
     def __init__(self, matter, fault=None):
-        super().__init__(matter, 1, 1, 1)
+        super().__init__(matter)
         self.fault = fault
         self.remembered_qdot = 0.0
 
@@ -51,49 +53,17 @@ class CirclePin(MobilizedBody.Custom.Implementation):
             return float(self.get_u(state)[0])
         if self.fault == "stale qdot":
             return self.remembered_qdot
-        return float(self.get_qdot(state)[0])
-
-    def calc_mobilizer_transform_from_q(self, state, q):
-        return Transform(Rotation(q[0], "z"), [L * np.cos(q[0]), L * np.sin(q[0]), 0.0])
-
-    def _h(self, state):
-        q = self.get_q(state)[0]
-        return np.array([[0.0, 0.0, 0.5], [-0.5 * L * np.sin(q), 0.5 * L * np.cos(q), 0.0]])
-
-    def _hdot(self, state):
-        q = self.get_q(state)[0]
-        return np.array([[0.0, 0.0, 0.0], [-0.5 * L * np.cos(q), -0.5 * L * np.sin(q), 0.0]]) * self._qdot(state)
-
-    def multiply_by_h_matrix(self, state, u):
-        return self._h(state) * u[0]
-
-    def multiply_by_h_transpose(self, state, F):
-        return np.array([np.sum(self._h(state) * F)])
-
-    def multiply_by_h_dot_matrix(self, state, u):
-        return self._hdot(state) * u[0]
-
-    def multiply_by_h_dot_transpose(self, state, F):
-        return np.array([np.sum(self._hdot(state) * F)])
-
-    def multiply_by_n_matrix(self, state, transpose, v):
-        return 0.5 * np.asarray(v, dtype=float)
-
-    def multiply_by_n_inv_matrix(self, state, transpose, v):
-        return 2.0 * np.asarray(v, dtype=float)
-
-    def multiply_by_n_dot_matrix(self, state, transpose, v):
-        return np.zeros(1)
+        return super()._qdot(state)
 
 
 def circle_pin_system(fault=None, own_u: float = 0.0):
-    """Ground -CirclePin-> A -Pin-> B under gravity; A's own speed ``own_u`` (0: the hiding case)."""
+    """Ground -FaultyPin-> A -Pin-> B under gravity; A's own speed ``own_u`` (0: the hiding case)."""
     system = MultibodySystem()
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
     Force.Gravity(forces, matter, [0, -1, 0], 9.8)
     a = MobilizedBody.Custom(matter.ground, Transform(Rotation(0.4, "x")), BODY, Transform(),
-                             CirclePin(matter, fault))
+                             FaultyPin(matter, fault))
     b = MobilizedBody.Pin(a, Transform([0.2, 0.3, 0.0]), BODY, Transform([0.0, -0.4, 0.1]))
     state = system.realize_topology()
     a.set_q(state, [0.6])

@@ -7,11 +7,11 @@ values for writing, which invalidates Dynamics; a refused call leaves the State 
 """
 from __future__ import annotations
 
-import numbers
 from types import SimpleNamespace
 
 import numpy as np
 
+from ..._real import finite_float, real_index
 from ...common._ownership import check_system
 from ...common._values import _checked_vector
 from ...common.stage import Stage
@@ -21,26 +21,6 @@ from .builtin_forces import _body, _DiscreteForceValues, _element, _matter_arg, 
 from .force import Force
 
 __all__: list[str] = []
-
-
-def _index(x, where: str) -> int:
-    # an int (numpy's too), never a bool, a float or a string
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{where}: expected an integer index, got {x!r}")
-    return int(x)
-
-
-def _scalar(x, where: str) -> float:
-    # a real number (a 0-d array of one too); complex numbers, strings and bools are refused, not converted
-    a = x if isinstance(x, np.ndarray) else None
-    if a is not None and a.ndim == 0 and a.dtype.kind in "iuf":
-        x = a[()]
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{where}: expected a real number, got {x!r}")
-    v = float(x)
-    if not np.isfinite(v):
-        raise ValueError(f"{where}: expected a finite number, got {v}")
-    return v
 
 
 def _array(x, shape: tuple, where: str) -> np.ndarray:
@@ -142,16 +122,16 @@ class _DiscreteForces(Force):
         """
         method = "set_one_mobility_force()"
         b = self._mobod(state, mobod, method)
-        _, ui = _mobility(self._matter_subsystem, state, self, b, _index(which_u, f"{self._where(method)}: which_u"),
+        _, ui = _mobility(self._matter_subsystem, state, self, b, real_index(which_u, f"{self._where(method)}: which_u"),
                           False)
-        v = _scalar(f, f"{self._where(method)}: f")
+        v = finite_float(f, f"{self._where(method)}: f")
         self._upd_values(state).mobility_forces[ui] = v
 
     def get_one_mobility_force(self, state: State, mobod: MobilizedBody, which_u: int) -> float:
         """The force on speed ``which_u`` of ``mobod`` (Simbody's ``getOneMobilityForce``)."""
         method = "get_one_mobility_force()"
         b = self._mobod(state, mobod, method)
-        _, ui = _mobility(self._matter_subsystem, state, self, b, _index(which_u, f"{self._where(method)}: which_u"),
+        _, ui = _mobility(self._matter_subsystem, state, self, b, real_index(which_u, f"{self._where(method)}: which_u"),
                           False)
         return float(self.get_all_mobility_forces(state)[ui])
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import _core
 from ..._kinds import KindsMeta
-from ..._real import real_array, real_float, real_index
+from ..._real import finite_float, real_array, real_float, real_index
 from ...common._ownership import check_system
 from ...common.component import Component
 from ...common.output import Output, output
@@ -58,10 +58,7 @@ def _real_vec(x, owner, method: str) -> np.ndarray:
 
 def _one(value, owner, method: str) -> float:
     # one finite real number, never a string or a complex (float() parses "0.5")
-    v = real_float(value, f"{owner!r}.{method}")
-    if not np.isfinite(v):
-        raise ValueError(f"{owner!r}.{method}: value must be finite, got {v}")
-    return v
+    return finite_float(value, f"{owner!r}.{method}: value")
 
 
 def _as_transform(X) -> Transform:
