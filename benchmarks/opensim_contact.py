@@ -31,6 +31,7 @@ import opensim as osim
 
 # this checkout's simtk (and its built core), whatever another checkout installed
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling modules, also when a test imports it
 from _opensim_manager import run_manager  # noqa: E402
 
 from simtk.io import load_osim  # noqa: E402
