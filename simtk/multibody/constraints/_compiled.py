@@ -84,6 +84,16 @@ def _refused(matter, plan: _Plan, part, builder: FunctionTableBuilder) -> str:
     return f"a {part.cls.__name__} constraint is not compiled"
 
 
+def _custom_coordinate_body(matter, plan: _Plan):
+    """The first Custom (or reversed) mobilized body one of whose coordinates the plan's rows read, or None:
+    the loop evaluates N(q) by joint type, and such a body's N is its owner's Python."""
+    codes = plan._layout.codes
+    for b in plan.coord_body:
+        if codes[b] == _core.CUSTOM:
+            return matter.get_mobilized_body(b)
+    return None
+
+
 def _motion_targets(plan: _Plan, sources) -> tuple[list, np.ndarray] | None:
     """The targets of a Motion part's rows, source by source (each has n rows), or None when a source
     is evaluated in Python (a Motion.Custom)."""
@@ -153,6 +163,10 @@ def loop_constraints_spec(matter, plan: _Plan) -> tuple[dict | None, str | None]
     equations, ``(None, None)`` when there are none, else ``(None, reason)``."""
     if plan.m == 0:
         return None, None
+    custom = _custom_coordinate_body(matter, plan)
+    if custom is not None:
+        return None, (f"its constraints ({_kinds(matter, plan)}) are solved in Python: a coordinate of {custom!r} is "
+                      "constrained, whose N the loop's rows cannot evaluate (its mobilizer is Python's)")
     parts = []
     builder = FunctionTableBuilder()  # the functions of the couplers and prescribed motions, in one table
     for part in plan.parts:

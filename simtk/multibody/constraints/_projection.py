@@ -19,7 +19,7 @@ from ... import _core
 from ...common.errors import ConstraintViolationError
 from ...common.stage import POSITION, VELOCITY
 from ...common.state import State
-from ._solver import _Factor, gmap
+from ._solver import _Factor, gmap, multiply_by_n_all
 
 __all__: list[str] = []
 
@@ -78,7 +78,7 @@ def project_q(matter, state: State, accuracy: float) -> bool:
         g = gmap(matter, state, cache)
         du = _least_norm_step(g.G[:plan.mp], -ss.qerr[:plan.mp])
         dq = np.zeros(cache.ws.nq)
-        cache.ws.multiply_by_n(False, du, dq)
+        multiply_by_n_all(state, layout, cache.ws, du, dq)  # (Custom bodies' q move too)
         q = matter.upd_q(state)
         q += dq
         normalize_quaternions(q, layout)

@@ -165,9 +165,6 @@ class _Plan:
         q0, n = int(layout.qoff[body]), int(layout.qoff[body + 1] - layout.qoff[body])
         if not 0 <= which_q < n:
             raise IndexError(f"{who!r}: {self._matter.get_mobilized_body(body)!r} has no q[{which_q}] (it has {n})")
-        if layout.codes[body] == _core.CUSTOM:
-            raise NotImplementedError(f"{who!r}: coordinate-level constraints on Custom mobilizers are not "
-                                      "supported yet")
         self.coord_q = np.append(self.coord_q, q0 + which_q).astype(np.intp)
         self.coord_body.append(body)
         return len(self.coord_body) - 1
@@ -507,7 +504,7 @@ class _Factor:
         return x
 
 
-def _n_rows(ws, plan: _Plan, layout):
+def _n_rows(state: State, ws, plan: _Plan, layout):
     """N rows of the registered coordinates over their bodies' speeds: values and u indices, (nc, 6)."""
     nc = len(plan.coord_body)
     vals = np.zeros((nc, 6))
@@ -527,7 +524,37 @@ def _n_rows(ws, plan: _Plan, layout):
         ws.multiply_by_n(False, x, out)
         vals[sel, j] = out[plan.coord_q[sel]]
         cols[sel, j] = u0[sel] + j
+    if layout.custom:
+        _custom_n_rows(state, ws, plan, layout, vals)
     return vals, cols
+
+
+def _custom_n_rows(state: State, ws, plan: _Plan, layout, vals: np.ndarray) -> None:
+    """The rows of ``vals`` of coordinates on Custom (and reversed) bodies, which the kernels leave at 0:
+    N's columns from their owners' Python (``multiply_by_n_matrix``), one call per speed of each such body
+    per q, whatever the number of equations on it."""
+    coord_body = np.asarray(plan.coord_body, dtype=np.intp)
+    x = np.zeros(ws.nu)
+    out = np.zeros(ws.nq)
+    for mb in layout.custom:
+        b = mb._index
+        ks = np.flatnonzero(coord_body == b)
+        if not len(ks):
+            continue
+        u0, u1 = int(layout.uoff[b]), int(layout.uoff[b + 1])
+        qk = plan.coord_q[ks]
+        for j in range(u1 - u0):
+            x[u0 + j] = 1.0
+            mb._multiply_by_n_rows(state, False, x, out)
+            x[u0 + j] = 0.0
+            vals[ks, j] = out[qk]
+
+
+def multiply_by_n_all(state: State, layout, ws, x: np.ndarray, out: np.ndarray) -> None:
+    """out = N x over all bodies: the kernels' rows, then those of the Custom (and reversed) bodies."""
+    ws.multiply_by_n(False, x, out)
+    for mb in layout.custom:
+        mb._multiply_by_n_rows(state, False, x, out)
 
 
 def gmap(matter, state: State, cache, need_inverse: bool = False) -> _GMap:
@@ -566,7 +593,7 @@ def _build_gmap(matter, state: State, cache, g: _GMap) -> None:
     if plan.class_parts:
         kin = _Kinematics(state, plan, ws, ss.q, ss.u)  # u: for force maps that depend on it (SpeedCoupler)
         if plan.coord_body:
-            g.nrow, g.ncol = _n_rows(ws, plan, cache.layout)
+            g.nrow, g.ncol = _n_rows(state, ws, plan, cache.layout)
             kin.nrow, kin.ncol = g.nrow, g.ncol
     else:
         kin = _FamilyKinematics(ws)
@@ -727,7 +754,7 @@ def multiply_by_g(matter, state: State, cache, x: np.ndarray) -> np.ndarray:
     A = np.zeros((ws.nb, 2, 3))
     ws.jacobian(x, A)
     Nx = np.zeros(ws.nq)
-    ws.multiply_by_n(False, x, Nx)
+    multiply_by_n_all(state, cache.layout, ws, x, Nx)
     kin = _Kinematics(state, plan, ws, ss.q, ss.u, ss.qdot, x, Nx, A)
     e1 = np.zeros(plan.m)
     acceleration_errors(plan, kin, e1)
