@@ -12,7 +12,6 @@ from simtk import (
     MobilizedBody,
     Transform,
 )
-from simtk.common.function import FunctionTableBuilder
 
 from ._osim_functions import _CouplerFunction
 from ._osim_model import OsimCoordinate, OsimModel
@@ -301,25 +300,6 @@ def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
     out.force_elements[name] = made
 
 
-def _require_plain_mobilizer(r: _Reader, el: _Element, what: str, coords: list) -> None:
-    """simtk's coordinate-level constraints (CoordinateCoupler, PrescribedMotion) work on the compiled
-    FunctionBased kind (a CustomJoint of built-in functions), not on a Custom mobilizer evaluated in
-    Python (a CustomJoint with a function simtk has no compiled form of): say so at the element."""
-    for c in coords:
-        if c.mobod.is_reversed():
-            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to joint {c.joint!r}, which OpenSim and simtk "
-                              "reverse (its child is nearer to Ground); simtk does not yet support coordinate "
-                              "couplers, locks or prescribed motion on a reversed mobilizer")
-        if isinstance(c.mobod, MobilizedBody.Custom) and not getattr(c.mobod, "_compiled_kind", False):
-            kinds = sorted({type(f).__name__.lstrip("_") for f in c.mobod.get_functions()
-                            if FunctionTableBuilder().try_add(f) is None}) \
-                if isinstance(c.mobod, MobilizedBody.FunctionBased) else []
-            raise r.error(el, f"{what}: coordinate {c.name!r} belongs to CustomJoint {c.joint!r}, whose "
-                              f"function(s) {', '.join(kinds) or '(a user function)'} simtk evaluates in Python; "
-                              "simtk does not yet support coordinate couplers, locks or prescribed motion on "
-                              "such a (Custom) mobilizer")
-
-
 def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
     kind = el.tag
     name = _element_name(r, el, ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint",
@@ -381,7 +361,6 @@ def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
                                "is not one simtk reads; the constraint is not built")
                 return
             f = r.function(inner[0], len(ind), f"CoordinateCouplerConstraint {name!r}")
-            _require_plain_mobilizer(r, el, f"CoordinateCouplerConstraint {name!r}", ind + [dep])
             coupler = _CouplerFunction(f, r.number(el, "scale_factor", 1.0))
             c = Constraint.CoordinateCoupler(matter, coupler, [x.mobod for x in ind] + [dep.mobod],
                                              [x.index for x in ind] + [dep.index], name=cname)

@@ -81,11 +81,9 @@ body, welded to the body at their origins (`OsimModel.loop_welds`), the body's m
 FreeJoints from Ground (``free_<body>``, coordinates ``free_<body>_coord_0`` to ``5``).
 
 Not supported (an `OsimFileError` says so): OpenSim 3.x files, a loop closed at Ground, a CustomJoint
-OpenSim would reverse, function types other
-than the ones above, a lock, prescribed motion or coupler on a reversed joint's coordinate, and one on
-a coordinate of a CustomJoint that has a function without a compiled form (PiecewiseConstantFunction,
-a Sine with an offset): simtk evaluates that joint in Python, where coordinate-level constraints are
-not supported yet. On any other CustomJoint (the compiled FunctionBased kind) they are built.
+OpenSim would reverse, and function types other than the ones above. Locks, prescribed motion and
+couplers are built on every coordinate, that of a reversed joint or of a CustomJoint simtk evaluates in
+Python (a function without a compiled form: PiecewiseConstantFunction, a Sine with an offset) included.
 
 A malformed file raises `OsimFileError` (a ``ValueError``) naming the file, the line and what was
 expected there.
@@ -118,7 +116,6 @@ from ._osim_elements import (
     _build_force,
     _build_joint,
     _note_subcomponents,
-    _require_plain_mobilizer,
     _unique,
     _wrap,
 )
@@ -338,7 +335,6 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
                                    "not one simtk reads; not prescribed")
                     continue
                 f = r.function(cast(_Element, inner[0]), 1, f"prescribed_function of Coordinate {cname!r}")
-            _require_plain_mobilizer(r, cel, f"{'locked' if c.locked else 'prescribed'} Coordinate {cname!r}", [c])
             with _wrap(r, cel, f"Coordinate {cname!r}"):
                 c.lock = Constraint.PrescribedMotion(matter, f, c.mobod, c.index,
                                                      name=_unique(matter, _clean_name(cname) + ("_lock" if c.locked else "_prescribed")))

@@ -767,9 +767,9 @@ def function_elements(draw, model):
             functions[slot] = Function.Linear([draw(st.sampled_from([-1.0, 1.0])) * draw(positive), draw(floats)])
         MobilizedBody.FunctionBased(pick([matter.ground] + model.bodies), draw(transforms()), body,
                                     draw(transforms()), n, functions, coords, axes=axes, name=f"fb{k}")
-    # Coordinate-level constraints act on the built-in one-coordinate bodies: not on Custom mobilizers, which
-    # they do not support yet (a FunctionBased one, or a reversed Pin, which the core makes a Custom one).
-    coords = [b for b, kind in zip(model.bodies, model.kinds) if kind in ONE_DOF and kind != "reversed_pin"]
+    # Coordinate-level constraints on the one-coordinate bodies (a reversed Pin, which the core makes a Custom
+    # one, included).
+    coords = [b for b, kind in zip(model.bodies, model.kinds) if kind in ONE_DOF]
     if not coords:
         return
     for kind in draw(st.lists(st.sampled_from(["CoordinateCoupler", "SpeedCoupler", "PrescribedMotion"]),

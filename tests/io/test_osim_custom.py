@@ -243,31 +243,74 @@ def test_clamped_custom_joint_coordinate_at_its_limit(tmp_path):
     assert -1.5 <= m.get_coordinate_value(st_, "k") <= 0.5 + REL
 
 
-def test_coupler_on_a_custom_joint_simtk_evaluates_in_python_is_refused(tmp_path):
-    """A CustomJoint with a PiecewiseConstantFunction has no compiled form: simtk cannot put a
-    coordinate-level constraint on it yet, and says so at the constraint (OpenSim accepts it)."""
+@pytest.mark.parametrize("independent", ["k", "s"])
+def test_coupler_on_a_custom_joint_simtk_evaluates_in_python(tmp_path, independent):
+    """A CustomJoint with a Sine with an offset has no compiled form: simtk evaluates it in Python (a
+    Custom mobilizer), and a coupler on its coordinate k or s (it was refused) moves it as OpenSim does."""
     rng = np.random.default_rng(54)
     path = _two_coordinate_knee(tmp_path, rng, {})
     text = path.read_text()
     text, n = re.subn(r'(<TransformAxis name="translation3">.*?)<LinearFunction name="function">.*?</LinearFunction>',
-                      r'\1<PiecewiseConstantFunction name="function"><x>-1 0 1</x><y>0 0.1 0.2</y>'
-                      r'</PiecewiseConstantFunction>', text, count=1, flags=re.S)
+                      r'\1<Sine name="function"><amplitude>0.3</amplitude><omega>1.5</omega><phase>0.2</phase>'
+                      r'<offset>0.05</offset></Sine>', text, count=1, flags=re.S)
     assert n == 1
     path.write_text(text)
     model = osim.Model(str(path))
     cc = osim.CoordinateCouplerConstraint()
     cc.setName("pc_coupler")
     names = osim.ArrayStr()
-    names.append("k")
+    names.append(independent)
     cc.setIndependentCoordinateNames(names)
     cc.setDependentCoordinateName("jfemur1_coord_0")
     cc.setFunction(osim.LinearFunction(0.5, 0.0))
     model.addConstraint(cc)
-    model.initSystem()  # OpenSim accepts it
+    model.initSystem()
     path2 = write(model, tmp_path, "model2.osim")
-    with pytest.raises(OsimFileError, match=r"CoordinateCouplerConstraint 'pc_coupler': coordinate 'k' belongs to "
-                                            r"CustomJoint 'cj', whose function\(s\) PiecewiseConstant"):
-        load_osim(path2)
+    m = load_osim(path2)
+    assert m.joints["cj"]._custom_joint_code() is None  # evaluated in Python
+    assert compare_udot(path2, rng, n_states=3, spread=0.4) < REL
+
+
+@pytest.mark.parametrize("J", [osim.PinJoint, osim.SliderJoint, osim.UniversalJoint])
+def test_locks_prescribed_motion_and_couplers_on_reversed_joints(tmp_path, J):
+    """The reversed joints of test_joints_opensim_reverses with a locked and a prescribed coordinate of
+    the one at Ground and a coupler onto the inner one's (simtk makes reversed mobilizers Custom ones;
+    the constraints were refused): the accelerations are OpenSim's."""
+    rng = np.random.default_rng(83)
+    model = new_model()
+    c1 = random_body(rng, "c1")
+    model.addBody(c1)
+    model.addJoint(J("rev_ground", c1, v3([0.1, 0.2, 0]), v3([0.3, 0, 0.2]), model.getGround(), v3([0.0, 0.5, 0]),
+                     v3([0, 0.2, 0])))
+    b1, = add_chain(model, rng, [osim.PinJoint])
+    b2 = random_body(rng, "b2")
+    model.addBody(b2)
+    model.addJoint(J("rev_inner", b2, v3([0.2, -0.1, 0.1]), v3([0.1, 0.4, 0]), b1, v3([0.0, -0.3, 0.1]),
+                     v3([0.2, 0, -0.1])))
+    model.initSystem()
+    coords = model.getCoordinateSet()
+    names = [coords.get(i).getName() for i in range(coords.getSize())]
+    ground = [x for x in names if x.startswith("rev_ground")]
+    inner = [x for x in names if x.startswith("rev_inner")]
+    cc = osim.CoordinateCouplerConstraint()
+    cc.setName("cc")
+    independent = osim.ArrayStr()
+    independent.append("jb1_coord_0")
+    cc.setIndependentCoordinateNames(independent)
+    cc.setDependentCoordinateName(inner[-1])
+    cc.setFunction(osim.LinearFunction(0.5, 0.1))
+    model.addConstraint(cc)
+    coords.get(ground[0]).set_locked(True)
+    coords.get(ground[0]).setDefaultValue(0.2)
+    if len(ground) > 1:
+        coords.get(ground[1]).set_prescribed(True)
+        coords.get(ground[1]).setPrescribedFunction(osim.Sine(0.4, 2.0, 0.3, 0.0))
+    model.initSystem()
+    path = write(model, tmp_path)
+    m = load_osim(path)
+    assert m.joints["rev_ground"].is_reversed() and m.joints["rev_inner"].is_reversed()
+    assert m.coordinates[ground[0]].lock is not None
+    assert compare_udot(path, rng, n_states=4, spread=0.5) < REL
 
 
 # ---------------------------------------------------------------------- other constraints
