@@ -10,8 +10,9 @@ targets the loop evaluates at each stage's time); and for ``CoordinateCoupler``,
 ``PrescribedMotion`` when their functions compile (``FunctionTableBuilder.try_add``: the built-in
 families; the loop evaluates them from one ``FunctionTable``); all when A is small enough for the
 compiled factor. Any other kind (a Custom constraint, a ``Motion.Custom``, a coupler or prescribed
-motion whose function is a user's) keeps the model on the Python time loop, and
-``Integrator.describe_fast_path`` names it.
+motion whose function is a user's), and any row on a coordinate of a Custom or reversed mobilizer (the
+loop evaluates N by joint type; such a body's N is its owner's Python, which the matter's Python solve
+calls), keeps the model on the Python time loop, and ``Integrator.describe_fast_path`` names it.
 """
 from __future__ import annotations
 
