@@ -32,6 +32,7 @@ class _SourceContext(_Context):
     def __init__(self, file: str | None, make: Callable[[str, int | None, str | None], ModelFileError] | None):
         super().__init__(file)
         self._make = make
+        self.realize = False
 
     def make_error(self, message: str, line: int | None, element: str | None = None) -> ModelFileError:
         if self._make is None:

@@ -40,6 +40,9 @@ class _Context:
         self.node: _Node | None = None
         self.used: set = set()
         self.memo: dict[int, tuple] = {}
+        #: realize the built model to Instance (a model file's check); a reader's description, whose
+        #: result the user realizes anyway, skips it unless it lists default values
+        self.realize = True
 
     def error(self, message: str, line: int | None = None) -> ModelFileError:
         node = self.node
@@ -460,7 +463,8 @@ class _Loader:
                 raise self.err(f"{n.kind} {n.path!r}: its references form a cycle (waiting for "
                                f"{', '.join(chain)})", n.line, n)
             pending = rest
-        self.check_defaults(system, root)
+        if self.ctx.realize or "defaults" in root.items:
+            self.check_defaults(system, root)
         return system
 
     def string(self, node: _Node, item: str) -> str:

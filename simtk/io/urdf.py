@@ -59,7 +59,7 @@ from ._urdf_reader import (
 )
 from .errors import ModelFileError
 
-__all__ = ["load_urdf", "UrdfModel", "Geometry", "ModelFileError", "UrdfWarning"]
+__all__ = ["load_urdf", "describe_urdf", "UrdfModel", "Geometry", "ModelFileError", "UrdfWarning"]
 
 
 @dataclass
@@ -229,6 +229,37 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     body.
     """
     path = Path(path)
+    d = _read(path, floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
+              nonphysical_inertia)
+    return _result(d.rd, d, path, package_dirs)
+
+
+def describe_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fixed: bool = False,
+                  gravity: Sequence[float] | None = (0.0, 0.0, -9.81), limits: bool = True,
+                  limit_stiffness: float = 1e5, limit_dissipation: float = 1.0,
+                  nonphysical_inertia: str = "repair") -> ModelDescription:
+    """The declarative description `load_urdf` builds its System from, without building it.
+
+    Parameters are `load_urdf`'s. ``describe_urdf(path).build()[0]`` is the System ``load_urdf(path)``
+    makes, and ``describe_urdf(path).to_text()`` is it as a model file (``load_model`` reads it).
+
+    Returns
+    -------
+    ModelDescription
+        The model-format nodes of the file's links (mobilized bodies), limits, dampers and gravity,
+        each with the line and element of the file it came from.
+
+    Raises
+    ------
+    ModelFileError
+        As `load_urdf`, for what the reader finds; what only the builder finds is raised by ``build()``.
+    """
+    return _read(Path(path), floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
+                 nonphysical_inertia).desc
+
+
+def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: bool, limit_stiffness: float,
+          limit_dissipation: float, nonphysical_inertia: str) -> "_Description":
     check_policy("load_urdf", nonphysical_inertia)
     rd = _Reader(path, nonphysical_inertia)
     d = _Description(rd, floating_base, merge_fixed, nonphysical_inertia)
@@ -237,7 +268,7 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     if gravity is not None:
         d.desc.add("Force.UniformGravity", d.desc.forces, "gravity", gravity=np.asarray(gravity, dtype=float),
                    zero_height=0.0)
-    return _result(rd, d, path, package_dirs)
+    return d
 
 
 class _Description:
@@ -307,8 +338,8 @@ class _Description:
             return
         parent_body, X_BP = self.home[j.parent]
         X_PJ = X_BP * j.X_PJ  # the joint frame on the parent's body
-        kind, R = _MOBILIZER[j.type]
-        R = Rotation() if R is None else _frame_with_axis(j.axis, R)
+        kind, k_axis = _MOBILIZER[j.type]
+        R = Rotation() if k_axis is None else _frame_with_axis(j.axis, k_axis)
         mb = self.body(kind, j.child, self.nodes[parent_body], X_PJ * Transform(R), Transform(R))
         line, element = self.rd.doc.line(j.el), _describe(j.el)
         forces = self.desc.forces
