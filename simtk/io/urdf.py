@@ -1,7 +1,9 @@
 """URDF import: a robot description file becomes a MultibodySystem.
 
 `load_urdf` reads a URDF file with the standard library's expat parser (line numbers are kept for
-the error messages) and builds:
+the error messages) into a model description (`describe_urdf`: simtk model-format nodes, each with
+the line and element it came from; no simtk element is made while reading), which the one builder
+every reader shares (``load_model``'s) turns into the System; the description describes:
 
 - one mobilized body per link, named after the link; the mobilizer comes from the joint whose child
   the link is (revolute and continuous: ``Pin``; prismatic: ``Slider``; fixed: ``Weld``, or merged
