@@ -14,6 +14,7 @@ property of a later stage invalidates that stage and above in every live State o
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -170,10 +171,18 @@ class Property:
 
 
 def declared_properties(cls: type) -> dict[str, Property]:
-    """The properties of ``cls`` and its bases, by name (a subclass's declaration wins)."""
-    out: dict[str, Property] = {}
-    for klass in reversed(cls.__mro__):
-        for name, value in vars(klass).items():
-            if isinstance(value, Property):
-                out[name] = value
+    """The properties of ``cls`` and its bases, by name (a subclass's declaration wins); read-only."""
+    # Looked up on every get_property; walking the MRO each time made loading a model file's
+    # properties dominate its build. Properties are declared in class bodies, so a class's set is fixed.
+    out = _DECLARED.get(cls)
+    if out is None:
+        out = {}
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, Property):
+                    out[name] = value
+        _DECLARED[cls] = out
     return out
+
+
+_DECLARED: "weakref.WeakKeyDictionary[type, dict[str, Property]]" = weakref.WeakKeyDictionary()

@@ -11,9 +11,9 @@ _WHERE = {
     "save_state": "snapshot", "load_state": "snapshot", "load_continuation": "snapshot",
     "model_to_text": "model_file", "model_from_text": "model_file", "ModelFileWarning": "model_file",
     "SnapshotError": "snapshot",
-    "load_urdf": "urdf", "UrdfModel": "urdf", "UrdfWarning": "urdf", "Geometry": "urdf",
+    "load_urdf": "urdf", "describe_urdf": "urdf", "UrdfModel": "urdf", "UrdfWarning": "urdf", "Geometry": "urdf",
     "load_osim": "osim", "OsimModel": "osim", "OsimFileError": "osim",
-    "ModelFileError": "errors",
+    "ModelFileError": "errors", "ModelDescription": "_description", "LoadedModel": "_loaded_model",
 }
 
 __all__ = sorted(_WHERE)

@@ -23,6 +23,7 @@ from simtk import (
     Transform,
 )
 
+from ._inertia_policy import as_written
 from ._model_parser import _Node, _Parser, _tokenize
 from ._model_registry import _BY_NAME, FORMAT, ModelFileWarning, _declared, _Spec
 from ._model_writer import _fmt, _holder, _num, _quote, _Ref, _same, _Word
@@ -38,11 +39,21 @@ class _Context:
         self.matter = None
         self.node: _Node | None = None
         self.used: set = set()
+        self.memo: dict[int, tuple] = {}
+        #: realize the built model to Instance (a model file's check); a reader's description, whose
+        #: result the user realizes anyway, skips it unless it lists default values
+        self.realize = True
 
     def error(self, message: str, line: int | None = None) -> ModelFileError:
-        where = f"{self.node.kind} {self.node.path!r}: " if self.node is not None else ""
-        return ModelFileError(where + message, self.file, line if line is not None else
-                              (self.node.line if self.node is not None else None))
+        node = self.node
+        where = f"{node.kind} {node.path!r}: " if node is not None else ""
+        return self.make_error(where + message, line if line is not None else (node.line if node is not None
+                                                                               else None),
+                               node.element if node is not None else None)
+
+    def make_error(self, message: str, line: int | None, element: str | None = None) -> ModelFileError:
+        """The error of the source read: a reader's own ModelFileError subclass when it gave one."""
+        return ModelFileError(message, self.file, line, element)
 
     def get(self, v: dict, name: str):
         if name not in v:
@@ -184,9 +195,20 @@ class _Context:
         return self.to_typed(x, name, cls, line)
 
     def to_typed(self, x, name: str, cls: type, line: int):
+        # A typed value is read twice, by the element's builder and by apply_properties; the result is
+        # immutable, so the first reading serves both.
+        hit = self.memo.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        out = self._to_typed(x, name, cls, line)
+        self.memo[id(x)] = (x, out)
+        return out
+
+    def _to_typed(self, x, name: str, cls: type, line: int):
         if not isinstance(x, _Node) or x.kind != cls.__name__:
             raise self.error(f"{name}: expected {cls.__name__} [ ... ], got {_describe(x)}", line)
-        allowed = {"Transform": {"R", "p"}, "Rotation": {"R"}, "MassProperties": {"mass", "com", "inertia"}}[cls.__name__]
+        allowed = {"Transform": {"R", "p"}, "Rotation": {"R"},
+                   "MassProperties": {"mass", "com", "inertia", "central_inertia", "nonphysical"}}[cls.__name__]
         extra = set(x.items) - allowed
         if extra or x.children:
             raise self.error(f"{name}: {cls.__name__} takes {', '.join(sorted(allowed))} only", line)
@@ -204,12 +226,32 @@ class _Context:
             mass = x.items.get("mass", (None, x.line))
             if isinstance(mass[0], bool) or not isinstance(mass[0], (int, float)) or not math.isfinite(mass[0]):
                 raise self.error(f"{name}: MassProperties needs a finite mass=", mass[1])
-            I = part("inertia", 6)
-            return MassProperties(float(mass[0]), part("com", 3), Inertia(I[:3], I[3:]))
+            return self.mass_properties(x, name, float(mass[0]), part)
         except (TypeError, ValueError) as e:
             if isinstance(e, ModelFileError):
                 raise
             raise self.error(f"{name}: {e}", line) from None
+
+    def mass_properties(self, x: _Node, name: str, mass: float, part) -> MassProperties:
+        """A MassProperties value: ``inertia=`` about the body origin, or ``central_inertia=`` about the
+        mass center (what readers of other formats have, so that no round-off is added);
+        ``nonphysical=true`` keeps a central inertia no mass distribution has, as written."""
+        given = [k for k in ("inertia", "central_inertia") if k in x.items]
+        if len(given) != 1:
+            raise self.error(f"{name}: MassProperties needs one of inertia= (about the body origin) and "
+                             "central_inertia=", x.line)
+        I = part(given[0], 6)
+        keep = x.items.get("nonphysical", (False, x.line))
+        if not isinstance(keep[0], bool) or (keep[0] and given[0] != "central_inertia"):
+            raise self.error(f"{name}: MassProperties nonphysical= is true or false, with central_inertia=",
+                             keep[1])
+        if given[0] == "inertia":
+            return MassProperties(mass, part("com", 3), Inertia(I[:3], I[3:]))
+        if keep[0]:
+            central = as_written(np.array([[I[0], I[3], I[4]], [I[3], I[1], I[5]], [I[4], I[5], I[2]]]))
+        else:
+            central = Inertia(I[:3], I[3:])
+        return MassProperties.from_central_inertia(mass, part("com", 3), central)
 
     def value(self, x, name: str, line: int):
         """A property value from the file: numbers, strings, vectors, typed values (references apart)."""
@@ -250,16 +292,45 @@ _CATEGORY_OF_CHILD = {"SimbodyMatterSubsystem": ("mobilizer", "constraint"), "Ge
                       "mobilizer": ("motion",)}
 
 
+def parse_model(text: str, file: str | None) -> _Node:
+    """The description a model file's ``text`` holds: its ``MultibodySystem`` node, not yet built."""
+    return _Loader(text, file).parse()
+
+
+def build_system(root: _Node, file: str | None, context: _Context | None = None) -> tuple[MultibodySystem, dict]:
+    """The one builder: the MultibodySystem a model description's ``MultibodySystem`` node describes.
+
+    Every reader ends here (the model format's parser, the URDF and OpenSim readers through
+    `simtk.io._description.ModelDescription`). Returns the System and its components by path
+    (``"/matter/elbow"``); errors name ``file`` and the node's line (and its source element).
+    """
+    loader = _Loader("", file, context)
+    system = loader.build_tree(root)
+    return system, loader.components
+
+
 class _Loader:
-    def __init__(self, text: str, file: str | None):
+    def __init__(self, text: str, file: str | None, context: _Context | None = None):
         self.file = file
         self.text = text
-        self.ctx = _Context(file)
+        self.ctx = context if context is not None else _Context(file)
+        self.components: dict[str, Any] = {}
 
-    def err(self, msg: str, line: int | None) -> ModelFileError:
-        return ModelFileError(msg, self.file, line)
+    def err(self, msg: str, line: int | None, node: _Node | None = None) -> ModelFileError:
+        return self.ctx.make_error(msg, line, node.element if node is not None else None)
+
+    def build_tree(self, root: _Node) -> MultibodySystem:
+        """Paths from the names (first pass), then the components in dependency order (second pass)."""
+        root.path = "/"
+        self.nodes: dict[str, _Node] = {"/": root}
+        self.assign_paths(root)
+        return self.build(root)
 
     def load(self) -> MultibodySystem:
+        return self.build_tree(self.parse())
+
+    def parse(self) -> _Node:
+        """The file's ``MultibodySystem`` node (the model's description), its header checked."""
         try:
             toks = _tokenize(self.text, self.file)
             top = _Node("<file>", 1)
@@ -278,19 +349,15 @@ class _Loader:
         if len(top.children) != 1 or top.children[0].kind != "MultibodySystem":
             line = top.children[1].line if len(top.children) > 1 else (top.children[0].line if top.children else 1)
             raise self.err("expected exactly one MultibodySystem [ ... ] in the file", line)
-        root = top.children[0]
-        root.path = "/"
-        self.nodes: dict[str, _Node] = {"/": root}
-        self.assign_paths(root)
-        return self.build(root)
+        return top.children[0]
 
     # ---- the first pass: the tree of paths, from the names in the file
     def name_of(self, node: _Node) -> str:
         x = node.items.get("name")
         if x is None:
-            raise self.err(f"{node.kind}: missing name=", node.line)
+            raise self.err(f"{node.kind}: missing name=", node.line, node)
         if not isinstance(x[0], str) or isinstance(x[0], _Word):
-            raise self.err(f"{node.kind}: name must be a string, got {_describe(x[0])}", x[1])
+            raise self.err(f"{node.kind}: name must be a string, got {_describe(x[0])}", x[1], node)
         return x[0]
 
     def assign_paths(self, node: _Node) -> None:
@@ -299,7 +366,7 @@ class _Loader:
             path = ("" if node.path == "/" else node.path) + "/" + name
             if path in self.nodes:
                 raise self.err(f"two components have the path {path!r} (the other is on line "
-                               f"{self.nodes[path].line})", child.line)
+                               f"{self.nodes[path].line})", child.line, child)
             child.path = path
             self.nodes[path] = child
             self.assign_paths(child)
@@ -308,14 +375,14 @@ class _Loader:
         """The node a relative (or absolute) path from ``node`` names: ArtiSynth's post-scan step."""
         if not isinstance(ref, _Ref):
             raise self.err(f"{node.kind} {node.path!r}: {item}: expected a reference @\"path\", got {_describe(ref)}",
-                           line)
+                           line, node)
         parts = [] if ref.path.startswith("/") else [p for p in node.path.split("/") if p]
         for p in ref.path.split("/"):
             if p in ("", "."):
                 continue
             if p == "..":
                 if not parts:
-                    raise self.err(f"{node.kind} {node.path!r}: {item}: {ref.path!r} goes above the root", line)
+                    raise self.err(f"{node.kind} {node.path!r}: {item}: {ref.path!r} goes above the root", line, node)
                 parts.pop()
             else:
                 parts.append(p)
@@ -325,7 +392,7 @@ class _Loader:
         hit = self.nodes.get(target)
         if hit is None:
             raise self.err(f"{node.kind} {node.path!r}: {item}: no component at {ref.path!r} (resolved to "
-                           f"{target!r})", line)
+                           f"{target!r})", line, node)
         return hit
 
     # ---- the second pass: build in dependency order
@@ -363,6 +430,7 @@ class _Loader:
             except (TypeError, ValueError) as e:
                 raise self.err(f"{sub.kind}: {e}", sub.line) from None
             built[id(sub)] = obj
+            self.components[sub.path] = obj
             if sub.kind == "SimbodyMatterSubsystem":
                 self.ctx.matter = obj
             for child in sub.children:
@@ -372,7 +440,8 @@ class _Loader:
                     for m in child.children:
                         elements.append((m, self.spec(m, ("motion",)), child))
                 elif child.children:
-                    raise self.err(f"{child.kind} {child.path!r} cannot have child components", child.children[0].line)
+                    raise self.err(f"{child.kind} {child.path!r} cannot have child components", child.children[0].line,
+                                   child)
         built[id(_GROUND)] = self.ctx.matter.get_ground()
         # Each element waits for the components it references (and its owner): a topological order, so a
         # reference may point forward; what never becomes ready is a cycle (or a missing element).
@@ -384,6 +453,7 @@ class _Loader:
             for n, spec, owner in pending:
                 if all(id(d) in built for d in deps[id(n)]):
                     built[id(n)] = self.construct(n, spec, built[id(owner)], built)
+                    self.components[n.path] = built[id(n)]
                     progressed = True
                 else:
                     rest.append((n, spec, owner))
@@ -391,9 +461,10 @@ class _Loader:
                 n = rest[0][0]
                 chain = [d.path for d in deps[id(n)] if id(d) not in built]
                 raise self.err(f"{n.kind} {n.path!r}: its references form a cycle (waiting for "
-                               f"{', '.join(chain)})", n.line)
+                               f"{', '.join(chain)})", n.line, n)
             pending = rest
-        self.check_defaults(system, root)
+        if self.ctx.realize or "defaults" in root.items:
+            self.check_defaults(system, root)
         return system
 
     def string(self, node: _Node, item: str) -> str:
@@ -403,10 +474,10 @@ class _Loader:
         spec = _BY_NAME.get(node.kind)
         if spec is None:
             known = ", ".join(sorted(n for n, s in _BY_NAME.items() if s.category in categories))
-            raise self.err(f"unknown class {node.kind!r} here (expected one of: {known})", node.line)
+            raise self.err(f"unknown class {node.kind!r} here (expected one of: {known})", node.line, node)
         if spec.category not in categories:
             raise self.err(f"a {spec.category} ({node.kind}) cannot be placed here (expected a "
-                           f"{' or '.join(categories)})", node.line)
+                           f"{' or '.join(categories)})", node.line, node)
         return spec
 
     def ref_items(self, node: _Node, spec: _Spec) -> list[str]:
@@ -420,14 +491,14 @@ class _Loader:
             "SimbodyMatterSubsystem",) else []
         for item in self.ref_items(node, spec):
             if item not in node.items:
-                raise self.err(f"{node.kind} {node.path!r}: missing {item}=", node.line)
+                raise self.err(f"{node.kind} {node.path!r}: missing {item}=", node.line, node)
             value, line = node.items[item]
             for target in self.targets(node, spec, item):
                 if target.kind in ("MultibodySystem", "SimbodyMatterSubsystem", "GeneralForceSubsystem"):
                     raise self.err(f"{node.kind} {node.path!r}: {item} must refer to an element, not to the "
-                                   f"{target.kind} {target.path!r}", line)
+                                   f"{target.kind} {target.path!r}", line, node)
                 if target is node:
-                    raise self.err(f"{node.kind} {node.path!r}: {item} refers to the element itself", line)
+                    raise self.err(f"{node.kind} {node.path!r}: {item} refers to the element itself", line, node)
                 out.append(target)
         return out
 
@@ -438,12 +509,13 @@ class _Loader:
             return [self.resolve(node, value, item, line)]
         if not isinstance(value, list):
             raise self.err(f"{node.kind} {node.path!r}: {item}: expected a list of references [ @\"path\" ... ], "
-                           f"got {_describe(value)}", line)
+                           f"got {_describe(value)}", line, node)
         return [self.resolve(node, r, item, line) for r in value]
 
     def construct(self, node: _Node, spec: _Spec, owner, built: dict):
         ctx = self.ctx
         ctx.node, ctx.used = node, {"name"}
+        ctx.memo.clear()
         name = self.name_of(node)
         refs = {}
         for item in self.ref_items(node, spec):

@@ -92,6 +92,8 @@ class _Node:
     items: dict = field(default_factory=dict)  # name -> (value, line)
     children: list = field(default_factory=list)
     path: str = ""
+    #: the source element a reader made the node from (``<joint name='elbow'>``), for errors
+    element: str | None = None
 
 
 class _Parser:

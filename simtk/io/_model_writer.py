@@ -293,7 +293,26 @@ def _is_component(v) -> bool:
     return hasattr(v, "get_absolute_path") and hasattr(v, "get_relative_path_name")
 
 
+def _bits(v: Any) -> Any:
+    """The exact bits a value is written with, for the common kinds (None: compare the text)."""
+    if isinstance(v, Transform):
+        return v.R.matrix.tobytes(), np.asarray(v.p, dtype=float).tobytes()
+    if isinstance(v, Rotation):
+        return v.matrix.tobytes()
+    if isinstance(v, MassProperties):
+        I = v.inertia
+        return np.array([v.mass]).tobytes(), v.com.tobytes(), I.moments.tobytes(), I.products.tobytes()
+    if isinstance(v, np.ndarray) and v.dtype == np.float64:
+        return v.shape, v.tobytes()
+    return None
+
+
 def _same(a, b, where: str) -> bool:
+    # Equal bits write equal text (repr of a float is exact, signed zeros apart): no text needed.
+    if type(a) is type(b):
+        ba = _bits(a)
+        if ba is not None:
+            return ba == _bits(b)
     try:
         return _fmt(a, where) == _fmt(b, where)
     except ModelFileError:

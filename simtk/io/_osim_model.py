@@ -8,13 +8,12 @@ import numpy as np
 
 from simtk import (
     Assembler,
-    GeneralForceSubsystem,
     MobilizedBody,
-    MultibodySystem,
-    SimbodyMatterSubsystem,
     Stage,
     State,
 )
+
+from ._loaded_model import LoadedModel
 
 
 # ====================================================================== the result
@@ -46,7 +45,7 @@ class OsimCoordinate:
 
 
 @dataclass
-class OsimModel:
+class OsimModel(LoadedModel):
     """What `load_osim` returns: the System and the OpenSim names of its parts.
 
     Attributes
@@ -82,21 +81,13 @@ class OsimModel:
         the bodies whose inertia was kept as written or repaired (see ``load_osim``).
     """
 
-    system: MultibodySystem
-    matter: SimbodyMatterSubsystem
-    forces: GeneralForceSubsystem
-    bodies: dict = field(default_factory=dict)
-    joints: dict = field(default_factory=dict)
     coordinates: dict = field(default_factory=dict)
     force_elements: dict = field(default_factory=dict)
     constraints: dict = field(default_factory=dict)
     actuators: dict = field(default_factory=dict)
     controllers: dict = field(default_factory=dict)
     actuation: Any = None
-    warnings: list = field(default_factory=list)
-    path: str = ""
     _actuation_impl: Any = None
-    nonphysical_inertias: dict = field(default_factory=dict)
     loop_welds: dict = field(default_factory=dict)
 
     def initial_state(self) -> State:

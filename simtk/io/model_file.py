@@ -45,7 +45,7 @@ from simtk import (
     MultibodySystem,
 )
 
-from ._model_loader import _Loader
+from ._model_loader import build_system, parse_model
 from ._model_registry import ModelFileWarning, register_class
 from ._model_writer import model_to_text, save_model
 from .errors import ModelFileError
@@ -54,8 +54,9 @@ __all__ = ["save_model", "load_model", "register_class", "ModelFileError", "Mode
 
 
 def model_from_text(text: str, file: str | None = None) -> MultibodySystem:
-    """The MultibodySystem described by model file ``text`` (see `load_model`)."""
-    return _Loader(text, file).load()
+    """The MultibodySystem described by model file ``text`` (see `load_model`): parsed into a
+    description, then made by the one builder every reader uses."""
+    return build_system(parse_model(text, file), file)[0]
 
 
 def load_model(path: str | os.PathLike) -> MultibodySystem:

@@ -1,7 +1,9 @@
 """URDF import: a robot description file becomes a MultibodySystem.
 
 `load_urdf` reads a URDF file with the standard library's expat parser (line numbers are kept for
-the error messages) and builds:
+the error messages) into a model description (`describe_urdf`: simtk model-format nodes, each with
+the line and element it came from; no simtk element is made while reading), which the one builder
+every reader shares (``load_model``'s) turns into the System; the description describes:
 
 - one mobilized body per link, named after the link; the mobilizer comes from the joint whose child
   the link is (revolute and continuous: ``Pin``; prismatic: ``Slider``; fixed: ``Weld``, or merged
@@ -35,30 +37,35 @@ from typing import Sequence
 import numpy as np
 
 from simtk import (
-    Body,
     Force,
-    GeneralForceSubsystem,
-    Inertia,
-    MassProperties,
     MobilizedBody,
-    MultibodySystem,
     Rotation,
-    SimbodyMatterSubsystem,
     State,
     Transform,
 )
 
+from ._description import ModelDescription
 from ._inertia_policy import apply as apply_inertia_policy
 from ._inertia_policy import check_policy
+from ._loaded_model import LoadedModel
+from ._model_parser import _Node
 from ._named import NamedDict
-from ._urdf_reader import Geometry, UrdfWarning, _frame_with_axis, _Reader, _resolve_mesh, _sanitize
+from ._urdf_reader import (
+    Geometry,
+    UrdfWarning,
+    _describe,
+    _frame_with_axis,
+    _Reader,
+    _resolve_mesh,
+    _sanitize,
+)
 from .errors import ModelFileError
 
-__all__ = ["load_urdf", "UrdfModel", "Geometry", "ModelFileError", "UrdfWarning"]
+__all__ = ["load_urdf", "describe_urdf", "UrdfModel", "Geometry", "ModelFileError", "UrdfWarning"]
 
 
 @dataclass
-class UrdfModel:
+class UrdfModel(LoadedModel):
     """A multibody system built from a URDF file, with the file's names.
 
     Attributes
@@ -101,17 +108,15 @@ class UrdfModel:
     nonphysical_inertias : dict of str to str
         Links whose inertial was not physical and was kept as written (``nonphysical_inertia="keep"``),
         with the reason.
+    warnings : list of str
+        The warnings issued while loading (each a `UrdfWarning` too).
+    description : ModelDescription
+        The declarative description read from the file, which the builder made `system` from.
     """
 
-    system: MultibodySystem
-    matter: SimbodyMatterSubsystem
-    forces: GeneralForceSubsystem
-    gravity: Force | None
-    name: str
-    path: Path
-    root: MobilizedBody
-    bodies: dict = field(default_factory=dict)
-    joints: dict = field(default_factory=dict)
+    gravity: Force | None = None
+    name: str = ""
+    root: MobilizedBody | None = None
     frames: dict = field(default_factory=dict)
     visuals: list = field(default_factory=list)
     collisions: list = field(default_factory=list)
@@ -121,7 +126,6 @@ class UrdfModel:
     friction: dict = field(default_factory=dict)
     mimics: dict = field(default_factory=dict)
     repaired_inertias: dict = field(default_factory=dict)
-    nonphysical_inertias: dict = field(default_factory=dict)
 
     def default_state(self) -> State:
         """A new default State (all joint coordinates zero, the floating base at the origin), at Model.
@@ -227,123 +231,197 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     body.
     """
     path = Path(path)
+    d = _read(path, floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
+              nonphysical_inertia)
+    return _result(d.rd, d, path, package_dirs)
+
+
+def describe_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fixed: bool = False,
+                  gravity: Sequence[float] | None = (0.0, 0.0, -9.81), limits: bool = True,
+                  limit_stiffness: float = 1e5, limit_dissipation: float = 1.0,
+                  nonphysical_inertia: str = "repair") -> ModelDescription:
+    """The declarative description `load_urdf` builds its System from, without building it.
+
+    Parameters are `load_urdf`'s. ``describe_urdf(path).build()[0]`` is the System ``load_urdf(path)``
+    makes, and ``describe_urdf(path).to_text()`` is it as a model file (``load_model`` reads it).
+
+    Returns
+    -------
+    ModelDescription
+        The model-format nodes of the file's links (mobilized bodies), limits, dampers and gravity,
+        each with the line and element of the file it came from.
+
+    Raises
+    ------
+    ModelFileError
+        As `load_urdf`, for what the reader finds; what only the builder finds is raised by ``build()``.
+    """
+    return _read(Path(path), floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
+                 nonphysical_inertia).desc
+
+
+def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: bool, limit_stiffness: float,
+          limit_dissipation: float, nonphysical_inertia: str) -> "_Description":
     check_policy("load_urdf", nonphysical_inertia)
     rd = _Reader(path, nonphysical_inertia)
-    doc = rd.doc
-
-    # Which body each link belongs to and where its frame is on that body (merge_fixed).
-    home: dict[str, tuple[str, Transform]] = {rd.root: (rd.root, Transform())}
+    d = _Description(rd, floating_base, merge_fixed, nonphysical_inertia)
     for name in rd.order[1:]:
-        j = rd.parent_joint[name]
-        if merge_fixed and j.type == "fixed":
-            body, X_BP = home[j.parent]
-            home[name] = (body, X_BP * j.X_PJ)
-        else:
-            home[name] = (name, Transform())
+        d.joint(rd.parent_joint[name], limits, limit_stiffness, limit_dissipation)
+    if gravity is not None:
+        d.desc.add("Force.UniformGravity", d.desc.forces, "gravity", gravity=np.asarray(gravity, dtype=float),
+                   zero_height=0.0)
+    return d
 
-    # Mass properties per body: its links' (mass, com, inertia about the body origin), in B.
-    parts: dict[str, list] = {}
-    for name in rd.order:
-        link = rd.links[name]
-        body, X_BL = home[name]
-        parts.setdefault(body, [])
-        if link.mass > 0:
-            parts[body].append((link, X_BL))
 
-    def inertia_of(I: np.ndarray) -> Inertia:
-        # a kept inertia stays unchecked (and so does a body it is merged into); the others are physical
-        return apply_inertia_policy(I, nonphysical_inertia)[0]
+class _Description:
+    """The URDF's links and joints as a model description (nodes only: no simtk element is made here)."""
 
-    def mass_properties(body: str) -> MassProperties:
-        ps = parts[body]
+    def __init__(self, rd: _Reader, floating_base: bool, merge_fixed: bool, policy: str):
+        self.rd, self.policy = rd, policy
+        self.desc = ModelDescription(_sanitize(rd.robot_name, set()), rd.path)
+        # Which body each link belongs to and where its frame is on that body (merge_fixed).
+        self.home: dict[str, tuple[str, Transform]] = {rd.root: (rd.root, Transform())}
+        for name in rd.order[1:]:
+            j = rd.parent_joint[name]
+            if merge_fixed and j.type == "fixed":
+                body, X_BP = self.home[j.parent]
+                self.home[name] = (body, X_BP * j.X_PJ)
+            else:
+                self.home[name] = (name, Transform())
+        # Mass properties per body: its links' (mass, com, inertia about the body origin), in B.
+        self.parts: dict[str, list] = {}
+        for name in rd.order:
+            link = rd.links[name]
+            body, X_BL = self.home[name]
+            self.parts.setdefault(body, [])
+            if link.mass > 0:
+                self.parts[body].append((link, X_BL))
+        self.taken = {"ground"}
+        self.nodes: dict[str, _Node] = {}
+        self.stops: dict[str, _Node] = {}
+        self.dampers: dict[str, _Node] = {}
+        kind = "MobilizedBody.Free" if floating_base else "MobilizedBody.Weld"
+        self.body(kind, rd.root, self.desc.ground, Transform(), Transform())
+
+    def mass_properties(self, body: str) -> _Node:
+        ps = self.parts[body]
         if not ps:
-            return MassProperties(0.0, np.zeros(3), Inertia(0.0))
+            return self.desc.mass_properties(0.0, np.zeros(3), np.zeros((3, 3)))
         if len(ps) == 1 and ps[0][0].name == body:
             link = ps[0][0]
-            return MassProperties.from_central_inertia(link.mass, link.com, inertia_of(link.I_C))
-        m = sum(link.mass for link, _ in ps)
-        c = sum(link.mass * (X_BL * link.com) for link, X_BL in ps) / m
-        I_B = np.zeros((3, 3))
-        for link, X_BL in ps:
-            R = X_BL.R.matrix
-            I_B += R @ link.I_C @ R.T
-            p = X_BL * link.com - c
-            I_B += link.mass * (float(p @ p) * np.eye(3) - np.outer(p, p))  # about the composite's center
-        return MassProperties.from_central_inertia(m, c, inertia_of(I_B))
-
-    system = MultibodySystem(name=_sanitize(rd.robot_name, set()))
-    matter = SimbodyMatterSubsystem(system)
-    forces = GeneralForceSubsystem(system)
-    taken = {"ground"}
-    mobods: dict[str, MobilizedBody] = {}
-
-    def make(cls, parent, X_PF, body_name, X_BM):
+            m, c, I_C = link.mass, link.com, link.I_C
+        else:
+            m = sum(link.mass for link, _ in ps)
+            c = sum(link.mass * (X_BL * link.com) for link, X_BL in ps) / m
+            I_C = np.zeros((3, 3))
+            for link, X_BL in ps:
+                R = X_BL.R.matrix
+                I_C += R @ link.I_C @ R.T
+                p = X_BL * link.com - c
+                I_C += link.mass * (float(p @ p) * np.eye(3) - np.outer(p, p))  # about the composite's center
         try:
-            return cls(parent, X_PF, Body.Rigid(mass_properties(body_name)), X_BM, name=_sanitize(body_name, taken))
-        except ValueError as e:  # the mass properties of a merged body, or a frame: name the link
-            raise doc.error(rd.links[body_name].el, str(e)) from None
+            # a kept inertia stays unchecked (and so does a body it is merged into); the others are physical
+            inertia, why = apply_inertia_policy(I_C, self.policy)
+        except ValueError as e:
+            raise self.rd.doc.error(self.rd.links[body].el, str(e)) from None
+        return self.desc.mass_properties(m, c, inertia.matrix, nonphysical=why is not None and self.policy == "keep")
 
-    root_cls = MobilizedBody.Free if floating_base else MobilizedBody.Weld
-    mobods[rd.root] = make(root_cls, matter.ground, Transform(), rd.root, Transform())
-    # the file's names, kept on the body beside its component name (which the name rule may have changed)
-    root = mobods[rd.root]
-    root.link_name = rd.root  # type: ignore[attr-defined]  # the file's names, beside the component name
-    root.joint_name = "root_joint" if floating_base else None  # type: ignore[attr-defined]
-    model = UrdfModel(system, matter, forces, None, rd.robot_name, path, mobods[rd.root])
+    def body(self, kind: str, link: str, parent: _Node, X_PF: Transform, X_BM: Transform) -> _Node:
+        el = self.rd.links[link].el
+        node = self.desc.add(kind, self.desc.matter, _sanitize(link, self.taken), line=self.rd.doc.line(el),
+                             element=_describe(el), parent=parent, inboard_frame=X_PF,
+                             mass_properties=self.mass_properties(link), outboard_frame=X_BM)
+        self.nodes[link] = node
+        return node
+
+    def joint(self, j, limits: bool, k: float, dissipation: float) -> None:
+        """The mobilizer of joint ``j``'s child link (none when merged), its stop and its damper."""
+        if self.home[j.child][0] != j.child:
+            return
+        parent_body, X_BP = self.home[j.parent]
+        X_PJ = X_BP * j.X_PJ  # the joint frame on the parent's body
+        kind, k_axis = _MOBILIZER[j.type]
+        R = Rotation() if k_axis is None else _frame_with_axis(j.axis, k_axis)
+        mb = self.body(kind, j.child, self.nodes[parent_body], X_PJ * Transform(R), Transform(R))
+        line, element = self.rd.doc.line(j.el), _describe(j.el)
+        forces = self.desc.forces
+        name = mb.items["name"][0]
+        if j.limits is not None and limits:
+            self.stops[j.name] = self.desc.add("Force.MobilityLinearStop", forces, f"{name}_limits", line=line,
+                                               element=element, body=mb, which=0, stiffness=k,
+                                               dissipation=dissipation, q_low=j.limits[0], q_high=j.limits[1])
+        if j.damping > 0:
+            if kind in ("MobilizedBody.Pin", "MobilizedBody.Slider"):
+                self.dampers[j.name] = self.desc.add("Force.MobilityLinearDamper", forces, f"{name}_damping",
+                                                     line=line, element=element, body=mb, which=0, damping=j.damping)
+            elif kind != "MobilizedBody.Weld":  # URDF defines damping for one-axis joints only
+                self.rd.unknown.append(f"<dynamics damping> of {j.type} joint {j.name!r}: not applied")
+
+
+#: URDF joint type -> (mobilizer kind, which axis of its frames turns onto the URDF axis, or None)
+_MOBILIZER = {"revolute": ("MobilizedBody.Pin", 2), "continuous": ("MobilizedBody.Pin", 2),
+              "prismatic": ("MobilizedBody.Slider", 0), "planar": ("MobilizedBody.Planar", 2),
+              "floating": ("MobilizedBody.Free", None), "fixed": ("MobilizedBody.Weld", None)}
+
+
+def _result(rd: _Reader, d: _Description, path: Path, package_dirs: Sequence[str | os.PathLike]) -> UrdfModel:
+    """Build the description and give the built components the file's names."""
+    system, comps = d.desc.build()
+    mobods = {link: comps[node.path] for link, node in d.nodes.items()}
+    for link, mb in mobods.items():  # the file's names, kept on the body beside its component name
+        mb.link_name = link
+        mb.joint_name = rd.parent_joint[link].name if link in rd.parent_joint else (
+            "root_joint" if isinstance(mb, MobilizedBody.Free) else None)
+    model = UrdfModel(system, comps["/matter"], comps["/forces"], path, description=d.desc, components=comps,
+                      name=rd.robot_name, root=mobods[rd.root])
+    model.gravity = comps.get("/forces/gravity")
     model.joints, model.bodies = NamedDict((), "joint", path), NamedDict((), "link", path)
     for name in rd.order[1:]:
         j = rd.parent_joint[name]
-        if home[name][0] != name:
-            continue
-        parent_body, X_BP = home[j.parent]
-        X_PJ = X_BP * j.X_PJ  # the joint frame on the parent's body
-        if j.type in ("revolute", "continuous"):
-            cls, R = MobilizedBody.Pin, _frame_with_axis(j.axis, 2)
-        elif j.type == "prismatic":
-            cls, R = MobilizedBody.Slider, _frame_with_axis(j.axis, 0)
-        elif j.type == "planar":
-            cls, R = MobilizedBody.Planar, _frame_with_axis(j.axis, 2)
-        elif j.type == "floating":
-            cls, R = MobilizedBody.Free, Rotation()
-        else:
-            cls, R = MobilizedBody.Weld, Rotation()
-        mb = make(cls, mobods[parent_body], X_PJ * Transform(R), name, Transform(R))
-        mb.link_name, mb.joint_name = name, j.name
-        mobods[name] = mb
-        model.joints[j.name] = mb
+        if name in mobods:
+            model.joints[j.name] = mobods[name]
         if j.limits is not None:
             model.limits[j.name] = j.limits
-            if limits:
-                model.stops[j.name] = Force.MobilityLinearStop(forces, mb, 0, limit_stiffness, limit_dissipation,
-                                                               j.limits[0], j.limits[1], name=f"{mb.name}_limits")
-        one_dof = cls in (MobilizedBody.Pin, MobilizedBody.Slider)
-        if j.damping > 0:
-            if one_dof:
-                model.dampers[j.name] = Force.MobilityLinearDamper(forces, mb, 0, j.damping, name=f"{mb.name}_damping")
-            elif cls is not MobilizedBody.Weld:  # URDF defines damping for one-axis joints only
-                rd.unknown.append(f"<dynamics damping> of {j.type} joint {j.name!r}: not applied")
-        if j.friction > 0 and cls is not MobilizedBody.Weld:
+        if j.friction > 0 and j.type != "fixed" and name in mobods:
             model.friction[j.name] = j.friction
-        if j.mimic is not None:
+        if j.mimic is not None and name in mobods:
             model.mimics[j.name] = j.mimic
+    model.stops = {k: comps[n.path] for k, n in d.stops.items()}
+    model.dampers = {k: comps[n.path] for k, n in d.dampers.items()}
     for name in rd.order:
-        body, X_BL = home[name]
+        body, X_BL = d.home[name]
         model.frames[name] = (mobods[body], X_BL)
         if body == name:
             model.bodies[name] = mobods[name]
+    missing = _decorations(rd, d, model, path, package_dirs)
+    model.repaired_inertias = dict(rd.repaired)
+    model.nonphysical_inertias = dict(rd.kept)
+    w = model.warnings
+    _warn_once(w, path, missing, "mesh file(s) not found (kept as references, Geometry.path is None)")
+    _warn_once(w, path, [f"{k} ({v})" for k, v in rd.repaired.items()],
+               "link(s) with a non-physical inertia, replaced by the nearest physical one")
+    _warn_once(w, path, [f"{k} ({v})" for k, v in rd.kept.items()],
+               "link(s) with a non-physical inertia, kept as written (nonphysical_inertia='keep')")
+    _warn_once(w, path, rd.massless_with_inertia, "link(s) with mass 0 but a nonzero inertia: the inertia is dropped "
+                                                  "(a massless simtk body has none)")
+    _warn_once(w, path, [f"{k} (friction {v:g})" for k, v in model.friction.items()],
+               "joint(s) with Coulomb friction, which is NOT applied (simtk has no friction element yet)")
+    _warn_once(w, path, [f"{k} (follows {v[0]!r})" for k, v in model.mimics.items()],
+               "mimic joint(s) loaded as independent joints (the coupling is not applied)")
+    _warn_once(w, path, rd.unknown, "element(s) not understood, ignored")
+    return model
 
-    if gravity is not None:
-        model.gravity = Force.UniformGravity(forces, matter, np.asarray(gravity, dtype=float), name="gravity")
 
-    # Decorations.
+def _decorations(rd: _Reader, d: _Description, model: UrdfModel, path: Path, package_dirs) -> list[str]:
+    """The visual and collision shapes (records for a viewer, not System elements); the meshes not found."""
     missing: list[str] = []
     urdf_dir = path.resolve().parent
-    pkg_dirs = [Path(d) for d in package_dirs]
-    pkg_dirs += [Path(d) for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
+    pkg_dirs = [Path(p) for p in package_dirs]
+    pkg_dirs += [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
     found_cache: dict[str, Path | None] = {}
     for name in rd.order:
         link = rd.links[name]
-        body, X_BL = home[name]
+        body, X_BL = d.home[name]
         for tag, out in (("visual", model.visuals), ("collision", model.collisions)):
             for gname, X_LG, kind, dims, mname, rgba in rd.shapes(link, tag):
                 if "filename" in dims:
@@ -353,27 +431,13 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
                         if found_cache[fn] is None:
                             missing.append(fn)
                     dims["path"] = found_cache[fn]
-                out.append(Geometry(name, mobods[body], X_BL * X_LG, kind, name=gname, material=mname, rgba=rgba,
-                                    **dims))
-
-    model.repaired_inertias = dict(rd.repaired)
-    model.nonphysical_inertias = dict(rd.kept)
-    _warn_once(path, missing, "mesh file(s) not found (kept as references, Geometry.path is None)")
-    _warn_once(path, [f"{k} ({v})" for k, v in rd.repaired.items()],
-               "link(s) with a non-physical inertia, replaced by the nearest physical one")
-    _warn_once(path, [f"{k} ({v})" for k, v in rd.kept.items()],
-               "link(s) with a non-physical inertia, kept as written (nonphysical_inertia='keep')")
-    _warn_once(path, rd.massless_with_inertia, "link(s) with mass 0 but a nonzero inertia: the inertia is dropped "
-                                              "(a massless simtk body has none)")
-    _warn_once(path, [f"{k} (friction {v:g})" for k, v in model.friction.items()],
-               "joint(s) with Coulomb friction, which is NOT applied (simtk has no friction element yet)")
-    _warn_once(path, [f"{k} (follows {v[0]!r})" for k, v in model.mimics.items()],
-               "mimic joint(s) loaded as independent joints (the coupling is not applied)")
-    _warn_once(path, rd.unknown, "element(s) not understood, ignored")
-    return model
+                out.append(Geometry(name, model.bodies[body], X_BL * X_LG, kind, name=gname, material=mname,
+                                    rgba=rgba, **dims))
+    return missing
 
 
-def _warn_once(path: Path, items: list[str], what: str) -> None:
+def _warn_once(out: list, path: Path, items: list[str], what: str) -> None:
     if items:
         shown = ", ".join(items[:8]) + (f", ... ({len(items) - 8} more)" if len(items) > 8 else "")
-        warnings.warn(f"{path}: {len(items)} {what}: {shown}", UrdfWarning, stacklevel=3)
+        out.append(f"{path}: {len(items)} {what}: {shown}")
+        warnings.warn(out[-1], UrdfWarning, stacklevel=4)
