@@ -529,8 +529,12 @@ cdef class TreeStepper:
         # has just left them at this q.
         cdef BatchScratch* s = &self.scr
         cdef Py_ssize_t bad
+        cdef Py_ssize_t k
         if self.state_derivative is not None:
             return self.state_derivative.evaluate(t, y, out)
+        for k in range(self.batch.nsets):  # the actuators' functions of time are evaluated at t
+            if self.batch.fsets[k].live != NULL:
+                self.batch.fsets[k].live[self.batch.fsets[k].n] = t
         if reuse == -2:
             bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL, self.held_p)
         else:
