@@ -83,9 +83,9 @@ FORCE_KINDS = {
     "CoordinateLimit": (FK_COORDINATE_LIMIT, 0, ("upper_stiffness", "upper_limit", "lower_stiffness", "lower_limit",
                                                  "damping", "transition"), True),
     # OpenSim's CoordinateActuator (type 0), TorqueActuator (1) and PointActuator (2): optimal_force times
-    # a control, the set's live buffer (ForceSet.live: the held controls, then the time) plus its
-    # compiled functions of time (ForceSet terms); bodies (A or the point's body, B), station 0 the point,
-    # R_BA the frame of the vector in its body, v the unit axis or direction; index (0, u) of type 0
+    # a control, the evaluation's input (Tree.inputs[index[j, 0]]) plus its compiled functions of
+    # Tree.time (ForceSet terms); bodies (A or the point's body, B), station 0 the point, R_BA the frame
+    # of the vector in its body, v the unit axis or direction; index (input, u of type 0)
     "Actuator": (FK_ACTUATOR, 2, ("type", "optimal_force", "enabled") + tuple(f"R_BA{i}" for i in range(9)) +
                  ("v0", "v1", "v2", "is_global", "point_is_global", "has_b"), True),
 }
@@ -100,10 +100,9 @@ cdef struct FSet:
     const double* stations
     const double* params
     const idx_t* index
-    # FK_ACTUATOR only (NULL, 0 otherwise): live[0:n] the controls held, live[n] the time (written
-    # before each evaluation: by Python from a State, by the stepper at each derivative's t); terms
-    # (nterms, 2): (actuator, entry of fn), functions of time added to that actuator's control in order
-    double* live
+    # FK_ACTUATOR only (NULL, 0 otherwise): terms (nterms, 2): (actuator, entry of fn), functions of
+    # time added to that actuator's control in order. (The controls and the time are the evaluation's,
+    # Tree.inputs and Tree.time: a set is model data, shared by every State and thread.)
     const idx_t* terms
     Py_ssize_t nterms
     const FnTable* fn
@@ -660,10 +659,12 @@ cdef Py_ssize_t _add_actuator(const FSet* s, const Tree* t, const double* q, con
     cdef double r[3]
     cdef double d[3]
     cdef idx_t b, b2
-    x = s.live[s.n]
+    x = t.time
     for j in range(s.n):
         prm = s.params + s.npk * j
-        c = s.live[j]
+        if s.index[2 * j] >= t.ninputs:
+            return j  # (its input was not given: ForceSet.add and the stepper check it before)
+        c = t.inputs[s.index[2 * j]]
         for k in range(s.nterms):
             if s.terms[2 * k] == j:
                 c += fn_value(s.fn, s.terms[2 * k + 1], &x)
@@ -792,8 +793,9 @@ cdef class ForceSet:
     cdef readonly int kind
     cdef readonly Py_ssize_t n
     cdef readonly object bodies, stations, params, index
-    # FK_ACTUATOR: its functions of time (terms, functions) and its live buffer (controls, then time)
-    cdef readonly object terms, functions, live
+    # FK_ACTUATOR: its functions of time (terms, functions); ninputs: the inputs an evaluation needs
+    cdef readonly object terms, functions
+    cdef readonly Py_ssize_t ninputs
     cdef idx_t max_body, max_q, max_u
 
     def __init__(self, int kind, bodies, stations, params, index, terms=None, functions=None):
@@ -832,7 +834,7 @@ cdef class ForceSet:
         self.s.stations = _dp(self.stations)
         self.s.params = _dp(self.params)
         self.s.index = _ip(self.index)
-        self.s.live = NULL
+        self.ninputs = 0
         self.s.terms = NULL
         self.s.nterms = 0
         self.s.fn = NULL
@@ -867,8 +869,7 @@ cdef class ForceSet:
                     raise ValueError(f"ForceSet (actuators): term {k}'s function is not of one argument (time)")
             self.s.fn = &table.t
         self.functions = functions
-        self.live = np.zeros(self.n + 1)
-        self.s.live = _dp(self.live)
+        self.ninputs = int(self.index[:, 0].max()) + 1 if self.n else 0
         self.s.terms = _ip(self.terms)
         self.s.nterms = self.terms.shape[0]
         return 0
@@ -889,10 +890,17 @@ cdef class ForceSet:
                              f"a tree with nb={ws.nb}, nq={nq}, nu={ws.nu}")
         return 0
 
+    cdef int _inputs_given(self, const Tree* t) except -1:
+        if self.ninputs > t.ninputs:
+            raise ValueError(f"ForceSet (kind {self.kind}): its elements read {self.ninputs} inputs, but the "
+                             f"evaluation gives {t.ninputs} (TreeKernels.set_inputs)")
+        return 0
+
     def add(self, TreeKernels ws, body_forces, mobility_forces):
         """Add every element's forces into ``body_forces`` (nb,2,3) and
         ``mobility_forces`` (nu,), in place, from the workspace's realized
-        kinematics (ws.q, ws.u, R_GB, p_GB, V_GB, ...).
+        kinematics (ws.q, ws.u, R_GB, p_GB, V_GB, ...) and its time and
+        inputs (``ws.set_inputs``).
 
         Returns the index of the first element whose forces are not finite
         (left out; a LinearBushing at its angle singularity), or -1.
@@ -905,6 +913,7 @@ cdef class ForceSet:
         if not _is_f64_vector(mobility_forces, ws.nu, True):
             raise ValueError(f"mobility_forces: expected a writable C-contiguous float64 ({ws.nu},) array")
         self._fits(ws, ws.nq)
+        self._inputs_given(&ws.t)
         bf = _dp(body_forces)
         mf = _dp(mobility_forces)
         with nogil:
@@ -942,6 +951,7 @@ def add_force_sets(tuple sets, TreeKernels ws, body_forces, mobility_forces, bin
         raise ValueError(f"mobility_forces: expected a writable C-contiguous float64 ({ws.nu},) array")
     for i in range(nsets):
         (<ForceSet?>sets[i])._fits(ws, ws.nq)
+        (<ForceSet>sets[i])._inputs_given(&ws.t)
     bf = _dp(body_forces)
     mf = _dp(mobility_forces)
     if zero_first:

@@ -218,7 +218,7 @@ class CompiledLoop:
         """The held forces from the State: each DiscreteForces element's values (its mobility forces
         only once set, as the element adds them), and the Actuators' controls."""
         for p in self.live:
-            p.load_held(s)
+            p.load_held(s, self.stepper)
         nu = self._nu
         for r, element in enumerate(self.held):
             values = element._values(s)

@@ -135,3 +135,69 @@ def test_a_speed_the_mobilizer_lacks_is_refused_naming_the_element():
     with pytest.raises(IndexError, match=r"/forces/actuators.*'nope'.*no u\[1\]"):
         system.realize_model(state)
         system.realize(state, Stage.Instance)
+
+
+def test_discrete_forces_added_before_the_actuators_sum_as_in_the_compiled_loop():
+    # The compiled loop adds the actuators' set with the built-in sets and the held DiscreteForces after
+    # them; the Python path must add them in that order too, whichever element was made first.
+    finals = []
+    for compiled in (True, False):
+        system = MultibodySystem("arm")
+        matter = SimbodyMatterSubsystem(system)
+        forces = GeneralForceSubsystem(system)
+        held = Force.DiscreteForces(forces, matter)  # before the actuators
+        upper = MobilizedBody.Pin(matter.ground, Transform(), BODY, Transform(), name="upper")
+        forearm = MobilizedBody.Ball(upper, Transform([0.0, -1.0, 0.0]), BODY, Transform(), name="forearm")
+        Force.UniformGravity(forces, matter, [0.0, -9.81, 0.0])
+        for k in range(3):  # built-in mobility forces, so that the order of three terms shows
+            Force.MobilityConstantForce(forces, forearm, k, 0.37 + 0.11 * k)
+        act = Force.Actuators(forces, matter)
+        act.add_coordinate_actuator("elbow", forearm, 2, 3.0)
+        act.add_torque_actuator("twist", forearm, [0.0, 0.6, 0.8], 2.0, body_b=upper)
+        state = _state(system, matter)
+        act.set_control(state, "elbow", 0.3123)
+        act.set_control(state, "twist", -0.7071)
+        held.set_all_mobility_forces(state, [0.1, 0.2, -0.3, 0.0571])
+        held.set_one_body_force(state, forearm, [[0.1, 0.0, 0.3], [1.0, -2.0, 0.5]])
+        integ = RungeKuttaMersonIntegrator(system)
+        integ.set_use_compiled_loop(compiled)
+        integ.initialize(state)
+        integ.step_to(0.3)
+        finals.append(np.array(integ.get_state().get_y()))
+        if compiled:
+            assert "calls Python" not in integ.describe_fast_path()
+    assert np.array_equal(finals[0], finals[1])
+
+
+def test_threads_simulating_states_of_one_system_with_other_controls_do_not_share_them():
+    # The packed set is shared by every State of an instance; the controls are each evaluation's own
+    # (the State's workspace, the stepper's inputs), so concurrent runs do not read each other's.
+    import threading
+
+    system, matter, upper, forearm, act = _model()
+    base = _state(system, matter)
+    system.realize(base, Stage.Instance)
+    controls = [0.9, -0.6, 0.3, -1.2]
+
+    def run(c, out, k):
+        state = base.copy()
+        act.set_control(state, "elbow", c)
+        act.set_control(state, "twist", -c)
+        integ = RungeKuttaMersonIntegrator(system)
+        integ.set_accuracy(1e-8)
+        integ.initialize(state)
+        integ.step_to(0.5)
+        out[k] = np.array(integ.get_state().get_y())
+
+    alone = [None] * len(controls)
+    for k, c in enumerate(controls):
+        run(c, alone, k)
+    together = [None] * len(controls)
+    for _ in range(3):  # (an interleaving that mixes them is likely in one of a few rounds)
+        threads = [threading.Thread(target=run, args=(c, together, k)) for k, c in enumerate(controls)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for k in range(len(controls)):
+            assert np.array_equal(together[k], alone[k]), f"run {k} (control {controls[k]})"

@@ -7,8 +7,10 @@ write) plus its functions of time (OpenSim's PrescribedController), added in the
 Functions are evaluated in the kernel; a user's Function (no compiled form) is evaluated in Python at
 each realization, and then the element is a Python part of the compiled time loop.
 
-In the compiled time loop the held controls are read from the State at every call, as
-``Force.DiscreteForces``' values are, and the functions are evaluated at each derivative's time.
+The kernel reads the controls and the time of the evaluation (the State's workspace, or the compiled
+loop's stepper, never the shared set): in the compiled time loop the held controls are read from the
+State at every call, as ``Force.DiscreteForces``' values are, and the functions are evaluated at each
+derivative's time.
 """
 from __future__ import annotations
 
@@ -49,7 +51,10 @@ class _Actuator:
 
 class _ActuatorPacked:
     """The enabled Actuators elements of an instance: their compiled set, the held controls' slots, and
-    the functions of time without a compiled form (evaluated in Python before each kernel call)."""
+    the functions of time without a compiled form (evaluated in Python before each kernel call).
+
+    The set is model data, shared by every State and thread; the controls and the time of an evaluation
+    are the workspace's (``TreeKernels.set_inputs``) or the compiled loop's stepper's."""
 
     __slots__ = ("fs", "elements", "slots", "python_terms")
 
@@ -60,24 +65,22 @@ class _ActuatorPacked:
         self.python_terms = python_terms
 
     def __deepcopy__(self, memo):
-        return self  # never changed after Instance (its live buffer is written before every use)
+        return self  # never changed after Instance
 
-    def load(self, state: State) -> None:
-        """The kernel's live buffer from ``state``: the held controls (plus the Python functions at its
-        time), then its time."""
-        live = self.fs.live
-        for k, (sub, i) in enumerate(self.slots):
-            live[k] = sub.get_discrete_variable(state, i)
-        t = state.get_time()
+    def controls(self, state: State) -> np.ndarray:
+        """The kernel's inputs in ``state``: each actuator's held control, plus its functions of time
+        that have no compiled form, at the State's time."""
+        c = np.array([sub.get_discrete_variable(state, i) for sub, i in self.slots], dtype=float)
         if self.python_terms:
-            x = np.array([t])
+            x = np.array([state.get_time()])
             for k, f in self.python_terms:
-                live[k] += f.calc_value_unchecked(x)
-        live[-1] = t
+                c[k] += f.calc_value_unchecked(x)
+        return c
 
-    def load_held(self, state: State) -> None:
-        """``load`` for the compiled time loop, which writes the time at each derivative itself."""
-        self.load(state)
+    def load_held(self, state: State, stepper) -> None:
+        """The compiled time loop's inputs from ``state`` (held over the steps; the time is each
+        derivative's)."""
+        stepper.set_inputs(self.controls(state))
 
 
 @_element("Actuators")
@@ -98,6 +101,9 @@ class _Actuators(Force):
     name : str
         The element's name (its path is ``/<forces>/<name>``); default ``"actuators"``.
     """
+
+    #: its set is compiled, its controls read from the State (see GeneralForceSubsystem's groups)
+    _reads_inputs = True
 
     def __init__(self, forces, matter, name: str = "actuators"):
         self._matter_subsystem = _matter_arg(matter, "Force.Actuators: matter", forces)
@@ -279,7 +285,7 @@ class _Actuators(Force):
                              float(a.is_global), float(a.point_is_global), float(b2 is not None)])
                 bodies.append([a.mobod._index, 0 if b2 is None else b2._index])
                 stations.append([a.point, np.zeros(3)])
-                index.append([0, u])
+                index.append([k, u])  # (input k: the actuator's control)
                 for f in a.functions:
                     i = builder.try_add(f)
                     if i is None:
@@ -295,7 +301,7 @@ class _Actuators(Force):
     @classmethod
     def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
         ws = matter._at(state, Stage.Position, "Force.Actuators forces").ws
-        packed.load(state)
+        ws.set_inputs(state.get_time(), packed.controls(state))
         packed.fs.add(ws, body_forces, mobility_forces)
 
 
