@@ -106,6 +106,8 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.cmass = src.cmass; t.cp_BC = src.cp_BC; t.cI_B = src.cI_B
     t.nfb = src.nfb; t.fbrec = src.fbrec; t.fbi = src.fbi; t.fbd = src.fbd
     t.fn_ent = src.fn_ent; t.fn_par = src.fn_par
+    # no inputs until the owner gives its own (TreeStepper.set_inputs): src's buffer may move
+    t.time = 0.0; t.inputs = NULL; t.ninputs = 0
     t.q = p; p += nq
     t.u = p; p += nu
     t.R_FM = p; p += 9 * nb
@@ -356,6 +358,8 @@ cdef class TreeBatch:
     cdef readonly tuple sets
     cdef FSet* fsets
     cdef Py_ssize_t nsets
+    # the inputs its sets read (the largest ForceSet.ninputs): given by a stepper, refused by the batch
+    cdef readonly Py_ssize_t ninputs
     cdef BatchScratch* scr
     cdef double* block
     cdef int nt_alloc
@@ -375,8 +379,10 @@ cdef class TreeBatch:
         for i in range(1, ws.nb):
             if ws.t.jtype[i] == J_CUSTOM and not (custom and not sets):
                 raise ValueError(f"TreeBatch: body {i} has a Custom mobilizer, which the batch kernels cannot run")
+        self.ninputs = 0
         for s in sets:
             (<ForceSet?>s)._fits(ws, ws.nq)
+            self.ninputs = max(self.ninputs, (<ForceSet>s).ninputs)
         self.ws = ws
         self.sets = sets
         self.nsets = len(sets)
@@ -435,6 +441,9 @@ cdef class TreeBatch:
         # on the thread count.)
         cdef Py_ssize_t work = K * (evals_per_row if evals_per_row > 0 else 1)
         cdef int nt = nthreads if nthreads > 0 else 1
+        if self.ninputs:
+            raise ValueError("TreeBatch: its force sets read inputs (actuators' controls), which the batch "
+                             "kernels do not take")
         if not simtk_openmp_compiled():
             nt = 1
         if nt > work // BATCH_MIN_EVALS:

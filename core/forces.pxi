@@ -43,7 +43,14 @@ cdef enum:
     FK_SMOOTH_SPHERE = 12
     FK_HUNT_CROSSLEY = 13
     FK_COORDINATE_LIMIT = 14
-    FK_NUM_KINDS = 15
+    FK_ACTUATOR = 15
+    FK_NUM_KINDS = 16
+
+# FK_ACTUATOR's "type" parameter
+cdef enum:
+    ACT_COORDINATE = 0
+    ACT_TORQUE = 1
+    ACT_POINT = 2
 
 # name -> (code, bodies per element, parameter names, uses (q, u) indices)
 FORCE_KINDS = {
@@ -75,6 +82,12 @@ FORCE_KINDS = {
     # OpenSim's CoordinateLimitForce on one coordinate, in SI units (radians for a rotational one)
     "CoordinateLimit": (FK_COORDINATE_LIMIT, 0, ("upper_stiffness", "upper_limit", "lower_stiffness", "lower_limit",
                                                  "damping", "transition"), True),
+    # OpenSim's CoordinateActuator (type 0), TorqueActuator (1) and PointActuator (2): optimal_force times
+    # a control, the evaluation's input (Tree.inputs[index[j, 0]]) plus its compiled functions of
+    # Tree.time (ForceSet terms); bodies (A or the point's body, B), station 0 the point, R_BA the frame
+    # of the vector in its body, v the unit axis or direction; index (input, u of type 0)
+    "Actuator": (FK_ACTUATOR, 2, ("type", "optimal_force", "enabled") + tuple(f"R_BA{i}" for i in range(9)) +
+                 ("v0", "v1", "v2", "is_global", "point_is_global", "has_b"), True),
 }
 
 
@@ -87,6 +100,12 @@ cdef struct FSet:
     const double* stations
     const double* params
     const idx_t* index
+    # FK_ACTUATOR only (NULL, 0 otherwise): terms (nterms, 2): (actuator, entry of fn), functions of
+    # time added to that actuator's control in order. (The controls and the time are the evaluation's,
+    # Tree.inputs and Tree.time: a set is model data, shared by every State and thread.)
+    const idx_t* terms
+    Py_ssize_t nterms
+    const FnTable* fn
 
 
 # ---------------------------------------------------------------------------
@@ -623,6 +642,60 @@ cdef Py_ssize_t _add_coordinate_limit(const FSet* s, const Tree* t, const double
     return -1
 
 
+cdef Py_ssize_t _add_actuator(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
+                              double* mf) noexcept nogil:
+    # As simtk.io's _Actuation oracle (tests/io/_actuation_oracle.py): c = held + its functions of
+    # time in order; an enabled actuator with c != 0 applies f = c optimal_force as
+    #   coordinate: mf[u] += f
+    #   torque:     g = f v (R_GB R_BA applied unless global) on A, -g on B
+    #   point:      g likewise at the body's point p (p = R_GB^T (p - p_GB) when the point is global)
+    cdef Py_ssize_t j, k
+    cdef const double* prm
+    cdef double c, f, x
+    cdef double v[3]
+    cdef double w[3]
+    cdef double g[3]
+    cdef double p[3]
+    cdef double r[3]
+    cdef double d[3]
+    cdef idx_t b, b2
+    x = t.time
+    for j in range(s.n):
+        prm = s.params + s.npk * j
+        if s.index[2 * j] >= t.ninputs:
+            return j  # (its input was not given: ForceSet.add and the stepper check it before)
+        c = t.inputs[s.index[2 * j]]
+        for k in range(s.nterms):
+            if s.terms[2 * k] == j:
+                c += fn_value(s.fn, s.terms[2 * k + 1], &x)
+        if prm[2] == 0.0 or c == 0.0:
+            continue
+        f = c * prm[1]
+        if <int>prm[0] == ACT_COORDINATE:
+            mf[s.index[2 * j + 1]] += f
+            continue
+        b = s.bodies[2 * j]
+        v[0] = f * prm[12]; v[1] = f * prm[13]; v[2] = f * prm[14]
+        if prm[15] == 0.0:
+            mat33_vec(prm + 3, v, w)
+            mat33_vec(t.R_GB + 9 * b, w, g)
+        else:
+            g[0] = v[0]; g[1] = v[1]; g[2] = v[2]
+        if <int>prm[0] == ACT_TORQUE:
+            bf[6 * b] += g[0]; bf[6 * b + 1] += g[1]; bf[6 * b + 2] += g[2]
+            if prm[17] != 0.0:
+                b2 = s.bodies[2 * j + 1]
+                bf[6 * b2] += -g[0]; bf[6 * b2 + 1] += -g[1]; bf[6 * b2 + 2] += -g[2]
+            continue
+        p[0] = s.stations[6 * j]; p[1] = s.stations[6 * j + 1]; p[2] = s.stations[6 * j + 2]
+        if prm[16] != 0.0:
+            d[0] = p[0] - t.p_GB[3 * b]; d[1] = p[1] - t.p_GB[3 * b + 1]; d[2] = p[2] - t.p_GB[3 * b + 2]
+            mat33T_vec(t.R_GB + 9 * b, d, p)
+        mat33_vec(t.R_GB + 9 * b, p, r)
+        add_station_force(bf, b, r, g, 1.0)
+    return -1
+
+
 cdef double _energy_gravity(const FSet* s, const Tree* t, const double* q) noexcept nogil:
     return k_gravity_energy(s, t)
 
@@ -676,6 +749,7 @@ _set_kind(FK_BUSHING, _add_bushing, _energy_bushing)
 _set_kind(FK_SMOOTH_SPHERE, _add_smooth_sphere, _energy_smooth_sphere)
 _set_kind(FK_HUNT_CROSSLEY, _add_hunt_crossley, _energy_hunt_crossley)
 _set_kind(FK_COORDINATE_LIMIT, _add_coordinate_limit, _energy_coordinate_limit)
+_set_kind(FK_ACTUATOR, _add_actuator, NULL)
 
 
 def _force_kind_table_is_complete():
@@ -719,9 +793,12 @@ cdef class ForceSet:
     cdef readonly int kind
     cdef readonly Py_ssize_t n
     cdef readonly object bodies, stations, params, index
+    # FK_ACTUATOR: its functions of time (terms, functions); ninputs: the inputs an evaluation needs
+    cdef readonly object terms, functions
+    cdef readonly Py_ssize_t ninputs
     cdef idx_t max_body, max_q, max_u
 
-    def __init__(self, int kind, bodies, stations, params, index):
+    def __init__(self, int kind, bodies, stations, params, index, terms=None, functions=None):
         cdef Py_ssize_t nbk, npk
         if not 0 <= kind < FK_NUM_KINDS:
             raise ValueError(f"unknown force kind {kind}")
@@ -757,9 +834,49 @@ cdef class ForceSet:
         self.s.stations = _dp(self.stations)
         self.s.params = _dp(self.params)
         self.s.index = _ip(self.index)
+        self.ninputs = 0
+        self.s.terms = NULL
+        self.s.nterms = 0
+        self.s.fn = NULL
+        if kind == FK_ACTUATOR:
+            self._actuator(terms, functions)
+        elif terms is not None or functions is not None:
+            raise ValueError(f"ForceSet (kind {kind}): only the actuator kind takes terms and functions")
+
+    cdef int _actuator(self, terms, functions) except -1:
+        cdef FunctionTable table
+        cdef Py_ssize_t k
+        if self.params.shape[1] != 18:
+            raise ValueError("ForceSet (actuators): expected 18 parameters per element")
+        kinds = self.params[:, 0]
+        if not np.isin(kinds, (ACT_COORDINATE, ACT_TORQUE, ACT_POINT)).all():
+            raise ValueError("ForceSet (actuators): a type is not 0, 1 or 2")
+        coordinate = kinds == ACT_COORDINATE
+        self.max_u = int(self.index[coordinate, 1].max()) if coordinate.any() else -1
+        self.max_body = int(self.bodies.max()) if self.n else -1
+        self.terms = np.array(np.zeros((0, 2)) if terms is None else terms, dtype=np.int64, order="C", copy=True)
+        if self.terms.ndim != 2 or self.terms.shape[1] != 2:
+            raise ValueError("ForceSet (actuators): terms must have shape (m, 2)")
+        self.terms.flags.writeable = False
+        if self.terms.shape[0]:
+            if not isinstance(functions, FunctionTable):
+                raise TypeError("ForceSet (actuators): terms need a FunctionTable of their functions")
+            table = <FunctionTable>functions
+            for k in range(self.terms.shape[0]):
+                if not (0 <= self.terms[k, 0] < self.n and 0 <= self.terms[k, 1] < table.n):
+                    raise ValueError(f"ForceSet (actuators): term {k} names no actuator or no function")
+                if table.entries[self.terms[k, 1], 1] != 1:
+                    raise ValueError(f"ForceSet (actuators): term {k}'s function is not of one argument (time)")
+            self.s.fn = &table.t
+        self.functions = functions
+        self.ninputs = int(self.index[:, 0].max()) + 1 if self.n else 0
+        self.s.terms = _ip(self.terms)
+        self.s.nterms = self.terms.shape[0]
+        return 0
 
     def __reduce__(self):
-        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index))
+        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index, self.terms,
+                           self.functions))
 
     def __deepcopy__(self, memo):
         return self  # immutable
@@ -773,10 +890,17 @@ cdef class ForceSet:
                              f"a tree with nb={ws.nb}, nq={nq}, nu={ws.nu}")
         return 0
 
+    cdef int _inputs_given(self, const Tree* t) except -1:
+        if self.ninputs > t.ninputs:
+            raise ValueError(f"ForceSet (kind {self.kind}): its elements read {self.ninputs} inputs, but the "
+                             f"evaluation gives {t.ninputs} (TreeKernels.set_inputs)")
+        return 0
+
     def add(self, TreeKernels ws, body_forces, mobility_forces):
         """Add every element's forces into ``body_forces`` (nb,2,3) and
         ``mobility_forces`` (nu,), in place, from the workspace's realized
-        kinematics (ws.q, ws.u, R_GB, p_GB, V_GB, ...).
+        kinematics (ws.q, ws.u, R_GB, p_GB, V_GB, ...) and its time and
+        inputs (``ws.set_inputs``).
 
         Returns the index of the first element whose forces are not finite
         (left out; a LinearBushing at its angle singularity), or -1.
@@ -789,6 +913,7 @@ cdef class ForceSet:
         if not _is_f64_vector(mobility_forces, ws.nu, True):
             raise ValueError(f"mobility_forces: expected a writable C-contiguous float64 ({ws.nu},) array")
         self._fits(ws, ws.nq)
+        self._inputs_given(&ws.t)
         bf = _dp(body_forces)
         mf = _dp(mobility_forces)
         with nogil:
@@ -826,6 +951,7 @@ def add_force_sets(tuple sets, TreeKernels ws, body_forces, mobility_forces, bin
         raise ValueError(f"mobility_forces: expected a writable C-contiguous float64 ({ws.nu},) array")
     for i in range(nsets):
         (<ForceSet?>sets[i])._fits(ws, ws.nq)
+        (<ForceSet>sets[i])._inputs_given(&ws.t)
     bf = _dp(body_forces)
     mf = _dp(mobility_forces)
     if zero_first:

@@ -33,6 +33,9 @@ cdef class PointKernels:
 
     def __init__(self, TreeBatch batch, quat_q):
         cdef Py_ssize_t n = _block_doubles(batch.ws.nb, batch.ws.nu, batch.ws.nq, batch.ws.nfb)
+        if batch.ninputs:
+            raise ValueError("PointKernels: the force sets read inputs (actuators' controls), which the "
+                             "functional forms do not take")
         self.batch = batch
         self.quat_q = np.array(quat_q, dtype=np.int64, order="C").reshape(-1)
         self.quat_q.flags.writeable = False

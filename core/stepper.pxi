@@ -423,6 +423,8 @@ cdef class TreeStepper:
     cdef Held held
     cdef Held* held_p
     cdef object _held_refs
+    # the inputs the force sets read (set_inputs), held over the steps as the held forces are
+    cdef object _inputs
 
     def __cinit__(self):
         self.block = NULL
@@ -514,6 +516,26 @@ cdef class TreeStepper:
         self.held_p = &self.held if k else NULL
         self._held_refs = (body_forces, mobility_forces, has_mobility)
 
+    def set_inputs(self, values):
+        """Hold the inputs (controls) the force sets read over the steps: ``values`` (n,), at least
+        ``batch.ninputs`` of them, copied; the time is each derivative's."""
+        cdef cnp.ndarray v = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+        if v.shape[0] < self.batch.ninputs or not np.isfinite(v).all():
+            raise ValueError(f"TreeStepper.set_inputs: expected {self.batch.ninputs} finite inputs, got {v.shape[0]}")
+        if self.state_derivative is not None:
+            raise ValueError("TreeStepper.set_inputs: a State's derivatives read their inputs from the State")
+        if self._inputs is None or (<cnp.ndarray>self._inputs).shape[0] != v.shape[0]:
+            self._inputs = np.empty(v.shape[0])
+        (<cnp.ndarray>self._inputs)[:] = v
+        self.scr.t.inputs = _dp(self._inputs)
+        self.scr.t.ninputs = v.shape[0]
+
+    cdef int _inputs_given(self) except -1:
+        if self.scr.t.ninputs < self.batch.ninputs:
+            raise ValueError(f"TreeStepper: the force sets read {self.batch.ninputs} inputs; none were given "
+                             "(set_inputs)")
+        return 0
+
     @property
     def y(self):
         """The last y the stepper wrote (read only)."""
@@ -531,6 +553,7 @@ cdef class TreeStepper:
         cdef Py_ssize_t bad
         if self.state_derivative is not None:
             return self.state_derivative.evaluate(t, y, out)
+        s.t.time = t  # (the force kinds' functions of time are evaluated at the derivative's t)
         if reuse == -2:
             bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL, self.held_p)
         else:
@@ -766,6 +789,7 @@ cdef class TreeStepper:
                 or cnt.shape[0] < N_NCNT or qdd0.shape[0] < (nq if self.method == STEPPER_VERLET else 0) \
                 or a_prev.shape[0] < (nu if self.method == STEPPER_VERLET else 0):
             raise ValueError("TreeStepper.run: array shapes do not match the stepper")
+        self._inputs_given()
         cnt[N_STEPS] = 0
         if ny == 0:
             return RUN_PYTHON
@@ -834,6 +858,7 @@ cdef class TreeStepper:
                 raise ValueError("TreeStepper.run_ticks: a controlled coordinate is out of range")
         if n and T[0] != c[C_T0]:
             raise ValueError("TreeStepper.run_ticks: T[0] must be the integrator's time")
+        self._inputs_given()
         Kp = &K[0, 0]
         y0p = &y0[0]
         mf = <double*>self.held.mf + pd_row * nu

@@ -68,6 +68,11 @@ cdef struct Tree:
     double* fbw
     const idx_t* fn_ent
     const double* fn_par
+    # the evaluation's time and inputs (the State's controls that force kinds read, e.g. FK_ACTUATOR's;
+    # ninputs of them): per workspace or per scratch tree, set before each use, never by a kernel
+    double time
+    const double* inputs
+    Py_ssize_t ninputs
     # state copies
     double* q
     double* u

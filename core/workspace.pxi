@@ -188,6 +188,8 @@ cdef class TreeKernels:
     cdef readonly Py_ssize_t nfb
     cdef object _f, _g, _Ic, _F, _fbw
     cdef bint _abi_valid
+    # the evaluation's inputs (set_inputs; None until given), which t.inputs points into
+    cdef object _inputs
 
     def __init__(self, parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM,
                  mass, p_BC, I_B, function_joints=None):
@@ -351,6 +353,8 @@ cdef class TreeKernels:
         t.udot = _dp(self.udot); t.qdotdot = _dp(self.qdotdot)
         t.A_O = _dp(self.A_O); t.A_GB = _dp(self.A_GB)
         t.f = _dp(self._f); t.g = _dp(self._g); t.Ic = _dp(self._Ic)
+        t.inputs = _dp(self._inputs) if self._inputs is not None else NULL
+        t.ninputs = self._inputs.shape[0] if self._inputs is not None else 0
 
     # -- copying ------------------------------------------------------------
 
@@ -383,7 +387,9 @@ cdef class TreeKernels:
         other.A_O = _dup(self.A_O); other.A_GB = _dup(self.A_GB)
         other._f = _dup(self._f); other._g = _dup(self._g); other._Ic = _dup(self._Ic); other._F = _dup(self._F)
         other._fbw = _dup(self._fbw)
+        other._inputs = _dup(self._inputs) if self._inputs is not None else None
         other._bind()
+        other.t.time = self.t.time
         other._abi_valid = self._abi_valid
         return other
 
@@ -401,6 +407,19 @@ cdef class TreeKernels:
                 ((self.nb, self.nu, self.nq), {name: getattr(self, name) for name in _TREE_INPUTS},
                  {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid))
                 + (((self.fn_table, self.fbrec, self.fbi, self.fbd),) if self.nfb else ()))
+
+    def set_inputs(self, double time, values):
+        """The time and the inputs (controls) the next force evaluations read (copied): the State's,
+        written by the elements that own them before they evaluate their sets (``values`` (n,))."""
+        cdef cnp.ndarray v = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+        if not np.isfinite(v).all() or not np.isfinite(time):
+            raise ValueError("TreeKernels.set_inputs: the time and the inputs must be finite")
+        if self._inputs is None or (<cnp.ndarray>self._inputs).shape[0] != v.shape[0]:
+            self._inputs = np.empty(v.shape[0])
+            self.t.inputs = _dp(self._inputs)
+            self.t.ninputs = v.shape[0]
+        (<cnp.ndarray>self._inputs)[:] = v
+        self.t.time = time
 
     # -- stages ---------------------------------------------------------------
 

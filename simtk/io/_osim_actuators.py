@@ -3,13 +3,13 @@ PrescribedController.
 
 Each actuator applies ``optimal_force * control`` (OpenSim's ``ScalarActuator::computeActuation``
 for these three; controls are not clamped to ``min_control``/``max_control``, which OpenSim only
-uses in optimizations). A model's actuators are evaluated together by one ``Force.Custom``
+uses in optimizations). A model's actuators are one compiled ``Force.Actuators`` element
 (``/forces/actuators``): each actuator's control is a discrete variable of it named like the
 actuator (changing one invalidates Dynamics, so a script, or a simulation's InputProbe or Controller
 through the named input ``/forces/actuators:<name>``, may set it between steps and the compiled time
 loop still runs), to which every enabled ``PrescribedController`` adds its functions of
-time at each evaluation, as OpenSim's ``Model::computeControls`` adds its controllers' controls to the
-default ones (zero).
+time at each evaluation (in the compiled kernel), as OpenSim's ``Model::computeControls`` adds its
+controllers' controls to the default ones (zero).
 
 - CoordinateActuator: a generalized force on its coordinate's mobility;
 - TorqueActuator: a torque ``f * axis/|axis|`` (in Ground, or in ``bodyA``'s frame unless
@@ -25,8 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from simtk import Force, Function, MobilizedBody, Stage, State
-from simtk.multibody.forces.force import _CustomImplementation
+from simtk import Force, MobilizedBody, State
 
 from ._osim_reader import _FUNCTION_TAGS, _clean_name, _Element, _flag_note, _or, _Reader
 
@@ -48,7 +47,8 @@ class OsimActuator:
     """One OpenSim actuator as built: its kind, ``optimal_force`` and index among the controls.
 
     ``apply(state, force, body_forces, mobility_forces)`` adds its action for an actuation
-    ``force`` (optimal_force times control).
+    ``force`` (optimal_force times control) through the MobilizedBody API: the reference the compiled
+    ``Force.Actuators`` kernel, which the model uses, is tested against.
     """
 
     name: str
@@ -85,43 +85,6 @@ class OsimActuator:
             X = mobod.get_body_transform(state)
             p = X.R.matrix.T @ (p - X.p)
         mobod.apply_force_to_body_point(state, p, v, body_forces)
-
-
-class _Actuation(_CustomImplementation):
-    """All actuators of a model: controls held in the State plus prescribed functions of time.
-
-    Each actuator's held control is a discrete variable of the Force.Custom named like the actuator
-    (``/forces/actuators:<name>``), so that a simulation's InputProbe or Controller can write it as
-    a named input."""
-
-    def __init__(self, actuators: list[OsimActuator]):
-        super().__init__()
-        self.actuators = actuators
-        self.prescribed: list[tuple[int, Function]] = []
-        self.slots: list = []
-
-    def realize_model(self, state: State) -> None:
-        # (the declared variables are allocated with the topology: look their slots up once)
-        force = self._force
-        self.slots = [force._slot(a.var, "discrete_variable") for a in self.actuators]  # type: ignore[union-attr]
-
-    def held(self, state: State) -> np.ndarray:
-        return np.array([sub.get_discrete_variable(state, i) for sub, i in self.slots], dtype=float)
-
-    def controls(self, state: State) -> np.ndarray:
-        c = self.held(state)
-        if self.prescribed:
-            t = np.array([state.get_time()])
-            # (the functions were built for one argument and the State's time is finite: no checks)
-            for i, f in self.prescribed:
-                c[i] += f.calc_value_unchecked(t)
-        return c
-
-    def calc_force(self, state: State, body_forces: np.ndarray, particle_forces: np.ndarray,
-                   mobility_forces: np.ndarray) -> None:
-        for a, c in zip(self.actuators, self.controls(state)):
-            if a.enabled and c != 0.0:
-                a.apply(state, c * a.optimal_force, body_forces, mobility_forces)
 
 
 def _unit(r: _Reader, el: _Element, tag: str, default) -> np.ndarray:
@@ -191,24 +154,23 @@ class Actuators:
         """Build the one actuation force (if any actuator) and the controllers; note the others."""
         r = self.r
         out.actuators = {a.name: a for a in self.list}
-        impl = _Actuation(self.list)
+        used: set = set()
+        for a in self.list:
+            a.var = _clean_name(a.name)
+            if a.var in used:  # two OpenSim names that clean to the same simtk name
+                a.var = f"{a.var}_{a.index}"
+            used.add(a.var)
         if self.list:
-            out.actuation = Force.Custom(out.forces, impl, name=unique(out.forces, "actuators"))
+            out.actuation = act = Force.Actuators(out.forces, out.matter, name=unique(out.forces, "actuators"))
             for a in self.list:
-                a.var = _clean_name(a.name)
-                try:
-                    out.actuation.add_discrete_variable(a.var, Stage.Dynamics, 0.0)
-                except ValueError:  # two OpenSim names that clean to the same simtk name
-                    a.var = f"{a.var}_{a.index}"
-                    out.actuation.add_discrete_variable(a.var, Stage.Dynamics, 0.0)
-        out._actuation_impl = impl
+                _add(act, a)
         for el in r.objects(model, "ControllerSet"):
             if el.tag != "PrescribedController":
                 _flag_note(r.notes, el)
                 continue
-            self._prescribed(out, el, impl)
+            self._prescribed(out, el)
 
-    def _prescribed(self, out, el: _Element, impl: _Actuation) -> None:
+    def _prescribed(self, out, el: _Element) -> None:
         r = self.r
         name = r.name_of(el)
         for c in cast("list[_Element]", list(el)):
@@ -243,9 +205,23 @@ class Actuators:
             made.append((out.actuators[n].index, r.function(fel, 1, f"PrescribedController {name!r} control of {n!r}")))
         out.controllers[name] = made
         if enabled:
-            impl.prescribed.extend(made)
             if out.actuation is None:
                 raise r.error(el, f"PrescribedController {name!r}: no actuator to control")
+            for i, f in made:
+                out.actuation.add_control_function(self.list[i].var, f)
+
+
+def _add(act, a: OsimActuator) -> None:
+    """Actuator ``a`` into the Force.Actuators element ``act``, named ``a.var``."""
+    mobod = cast(MobilizedBody, a.mobod)
+    if a.kind == "CoordinateActuator":
+        act.add_coordinate_actuator(a.var, mobod, a.which_u, a.optimal_force, enabled=a.enabled)
+    elif a.kind == "TorqueActuator":
+        act.add_torque_actuator(a.var, mobod, a.vector, a.optimal_force, body_b=a.mobod_b, R_BA=a.R_BA,
+                                torque_is_global=a.is_global, enabled=a.enabled)
+    else:
+        act.add_point_actuator(a.var, mobod, a.vector, a.point, a.optimal_force, force_is_global=a.is_global,
+                               point_is_global=a.point_is_global, R_BA=a.R_BA, enabled=a.enabled)
 
 
 def build_actuators_and_controllers(r: _Reader, out, model: _Element, unique) -> None:

@@ -65,7 +65,7 @@ class OsimModel(LoadedModel):
         OpenSim constraint name -> list of simtk Constraints.
     actuators : dict
         OpenSim actuator name -> `OsimActuator` (CoordinateActuator, TorqueActuator, PointActuator),
-        all applied by one ``Force.Custom`` (``actuation``, ``/forces/actuators``; None without
+        all applied by one ``Force.Actuators`` (``actuation``, ``/forces/actuators``; None without
         actuators) at ``optimal_force`` times their control (see `set_control`).
     controllers : dict
         PrescribedController name -> list of (actuator index, Function of time) it adds.
@@ -87,7 +87,6 @@ class OsimModel(LoadedModel):
     actuators: dict = field(default_factory=dict)
     controllers: dict = field(default_factory=dict)
     actuation: Any = None
-    _actuation_impl: Any = None
     loop_welds: dict = field(default_factory=dict)
 
     def initial_state(self) -> State:
@@ -218,9 +217,9 @@ class OsimModel(LoadedModel):
     def get_control(self, state: State, name: str) -> float:
         """Actuator ``name``'s control in ``state``: the held value plus its prescribed functions of time."""
         a = self._actuator(name)
-        return float(self._actuation_impl.controls(state)[a.index])
+        return float(self.actuation.get_controls(state)[a.index])
 
     def get_controls(self, state: State) -> dict:
         """Every actuator's control in ``state``, by name."""
-        c = self._actuation_impl.controls(state) if self.actuators else []
+        c = self.actuation.get_controls(state) if self.actuators else []
         return {a.name: float(c[a.index]) for a in self.actuators.values()}

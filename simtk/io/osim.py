@@ -56,8 +56,8 @@ HuntCrossleyForce with         ``Force.HuntCrossley``, one surface per geometry 
 ContactSphere,                 ContactParameters (``_osim_contact``)
 ContactHalfSpace
 SmoothSphereHalfSpaceForce     ``Force.SmoothSphereHalfSpace``
-CoordinateActuator,            one ``Force.Custom`` (``/forces/actuators``) applying optimal_force
-TorqueActuator, PointActuator  times control; controls held in the State (`OsimModel.set_control`)
+CoordinateActuator,            one ``Force.Actuators`` (``/forces/actuators``, compiled) applying
+TorqueActuator, PointActuator  optimal_force times control; controls held in the State (`set_control`)
 PrescribedController           its functions of time added to the controls (``_osim_actuators``)
 ============================== ==================================================================
 

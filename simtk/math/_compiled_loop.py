@@ -51,7 +51,7 @@ class CompiledLoop:
     """One continuous interval's compiled stepper and its preallocated controls."""
 
     __slots__ = ("stepper", "ctl", "cnt", "_verlet", "_p1", "_nbodies", "_method", "instance_epoch", "_n_equations",
-                 "_python_parts", "_state_derivative", "held", "held_bf", "held_mf", "held_has", "_nu", "adv",
+                 "_python_parts", "_state_derivative", "held", "live", "held_bf", "held_mf", "held_has", "_nu", "adv",
                  "_witness_names")
 
     def __init__(self, integrator, derivatives: tuple, spec: tuple, python_parts: Callable | None = None):
@@ -63,8 +63,10 @@ class CompiledLoop:
             constraints=constraints, c=c, state_derivative=state_derivative)
         self._state_derivative = state_derivative
         self._python_parts = python_parts  # () -> the Python parts in words, timed when asked
-        # the Force.DiscreteForces elements whose values the steps hold (read from the State at every run)
-        self.held = tuple(held)
+        # the Force.DiscreteForces elements whose values the steps hold (read from the State at every run),
+        # and the packed Force.Actuators whose controls they hold (loaded into their sets at every run)
+        self.held = tuple(e for e in held if not hasattr(e, "load_held"))
+        self.live = tuple(e for e in held if hasattr(e, "load_held"))
         self._nu = batch.nu
         if self.held:
             k = len(self.held)
@@ -93,6 +95,9 @@ class CompiledLoop:
         if self.held:
             text += ("; the values of " + ", ".join(repr(e.get_absolute_path()) for e in self.held) +
                      " (DiscreteForces) are held over the steps")
+        if self.live:
+            text += ("; the controls of " + ", ".join(repr(e.get_absolute_path()) for p in self.live for e in p.elements)
+                     + " (Actuators) are held over the steps, their functions of time evaluated in the core")
         if self._python_parts is not None:
             parts = self._python_parts()
             if parts:
@@ -115,7 +120,7 @@ class CompiledLoop:
         if integ._adv._inval_epoch[INSTANCE] != self.instance_epoch or integ._adv is not self.adv or (
                 self._state_derivative is not None and not self._state_derivative.fits(integ._adv)):
             return self._renew(integ, t_max, max_steps)
-        if self.held:
+        if self.held or self.live:
             self.read_held(integ._adv)
         c, n = self._load(integ, t_max, max_steps)
         if self._verlet:
@@ -211,7 +216,9 @@ class CompiledLoop:
 
     def read_held(self, s) -> None:
         """The held forces from the State: each DiscreteForces element's values (its mobility forces
-        only once set, as the element adds them)."""
+        only once set, as the element adds them), and the Actuators' controls."""
+        for p in self.live:
+            p.load_held(s, self.stepper)
         nu = self._nu
         for r, element in enumerate(self.held):
             values = element._values(s)

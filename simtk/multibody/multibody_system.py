@@ -15,6 +15,7 @@ from ..common.system import System
 from ._fused import describe_python_parts, make_fused
 from .constraints._compiled import loop_constraints_spec, make_loop_constraints
 from .forces import Force, GeneralForceSubsystem
+from .forces.actuators import _ActuatorPacked
 from .matter import SimbodyMatterSubsystem
 
 __all__ = ["MultibodySystem"]
@@ -191,9 +192,11 @@ class MultibodySystem(System):
             return None, why
         layout = matter._layout(state)
         if held is not None and not layout.custom:
-            # the built-in sets, and the DiscreteForces' values held over the steps (added after them)
+            # the built-in sets (the Actuators' after them, their controls read at every run), and the
+            # DiscreteForces' values held over the steps (added after them)
             groups = self._force_subsystems[0]._groups(state)
             sets = tuple(p.fs for p in groups.position_packed + groups.velocity_packed)
+            sets += tuple(p.fs for p in held if isinstance(p, _ActuatorPacked))
             batch = _core.make_tree_batch(matter._cache(state).ws, sets)
         else:
             try:
@@ -209,9 +212,10 @@ class MultibodySystem(System):
         return (batch, qq, qb, constraints, None, tuple(held or ())), None
 
     def _held_forces(self, state: State) -> list | None:
-        """The ``Force.DiscreteForces`` elements, in the order their forces are added, when they are the
-        only elements of this System evaluated in Python (one GeneralForceSubsystem, no Force.Custom):
-        the compiled time loop then holds their values over its steps. None otherwise."""
+        """The ``Force.DiscreteForces`` elements, in the order their forces are added, and the packed
+        ``Force.Actuators`` (whose functions of time are all compiled), when they are the only elements
+        of this System evaluated from Python (one GeneralForceSubsystem, no Force.Custom): the compiled
+        time loop then holds their values (controls) over its steps. None otherwise."""
         if len(self._force_subsystems) != 1 or type(self._force_subsystems[0]) is not GeneralForceSubsystem:
             return None
         matter = self.get_matter_subsystem()
@@ -221,9 +225,15 @@ class MultibodySystem(System):
         groups = self._force_subsystems[0]._groups(state)
         if groups.has_customs or groups.position_python or not groups.velocity_python:
             return None
-        if any(cls is not Force.DiscreteForces for cls, _ in groups.velocity_python):
-            return None
-        return [e for _, packed in groups.velocity_python for e in packed.elements]
+        held: list = []
+        for cls, packed in groups.velocity_python:
+            if cls is Force.Actuators and not packed.python_terms:
+                held.append(packed)
+            elif cls is Force.DiscreteForces:
+                held.extend(packed.elements)
+            else:
+                return None
+        return held
 
     def _describe_python_parts(self, state: State) -> list[str]:
         """The Python parts a realization of ``state`` calls, in words, with their cost per evaluation."""

@@ -1,5 +1,6 @@
 """The forces layer: force elements (built-in and custom) and the force subsystems that hold them.
 Depends on the tree layer for bodies and mobilities."""
+from . import actuators as _actuators  # noqa: F401  (registers Force.Actuators)
 from . import builtin_forces as _builtin_forces  # noqa: F401  (registers Force.<Name>)
 from . import discrete_forces as _discrete_forces  # noqa: F401  (registers Force.DiscreteForces)
 from .force import Force

@@ -155,7 +155,10 @@ class GeneralForceSubsystem(ForceSubsystem):
             compiled = [packed for _, packed in bulk if isinstance(packed, _Packed)]
             setattr(groups, f"{part}_packed", tuple(compiled))
             setattr(groups, f"{part}_sets", tuple(p.fs for p in compiled))
-            setattr(groups, f"{part}_python", [(c, p) for c, p in bulk if not isinstance(p, _Packed)])
+            # the kinds compiled but fed from Python (the actuators' controls) first: the compiled time
+            # loop adds their sets before the forces it holds, and the sums must be the same
+            python = [(c, p) for c, p in bulk if not isinstance(p, _Packed)]
+            setattr(groups, f"{part}_python", sorted(python, key=lambda cp: not getattr(cp[0], "_reads_inputs", False)))
         groups.has_customs = bool(groups.custom_position or groups.custom_velocity)
         groups.has_position = bool(groups.position_groups or groups.custom_position)
         groups.has_velocity = bool(groups.velocity_groups or groups.custom_velocity)
