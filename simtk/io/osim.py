@@ -122,6 +122,7 @@ from ._osim_elements import (
     _unique,
     _wrap,
 )
+from ._osim_expression_forces import EXPRESSION_FORCES, build_expression_force
 from ._osim_functions import SimmSplineFunction
 from ._osim_model import OsimCoordinate, OsimModel
 from ._osim_names import Coordinate, OsimJoint, OsimSet, attach_opensim_names
@@ -348,6 +349,8 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
     for el in r.objects(model, "ForceSet"):
         if el.tag in CONTACT_FORCES:
             build_contact_force(r, out, el, geoms, _unique, _wrap)
+        elif el.tag in EXPRESSION_FORCES:
+            build_expression_force(r, out, el, _unique, _wrap)
         elif el.tag not in ACTUATORS:
             _build_force(r, out, el)
     build_actuators_and_controllers(r, out, model, _unique)
