@@ -20,7 +20,7 @@ from simtk import Force, MobilizedBody, State
 from simtk.multibody.forces.force import _CustomImplementation
 
 from ._lepton import Expression, LeptonError
-from ._osim_reader import _clean_name, _Element, _Reader
+from ._osim_reader import _clean_name, _Element, _or, _Reader
 
 __all__: list[str] = []
 
@@ -89,7 +89,7 @@ def build_expression_force(r: _Reader, out, el: _Element, unique, wrap) -> None:
     try:
         expr = Expression(text, ["q", "qdot"] if coordinate else ["d", "ddot"])
     except LeptonError as exc:
-        raise r.error(r.child(el, "expression") or el, f"{el.tag} {name!r}: malformed <expression>: {exc}") from None
+        raise r.error(_or(r.child(el, "expression"), el), f"{el.tag} {name!r}: malformed <expression>: {exc}") from None
     fs = out.forces
     with wrap(r, el, f"{el.tag} {name!r}"):
         if coordinate:
