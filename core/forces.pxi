@@ -43,7 +43,8 @@ cdef enum:
     FK_SMOOTH_SPHERE = 12
     FK_HUNT_CROSSLEY = 13
     FK_COORDINATE_LIMIT = 14
-    FK_NUM_KINDS = 15
+    FK_PATH = 15
+    FK_NUM_KINDS = 16
 
 # name -> (code, bodies per element, parameter names, uses (q, u) indices)
 FORCE_KINDS = {
@@ -87,6 +88,8 @@ cdef struct FSet:
     const double* stations
     const double* params
     const idx_t* index
+    const idx_t* fn_ent     # the set's own function table (core/functions.pxi), or NULL
+    const double* fn_par
 
 
 # ---------------------------------------------------------------------------
@@ -718,10 +721,10 @@ cdef class ForceSet:
     cdef FSet s
     cdef readonly int kind
     cdef readonly Py_ssize_t n
-    cdef readonly object bodies, stations, params, index
+    cdef readonly object bodies, stations, params, index, functions
     cdef idx_t max_body, max_q, max_u
 
-    def __init__(self, int kind, bodies, stations, params, index):
+    def __init__(self, int kind, bodies, stations, params, index, functions=None):
         cdef Py_ssize_t nbk, npk
         if not 0 <= kind < FK_NUM_KINDS:
             raise ValueError(f"unknown force kind {kind}")
@@ -748,6 +751,17 @@ cdef class ForceSet:
                                                                          FK_COORDINATE_LIMIT) else -1)
         self.max_u = (int(self.index[:, 1].max()) if self.n and (FK_MOBILITY_SPRING <= kind <= FK_MOBILITY_STOP
                                                                  or kind == FK_COORDINATE_LIMIT) else -1)
+        if kind == FK_PATH:
+            # a path's rows name coordinates and functions in their parameters: bound them here
+            self.max_q, self.max_u = _path_rows_limits(self.params, functions)
+        elif functions is not None:
+            raise ValueError(f"ForceSet (kind {kind}): this kind takes no function table")
+        self.functions = functions
+        self.s.fn_ent = NULL
+        self.s.fn_par = NULL
+        if functions is not None:
+            self.s.fn_ent = _ip((<FunctionTable?>functions).entries)
+            self.s.fn_par = _dp((<FunctionTable>functions).params)
         self.kind = kind
         self.s.kind = kind
         self.s.n = self.n
@@ -759,7 +773,7 @@ cdef class ForceSet:
         self.s.index = _ip(self.index)
 
     def __reduce__(self):
-        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index))
+        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index, self.functions))
 
     def __deepcopy__(self, memo):
         return self  # immutable

@@ -125,6 +125,7 @@ from ._osim_elements import (
 from ._osim_functions import SimmSplineFunction
 from ._osim_model import OsimCoordinate, OsimModel
 from ._osim_names import Coordinate, OsimJoint, OsimSet, attach_opensim_names
+from ._osim_paths import PATH_FORCES, build_path_force
 from ._osim_reader import (
     _JOINT_NCOORDS,
     _MODEL_KNOWN,
@@ -348,6 +349,8 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
     for el in r.objects(model, "ForceSet"):
         if el.tag in CONTACT_FORCES:
             build_contact_force(r, out, el, geoms, _unique, _wrap)
+        elif el.tag in PATH_FORCES:
+            build_path_force(r, out, el, _unique, _wrap)
         elif el.tag not in ACTUATORS:
             _build_force(r, out, el)
     build_actuators_and_controllers(r, out, model, _unique)
