@@ -172,6 +172,23 @@ def test_path_actuator_applies_optimal_force_times_its_control():
     assert act.get_control(state) == -0.3
 
 
+def test_batch_kernels_evaluate_paths_as_the_state_does():
+    """The batched udot of a model with a path spring (damped) and actuator equals each State's own."""
+    system, matter, forces, _, path = _chain()
+    Force.PathSpring(forces, path, 300.0, 0.2, 0.1)
+    act = Force.PathActuator(forces, path, 25.0, control=0.4)
+    rng = np.random.default_rng(7)
+    q, u = rng.uniform(-0.5, 0.5, (4, 3)), rng.normal(size=(4, 3))
+    state = _state(system, matter, q[0], u[0])
+    assert act.get_control(state) == 0.4
+    batch = matter.calc_udot_batch(q, u, state=state)
+    for k in range(4):
+        s = _state(system, matter, q[k], u[k])
+        system.realize(s, Stage.Acceleration)
+        udot = np.asarray(matter.get_udot(s))
+        np.testing.assert_allclose(batch[k], udot, rtol=0, atol=1e3 * EPS * max(1.0, np.abs(udot).max()))
+
+
 def test_bad_paths_are_refused_naming_the_path():
     system, matter, forces, (b1, b2, b3), _ = _chain()
     with pytest.raises(ValueError, match="'short'.*at least two points"):
