@@ -189,6 +189,27 @@ def test_batch_kernels_evaluate_paths_as_the_state_does():
         np.testing.assert_allclose(batch[k], udot, rtol=0, atol=1e3 * EPS * max(1.0, np.abs(udot).max()))
 
 
+def test_a_packed_path_set_pickles_with_its_functions():
+    """A State's packed set travels to worker processes by pickle: the copy gives the same forces."""
+    import pickle
+
+    system, matter, forces, _, path = _chain()
+    spring = Force.PathSpring(forces, path, 300.0, 0.2, 0.1)
+    state = _state(system, matter, [0.2, 0.1, -0.1], [0.3, -0.2, 0.5])
+    packed = type(spring)._pack([spring], matter, state)
+    copy = pickle.loads(pickle.dumps(packed.fs))
+    assert copy.functions is not None and len(copy.functions) == len(packed.fs.functions)
+    ws = matter._at(state, Stage.Velocity, "test").ws
+    out = []
+    for fs in (packed.fs, copy):
+        bf, mf = np.zeros((matter.get_num_bodies(), 2, 3)), np.zeros(3)
+        assert fs.add(ws, bf, mf) == -1
+        out.append((bf, mf))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert np.abs(out[0][1]).max() > 0.0
+
+
 def test_bad_paths_are_refused_naming_the_path():
     system, matter, forces, (b1, b2, b3), _ = _chain()
     with pytest.raises(ValueError, match="'short'.*at least two points"):
