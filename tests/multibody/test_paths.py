@@ -223,3 +223,30 @@ def test_bad_paths_are_refused_naming_the_path():
                            Transform())
     with pytest.raises((ValueError, TypeError), match="'foreign'"):
         GeometryPath(matter, [PathPoint(b1, [0, 0, 0]), PathPoint(ob, [0, 0, 0])], name="foreign")
+
+
+def test_core_refuses_path_rows_it_cannot_read_safely():
+    """The compiled set checks what its kernel indexes: coordinates, function entries, point types."""
+    from simtk import _core
+
+    k = _core._k
+    code = k.FORCE_KINDS["GeometryPath"][0]
+    system, matter, forces, _, path = _chain()
+    state = _state(system, matter, [0.0, 0.0, 0.0], np.zeros(3))
+    ws = matter._at(state, Stage.Position, "test").ws
+
+    def make(row, functions=None):
+        rows = np.array([[0, 0, 0, 0, 0, 0, -1, -1, -1, 1, 1.0, 0, 0], row], dtype=float)
+        return k.ForceSet(code, np.array([[1], [2]]), np.zeros((2, 1, 3)), rows, np.zeros((2, 2), dtype=np.int64),
+                          functions)
+
+    bf, mf = np.zeros((matter.get_num_bodies(), 2, 3)), np.zeros(3)
+    with pytest.raises(ValueError, match="do not fit"):
+        make([0, 1, 7, 0, 0, 1, -1, -1, -1, 1, 1.0, 0, 0]).add(ws, bf, mf)  # q index 7 of 3
+    with pytest.raises(ValueError, match="function entry"):
+        make([0, 2, 0, 0, 0, 0, 3, -1, -1, 1, 1.0, 0, 0])  # no table
+    with pytest.raises(ValueError, match="point type"):
+        make([0, 9, 0, 0, 0, 0, -1, -1, -1, 1, 1.0, 0, 0])
+    with pytest.raises(ValueError, match="consecutive"):
+        make([-1, 0, 0, 0, 0, 0, -1, -1, -1, 1, 1.0, 0, 0])
+    assert not bf.any() and not mf.any()  # nothing was applied by the refused sets
