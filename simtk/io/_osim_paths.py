@@ -33,6 +33,10 @@ _PROPS = {
 _RANGE_TOLERANCE = 1e-5
 
 
+class _NotBuilt(Exception):
+    """A path simtk does not build yet (noted in the warning, the rest of the model is built)."""
+
+
 def _coordinate_of(r: _Reader, out: OsimModel, point: _Element, tag: str, where: str):
     sock = r.child(point, tag)
     ref = r._text(sock) if sock is not None else ""
@@ -65,7 +69,7 @@ def _point(r: _Reader, out: OsimModel, el: _Element, where: str):
         if not coords[0] is coords[1] is coords[2]:
             raise r.error(el, f"{where}: its x, y and z depend on different coordinates (OpenSim refuses this too)")
         if (X.R.matrix != np.eye(3)).any() or (X.p != 0.0).any():
-            raise r.error(el, f"{where}: a MovingPathPoint on an offset frame is not built yet")
+            raise _NotBuilt("a MovingPathPoint of its path is on an offset frame, which simtk does not build yet")
         c = coords[0]
         return MovingPathPoint(body, *functions, coordinate=(c.mobod, c.index), coordinate_range=c.range), c
     location = X * r.numbers(el, "location", 3, [0.0, 0.0, 0.0])
@@ -98,7 +102,11 @@ def build_geometry_path(r: _Reader, out: OsimModel, owner: _Element, where: str)
         pw = f"{where}: path point {el.get('name')!r}"
         if el.tag not in ("PathPoint", "ConditionalPathPoint", "MovingPathPoint"):
             raise r.error(el, f"{pw}: <{el.tag}> is not a path point simtk reads")
-        points.append(_point(r, out, el, pw)[0])
+        try:
+            points.append(_point(r, out, el, pw)[0])
+        except _NotBuilt as why:
+            _flag_note(r.notes, owner, str(why))
+            return None
     if len(points) < 2:
         raise r.error(gp, f"{where}: a path needs at least two points, got {len(points)}")
     return GeometryPath(out.matter, points, name=where)

@@ -291,3 +291,16 @@ def test_file_path_with_one_point_or_a_backwards_range_is_refused_naming_the_for
     tree.write(tmp_path / "backwards.osim")
     with pytest.raises(OsimFileError, match="PathSpring 'spring'.*'s2'.*lo > hi"):
         load_osim(tmp_path / "backwards.osim")
+
+
+def test_moving_point_on_an_offset_frame_is_noted_and_its_path_not_built(tmp_path):
+    mdl = path_model()
+    b1 = mdl.getBodySet().get("b1")
+    frame = osim.PhysicalOffsetFrame("b1_offset", b1, osim.Transform(v3(0.01, 0.02, 0.0)))
+    b1.addComponent(frame)
+    gp = osim.PathSpring.safeDownCast(mdl.getForceSet().get("spring")).updGeometryPath()
+    osim.MovingPathPoint.safeDownCast(gp.updPathPointSet().get("s3")).setParentFrame(frame)
+    path = write(mdl, tmp_path)
+    with pytest.warns(UserWarning, match="spring.*offset frame"):
+        m = load_osim(path)
+    assert "spring" not in m.force_elements and "act" in m.force_elements
