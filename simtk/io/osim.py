@@ -139,6 +139,7 @@ from ._osim_functions import (
 )
 from ._osim_model import OsimCoordinate, OsimModel
 from ._osim_names import Coordinate, OsimJoint, OsimSet, attach_opensim_names
+from ._osim_paths import PATH_FORCES, build_path_force
 from ._osim_reader import (
     _JOINT_NCOORDS,
     _MODEL_KNOWN,
@@ -366,6 +367,8 @@ def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> Os
             build_contact_force(r, out, el, geoms, _unique, _wrap)
         elif el.tag in EXPRESSION_FORCES:
             build_expression_force(r, out, el, _unique, _wrap)
+        elif el.tag in PATH_FORCES:
+            build_path_force(r, out, el, _unique, _wrap)
         elif el.tag not in ACTUATORS:
             _build_force(r, out, el)
     build_actuators_and_controllers(r, out, model, _unique)
