@@ -358,8 +358,13 @@ cdef class TreeBatch:
     cdef readonly tuple sets
     cdef FSet* fsets
     cdef Py_ssize_t nsets
-    # the inputs its sets read (the largest ForceSet.ninputs): given by a stepper, refused by the batch
+    # the inputs its sets read (the largest ForceSet.ninputs): set_inputs gives them to every row
+    # (a State's controls and time, held), a stepper its own; has_time_terms: some set evaluates
+    # functions of time (then the stepping kernel, which does not advance the time, refuses it)
     cdef readonly Py_ssize_t ninputs
+    cdef bint has_time_terms
+    cdef object _inputs
+    cdef double _time
     cdef BatchScratch* scr
     cdef double* block
     cdef int nt_alloc
@@ -380,9 +385,14 @@ cdef class TreeBatch:
             if ws.t.jtype[i] == J_CUSTOM and not (custom and not sets):
                 raise ValueError(f"TreeBatch: body {i} has a Custom mobilizer, which the batch kernels cannot run")
         self.ninputs = 0
+        self.has_time_terms = False
+        self._inputs = None
+        self._time = 0.0
         for s in sets:
             (<ForceSet?>s)._fits(ws, ws.nq)
             self.ninputs = max(self.ninputs, (<ForceSet>s).ninputs)
+            if (<ForceSet>s).terms is not None and (<ForceSet>s).terms.shape[0]:
+                self.has_time_terms = True
         self.ws = ws
         self.sets = sets
         self.nsets = len(sets)
@@ -432,7 +442,25 @@ cdef class TreeBatch:
         for i in range(nt):
             _bind_block(&self.scr[i], &self.ws.t, self.block + i * self.stride)
         self.nt_alloc = nt
+        self._give_inputs()
         return 0
+
+    cdef void _give_inputs(self):
+        cdef int i
+        for i in range(self.nt_alloc):
+            self.scr[i].t.time = self._time
+            self.scr[i].t.inputs = _dp(self._inputs) if self._inputs is not None else NULL
+            self.scr[i].t.ninputs = (<cnp.ndarray>self._inputs).shape[0] if self._inputs is not None else 0
+
+    def set_inputs(self, double time, values):
+        """The time and inputs (controls) every row's forces read from now on (``values`` (n,), at
+        least ``ninputs``, copied): the State's, held for the whole batch."""
+        cdef cnp.ndarray v = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+        if v.shape[0] < self.ninputs or not np.isfinite(v).all() or not np.isfinite(time):
+            raise ValueError(f"TreeBatch.set_inputs: expected {self.ninputs} finite inputs and a finite time")
+        self._inputs = v.copy()
+        self._time = time
+        self._give_inputs()
 
     cdef int _threads(self, Py_ssize_t K, int nthreads, Py_ssize_t evals_per_row=1) except -1:
         # At most the threads asked for, at most one per row, and at least BATCH_MIN_EVALS
@@ -441,9 +469,9 @@ cdef class TreeBatch:
         # on the thread count.)
         cdef Py_ssize_t work = K * (evals_per_row if evals_per_row > 0 else 1)
         cdef int nt = nthreads if nthreads > 0 else 1
-        if self.ninputs:
-            raise ValueError("TreeBatch: its force sets read inputs (actuators' controls), which the batch "
-                             "kernels do not take")
+        if self.ninputs and (self._inputs is None or (<cnp.ndarray>self._inputs).shape[0] < self.ninputs):
+            raise ValueError(f"TreeBatch: its force sets read {self.ninputs} inputs (controls); none were given "
+                             "(set_inputs)")
         if not simtk_openmp_compiled():
             nt = 1
         if nt > work // BATCH_MIN_EVALS:
@@ -534,6 +562,9 @@ cdef class TreeBatch:
         cdef BatchScratch* scr = self.scr
         cdef const FSet* fs = self.fsets
         cdef Py_ssize_t ns = self.nsets
+        if self.has_time_terms:
+            raise ValueError("TreeBatch.step: a force set evaluates functions of time (an actuator's control), "
+                             "which the batch's steps do not advance")
         if scheme != BATCH_SEMI_EXPLICIT_EULER and scheme != BATCH_RK4:
             raise ValueError(f"unknown scheme code {scheme}")
         if K == 0 or nu == 0 or nsteps <= 0:

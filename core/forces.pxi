@@ -854,6 +854,8 @@ cdef class ForceSet:
             self._actuator(terms, functions)
         elif terms is not None:
             raise ValueError(f"ForceSet (kind {kind}): only the actuator kind takes terms")
+        elif kind == FK_PATH:
+            self.ninputs = _path_ninputs(self.params)
 
     cdef int _actuator(self, terms, functions) except -1:
         cdef FunctionTable table

@@ -16,7 +16,9 @@
 #   law, a, b, c  the tension law (read from an element's first row):
 #                 PL_SPRING  T = a max(L - b, 0) (1 + c Ldot)  (OpenSim's PathSpring: stiffness a,
 #                            resting length b, dissipation c)
-#                 PL_TENSION T = a                             (a PathActuator: optimal_force control)
+#                 PL_TENSION T = a                             (a constant tension; the path's measures)
+#                 PL_INPUT   T = a inputs[b]                   (a PathActuator: optimal_force a, its control
+#                            the evaluation's input b, Tree.inputs, as FK_ACTUATOR's)
 #
 # Forces (OpenSim's GeometryPath::addInEquivalentForces): on the segment from point A to point B
 # with unit vector e = (p_B - p_A) / |p_B - p_A|, +T e at A and -T e at B; a moving point whose
@@ -33,6 +35,7 @@ cdef enum:
     PT_MOVING_CLAMPED = 3
     PL_SPRING = 0
     PL_TENSION = 1
+    PL_INPUT = 2
     PP_ELEMENT = 0
     PP_TYPE = 1
     PP_Q = 2
@@ -49,7 +52,7 @@ cdef enum:
 FORCE_KINDS["GeometryPath"] = (FK_PATH, 1, ("element", "type", "q", "u", "lo", "hi", "fx", "fy", "fz", "law",
                                             "a", "b", "c"), False)
 PATH_CODES = dict(fixed=PT_FIXED, conditional=PT_CONDITIONAL, moving=PT_MOVING, moving_clamped=PT_MOVING_CLAMPED,
-                  spring=PL_SPRING, tension=PL_TENSION)
+                  spring=PL_SPRING, tension=PL_TENSION, input=PL_INPUT)
 
 
 def _path_rows_limits(params, functions):
@@ -70,8 +73,10 @@ def _path_rows_limits(params, functions):
                 j and row[PP_ELEMENT] < params[j - 1][PP_ELEMENT]):
             raise ValueError(f"ForceSet (GeometryPath): row {j}: element indices must be integers, "
                              "rows of an element consecutive")
-        if row[PP_LAW] not in (PL_SPRING, PL_TENSION):
+        if row[PP_LAW] not in (PL_SPRING, PL_TENSION, PL_INPUT):
             raise ValueError(f"ForceSet (GeometryPath): row {j}: unknown law {row[PP_LAW]}")
+        if row[PP_LAW] == PL_INPUT and (row[PP_B] != int(row[PP_B]) or row[PP_B] < 0):
+            raise ValueError(f"ForceSet (GeometryPath): row {j}: bad input index {row[PP_B]}")
         if kind == PT_FIXED:
             continue
         for col in (PP_Q, PP_U):
@@ -90,6 +95,12 @@ def _path_rows_limits(params, functions):
                 raise ValueError(f"ForceSet (GeometryPath): row {j}: function entry {e} does not take one "
                                  "argument")
     return max_q, max_u
+
+
+def _path_ninputs(params):
+    """How many inputs the rows of a path set read (1 + the largest input index of a PL_INPUT law)."""
+    inputs = params[params[:, PP_LAW] == PL_INPUT, PP_B] if params.shape[0] else params[:0, 0]
+    return int(inputs.max()) + 1 if inputs.shape[0] else 0
 
 
 cdef bint _path_point(const FSet* s, const Tree* t, const double* q, const double* u, Py_ssize_t j,
@@ -234,6 +245,10 @@ cdef Py_ssize_t _add_path(const FSet* s, const Tree* t, const double* q, const d
         prm = s.params + s.npk * j0
         if <int>prm[PP_LAW] == PL_TENSION:
             T = prm[PP_A]
+        elif <int>prm[PP_LAW] == PL_INPUT:
+            if <idx_t>prm[PP_B] >= t.ninputs:
+                return <Py_ssize_t>prm[PP_ELEMENT]  # (no input given: ForceSet.add checks it before)
+            T = prm[PP_A] * t.inputs[<idx_t>prm[PP_B]]
         else:
             _path_measure(s, t, q, u, j0, j1, &L, &Ldot)
             T = _path_tension(prm, L, Ldot)

@@ -15,7 +15,7 @@ from ..common.system import System
 from ._fused import describe_python_parts, make_fused
 from .constraints._compiled import loop_constraints_spec, make_loop_constraints
 from .forces import Force, GeneralForceSubsystem
-from .forces.actuators import _ActuatorPacked
+from .forces._inputs import _InputPacked
 from .matter import SimbodyMatterSubsystem
 
 __all__ = ["MultibodySystem"]
@@ -196,7 +196,7 @@ class MultibodySystem(System):
             # DiscreteForces' values held over the steps (added after them)
             groups = self._force_subsystems[0]._groups(state)
             sets = tuple(p.fs for p in groups.position_packed + groups.velocity_packed)
-            sets += tuple(p.fs for p in held if isinstance(p, _ActuatorPacked))
+            sets += tuple(p.fs for p in held if isinstance(p, _InputPacked))
             batch = _core.make_tree_batch(matter._cache(state).ws, sets)
         else:
             try:
@@ -212,10 +212,11 @@ class MultibodySystem(System):
         return (batch, qq, qb, constraints, None, tuple(held or ())), None
 
     def _held_forces(self, state: State) -> list | None:
-        """The ``Force.DiscreteForces`` elements, in the order their forces are added, and the packed
-        ``Force.Actuators`` (whose functions of time are all compiled), when they are the only elements
-        of this System evaluated from Python (one GeneralForceSubsystem, no Force.Custom): the compiled
-        time loop then holds their values (controls) over its steps. None otherwise."""
+        """The ``Force.DiscreteForces`` elements, in the order their forces are added, and the compiled
+        sets fed from the State (``Force.Actuators`` whose functions of time are all compiled,
+        ``Force.PathActuator``), when they are the only elements of this System evaluated from Python
+        (one GeneralForceSubsystem, no Force.Custom): the compiled time loop then holds their values
+        (controls) over its steps. None otherwise."""
         if len(self._force_subsystems) != 1 or type(self._force_subsystems[0]) is not GeneralForceSubsystem:
             return None
         matter = self.get_matter_subsystem()
@@ -227,7 +228,7 @@ class MultibodySystem(System):
             return None
         held: list = []
         for cls, packed in groups.velocity_python:
-            if cls is Force.Actuators and not packed.python_terms:
+            if isinstance(packed, _InputPacked) and packed.compiled_only:
                 held.append(packed)
             elif cls is Force.DiscreteForces:
                 held.extend(packed.elements)

@@ -25,6 +25,7 @@ from ...common.stage import Stage
 from ...common.state import State
 from ..tree.mobilized_body import MobilizedBody
 from .builtin_forces import _body, _element, _matter_arg, _real, _vec3
+from ._inputs import _InputPacked
 from .force import Force
 
 __all__: list[str] = []
@@ -49,38 +50,31 @@ class _Actuator:
     functions: list = field(default_factory=list)
 
 
-class _ActuatorPacked:
-    """The enabled Actuators elements of an instance: their compiled set, the held controls' slots, and
-    the functions of time without a compiled form (evaluated in Python before each kernel call).
+class _ActuatorPacked(_InputPacked):
+    """The enabled Actuators elements of an instance: their compiled set (reading one input per
+    actuator, its control), the held controls' slots, and the functions of time without a compiled
+    form (evaluated in Python at each evaluation: the element is then a Python part of the loop)."""
 
-    The set is model data, shared by every State and thread; the controls and the time of an evaluation
-    are the workspace's (``TreeKernels.set_inputs``) or the compiled loop's stepper's."""
+    __slots__ = ("slots", "python_terms")
 
-    __slots__ = ("fs", "elements", "slots", "python_terms")
-
-    def __init__(self, fs, elements: list, slots: list, python_terms: list):
-        self.fs = fs
-        self.elements = elements
+    def __init__(self, fs, elements: list, slots: list, python_terms: list, offset: int, row_owner: list):
+        super().__init__(fs, elements, offset, len(slots), row_owner)
         self.slots = slots
         self.python_terms = python_terms
 
-    def __deepcopy__(self, memo):
-        return self  # never changed after Instance
+    @property
+    def compiled_only(self) -> bool:
+        return not self.python_terms
 
     def controls(self, state: State) -> np.ndarray:
-        """The kernel's inputs in ``state``: each actuator's held control, plus its functions of time
-        that have no compiled form, at the State's time."""
+        """Each actuator's held control in ``state``, plus its functions of time that have no compiled
+        form, at the State's time."""
         c = np.array([sub.get_discrete_variable(state, i) for sub, i in self.slots], dtype=float)
         if self.python_terms:
             x = np.array([state.get_time()])
             for k, f in self.python_terms:
                 c[k] += f.calc_value_unchecked(x)
         return c
-
-    def load_held(self, state: State, stepper) -> None:
-        """The compiled time loop's inputs from ``state`` (held over the steps; the time is each
-        derivative's)."""
-        stepper.set_inputs(self.controls(state))
 
 
 @_element("Actuators")
@@ -267,13 +261,15 @@ class _Actuators(Force):
 
     # ------------------------------------------------------------------ bulk protocol
     @classmethod
-    def _pack(cls, elements, matter, state):
+    def _pack(cls, elements, matter, state, input_offset: int = 0):
         rows, bodies, stations, index, slots, terms, python_terms = [], [], [], [], [], [], []
+        owners: list = []
         builder = FunctionTableBuilder()
         for e in elements:
             for a in e._actuators:
                 k = len(rows)
                 slots.append(e._slot(a.name, "discrete_variable"))
+                owners.append(e)
                 u = 0
                 if a.type == "coordinate":
                     u0, n = matter._u_range(state, a.mobod._index)
@@ -285,7 +281,7 @@ class _Actuators(Force):
                              float(a.is_global), float(a.point_is_global), float(b2 is not None)])
                 bodies.append([a.mobod._index, 0 if b2 is None else b2._index])
                 stations.append([a.point, np.zeros(3)])
-                index.append([k, u])  # (input k: the actuator's control)
+                index.append([input_offset + k, u])  # (its input: the actuator's control)
                 for f in a.functions:
                     i = builder.try_add(f)
                     if i is None:
@@ -296,13 +292,11 @@ class _Actuators(Force):
                                np.array(stations, dtype=float).reshape(-1, 2, 3),
                                np.array(rows, dtype=float).reshape(-1, 18), np.array(index, dtype=np.int64).reshape(-1, 2),
                                builder.build() if terms else None, np.array(terms, dtype=np.int64).reshape(-1, 2))
-        return _ActuatorPacked(fs, list(elements), slots, python_terms)
+        return _ActuatorPacked(fs, list(elements), slots, python_terms, input_offset, owners)
 
     @classmethod
     def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        ws = matter._at(state, Stage.Position, "Force.Actuators forces").ws
-        ws.set_inputs(state.get_time(), packed.controls(state))
-        packed.fs.add(ws, body_forces, mobility_forces)
+        packed.add(matter._at(state, Stage.Position, "Force.Actuators forces").ws, state, body_forces, mobility_forces)
 
 
 def _rotation(R, what: str) -> np.ndarray:

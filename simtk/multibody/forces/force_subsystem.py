@@ -9,6 +9,7 @@ from ... import _core
 from ...common.stage import Stage
 from ...common.state import State
 from ...common.subsystem import Subsystem
+from ._inputs import _InputPacked, lay_out_inputs
 from .force import _Packed
 
 if TYPE_CHECKING:
@@ -147,15 +148,21 @@ class GeneralForceSubsystem(ForceSubsystem):
                 (groups.custom_position if f._depends_only_on_positions() else groups.custom_velocity).append(f)
             else:
                 by_class.setdefault(type(f), []).append(f)
+        fed: list = []  # the sets fed from the State (see _inputs): one input vector, laid out in order
         for cls, elements in by_class.items():
-            packed = cls._pack(elements, matter, state)
+            if getattr(cls, "_reads_inputs", False):
+                packed = cls._pack(elements, matter, state, input_offset=sum(p.n_inputs for p in fed))
+                fed.append(packed)
+            else:
+                packed = cls._pack(elements, matter, state)
             (groups.position_groups if cls._position_only else groups.velocity_groups).append((cls, packed))
+        lay_out_inputs(fed)
         for part in ("position", "velocity"):
             bulk = getattr(groups, f"{part}_groups")
             compiled = [packed for _, packed in bulk if isinstance(packed, _Packed)]
             setattr(groups, f"{part}_packed", tuple(compiled))
             setattr(groups, f"{part}_sets", tuple(p.fs for p in compiled))
-            # the kinds compiled but fed from Python (the actuators' controls) first: the compiled time
+            # the kinds compiled but fed from the State (the actuators' controls) first: the compiled time
             # loop adds their sets before the forces it holds, and the sums must be the same
             python = [(c, p) for c, p in bulk if not isinstance(p, _Packed)]
             setattr(groups, f"{part}_python", sorted(python, key=lambda cp: not getattr(cp[0], "_reads_inputs", False)))
@@ -251,18 +258,20 @@ class GeneralForceSubsystem(ForceSubsystem):
             raise NotImplementedError(f"{self._where()}: {type(self).__name__} overrides the Dynamics hook, which "
                                       "the batch kernels cannot run")
         groups = self.get_cache_entry(state, self._groups_index)
+        # (the sets fed from the State are compiled: the batch gives them the State's inputs)
+        fed = [p for _, p in groups.velocity_python if isinstance(p, _InputPacked) and p.compiled_only]
         python = ([f for f in groups.custom_position + groups.custom_velocity]
                   + [p.elements[0] for _, p in groups.position_python + groups.velocity_python
-                     if getattr(p, "elements", None)])
+                     if getattr(p, "elements", None) and not any(p is x for x in fed)])
         if python:
             raise NotImplementedError(
                 f"{self._where()}: batched dynamics: {python[0]!r} is evaluated in Python, which the batch "
                 "kernels cannot run; disable it in the State passed as state= (and apply its forces through "
                 "tau), or use the State API one configuration at a time")
-        if groups.position_python or groups.velocity_python:
+        if groups.position_python or len(groups.velocity_python) > len(fed):
             raise NotImplementedError(f"{self._where()}: batched dynamics: some force elements are evaluated in "
                                       "Python, which the batch kernels cannot run")
-        return groups.position_packed + groups.velocity_packed
+        return groups.position_packed + groups.velocity_packed + tuple(fed)
 
     # ------------------------------------------------------------------ energy
     def calc_potential_energy(self, state: State) -> float:

@@ -26,6 +26,7 @@ from ...common.stage import Stage
 from ...common.state import State
 from ..tree.mobilized_body import MobilizedBody
 from .builtin_forces import _body, _element, _mobility, _real
+from ._inputs import _InputPacked
 from .force import Force, _Packed
 
 __all__ = ["GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint"]
@@ -352,11 +353,12 @@ class _PathSpring(_PathForce):
 class _PathActuator(_PathForce):
     """A tension ``optimal_force * control`` along ``path`` (OpenSim's PathActuator).
 
-    The control is held in the State (`set_control`; 0 by default); a change of it is an
-    Instance-stage change, so the compiled set and time loop follow it.
+    The control is held in the State (`set_control`; 0 by default; a change invalidates Dynamics).
+    The compiled set reads it as an input of the evaluation (see ``_inputs``), so the set is packed
+    once per instance and the compiled time loop holds the control over its steps.
     """
 
-    _position_only = True
+    _reads_inputs = True
 
     def __init__(self, forces, path: GeometryPath, optimal_force: float, control: float = 0.0):
         self._fmax = _real(optimal_force, "Force.PathActuator: optimal_force")
@@ -365,7 +367,7 @@ class _PathActuator(_PathForce):
 
     def _realize_hook(self, state: State, stage: str) -> None:
         if stage == "topology":
-            self._control_index = self._forces.allocate_discrete_variable(state, Stage.Instance,
+            self._control_index = self._forces.allocate_discrete_variable(state, Stage.Dynamics,
                                                                           self._default_control)
 
     def get_optimal_force(self) -> float:
@@ -377,13 +379,30 @@ class _PathActuator(_PathForce):
         return float(self._forces.get_discrete_variable(state, self._control_index))
 
     def set_control(self, state: State, control: float) -> None:
-        """Hold ``control`` in ``state`` (invalidates Instance)."""
+        """Hold ``control`` in ``state`` (invalidates Dynamics)."""
         self._forces.set_discrete_variable(state, self._control_index,
                                            _real(control, f"{self!r}.set_control: control"))
 
-    def _law(self, state: State) -> tuple:
-        return (float(_CODES["tension"]), self._fmax * self.get_control(state), 0.0, 0.0)
+    @classmethod
+    def _pack(cls, elements, matter, state, input_offset: int = 0):
+        laws = [(float(_CODES["input"]), e._fmax, float(input_offset + k), 0.0) for k, e in enumerate(elements)]
+        fs = GeometryPath._make_set([(e._path, law) for e, law in zip(elements, laws)], state, elements)
+        return _PathActuatorPacked(fs, elements, input_offset, len(elements))
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        packed.add(matter._at(state, Stage.Velocity, "Force.PathActuator forces").ws, state, body_forces,
+                   mobility_forces)
 
     def get_tension(self, state: State) -> float:
         """optimal_force * control."""
         return self._fmax * self.get_control(state)
+
+
+class _PathActuatorPacked(_InputPacked):
+    """The enabled PathActuators of an instance: one input (the control) per element."""
+
+    __slots__ = ()
+
+    def controls(self, state: State) -> np.ndarray:
+        return np.array([e.get_control(state) for e in self.elements], dtype=float)

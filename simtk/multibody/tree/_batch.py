@@ -44,6 +44,7 @@ from ... import _core
 from ...common.errors import NonFiniteForceError, StageTooLowError
 from ...common.stage import INSTANCE, Stage
 from ...common.state import State
+from ..forces._inputs import _InputPacked
 from ._functional import FunctionalDynamics
 
 __all__ = ["BatchDynamics"]
@@ -69,6 +70,14 @@ class _Entry:
         self.packed = packed
         self.lock = threading.Lock()
         self.quat_q = quat_q
+
+
+def _controls(packed: tuple, state: State):
+    """(time, inputs) of ``state`` for the sets fed from the State among ``packed`` (None if none)."""
+    for p in packed:
+        if isinstance(p, _InputPacked):
+            return state.get_time(), p.inputs(state)
+    return None
 
 
 def _rows(name: str, x, K: int | None, n: int) -> np.ndarray:
@@ -168,7 +177,7 @@ class BatchDynamics:
                 k, o = zero
                 raise ValueError(f"{self._where()}: q[{k}] has a zero quaternion (q[{k}, {o}:{o + 4}]), "
                                  "which is no rotation")
-        return entry, K, out
+        return entry, K, out, _controls(entry.packed, state)
 
     @staticmethod
     def _threads(threads) -> int:
@@ -178,15 +187,21 @@ class BatchDynamics:
             raise ValueError(f"threads: expected an integer >= 1, got {threads!r}")
         return int(threads)
 
-    def _batch_run(self, entry: _Entry, method: str, *args):
-        """Run ``entry.batch.<method>(*args)`` holding its lock, or on a private batch if busy."""
+    def _batch_run(self, entry: _Entry, controls, method: str, *args):
+        """Run ``entry.batch.<method>(*args)`` holding its lock, or on a private batch if busy; the
+        sets that read inputs get ``controls``, the State's (time, inputs) (``_batch_inputs``)."""
         batch = entry.batch
         if entry.lock.acquire(blocking=False):
             try:
+                if controls is not None:
+                    batch.set_inputs(*controls)
                 return getattr(batch, method)(*args)
             finally:
                 entry.lock.release()
-        return getattr(_core.make_tree_batch(batch.ws, batch.sets), method)(*args)
+        batch = _core.make_tree_batch(batch.ws, batch.sets)
+        if controls is not None:
+            batch.set_inputs(*controls)
+        return getattr(batch, method)(*args)
 
     def _batch_check(self, entry: _Entry, bad: np.ndarray | None, out: np.ndarray, what: str,
                      first_bad: int = -1) -> None:
@@ -194,7 +209,8 @@ class BatchDynamics:
             if first_bad >= 0:
                 k = first_bad
                 s, e = divmod(int(bad[k]), _SHIFT)
-                element = entry.packed[s].elements[e]
+                p = entry.packed[s]
+                element = p.elements[e] if getattr(p, "row_owner", None) is None else p.row_owner[e]
                 raise NonFiniteForceError(f"{what}: row {k}: {element!r}: its forces are not finite in this "
                                           f"configuration{element._singularity_hint()}", element)
         if not _all_finite(out.reshape(-1)):
@@ -232,10 +248,10 @@ class BatchDynamics:
         NonFiniteForceError, FloatingPointError
             When a row's forces or accelerations are not finite (the first such row is named).
         """
-        entry, K, (qa, ua, ta) = self._batch_inputs(state, q, u, (("tau", tau),))
+        entry, K, (qa, ua, ta), controls = self._batch_inputs(state, q, u, (("tau", tau),))
         out = np.empty((K, entry.batch.nu))
         bad = np.empty(K, dtype=np.int64)  # every row is written
-        first = self._batch_run(entry, "forward", qa, ua, ta, out, bad, self._threads(threads))
+        first = self._batch_run(entry, controls, "forward", qa, ua, ta, out, bad, self._threads(threads))
         self._batch_check(entry, bad, out, "calc_udot_batch()", first)
         return out
 
@@ -245,10 +261,10 @@ class BatchDynamics:
         ``q`` is (K, nq); ``state`` and ``threads`` as for :meth:`calc_udot_batch`. Each M[k] is
         bitwise ``calc_m`` of a State with that q.
         """
-        entry, K, (qa,) = self._batch_inputs(state, q, None, need_u=False)
+        entry, K, (qa,), controls = self._batch_inputs(state, q, None, need_u=False)
         nu = entry.batch.nu
         out = np.zeros((K, nu, nu))
-        self._batch_run(entry, "mass_matrix", qa, out, self._threads(threads))
+        self._batch_run(entry, controls, "mass_matrix", qa, out, self._threads(threads))
         self._batch_check(entry, None, out, "calc_m_batch()")
         return out
 
@@ -259,10 +275,10 @@ class BatchDynamics:
         ``tau = M udot + bias - f_sys`` (recursive Newton-Euler), the inverse of
         :meth:`calc_udot_batch`. Each row is bitwise
         ``calc_residual_force_ignoring_constraints(state, f_sys, F_sys, udot)``."""
-        entry, K, (qa, ua, da) = self._batch_inputs(state, q, u, (("udot", udot),))
+        entry, K, (qa, ua, da), controls = self._batch_inputs(state, q, u, (("udot", udot),))
         out = np.empty((K, entry.batch.nu))
         bad = np.empty(K, dtype=np.int64)  # every row is written
-        first = self._batch_run(entry, "inverse", qa, ua, da, out, bad, self._threads(threads))
+        first = self._batch_run(entry, controls, "inverse", qa, ua, da, out, bad, self._threads(threads))
         self._batch_check(entry, bad, out, "calc_inverse_dynamics_batch()", first)
         return out
 
@@ -275,7 +291,14 @@ class BatchDynamics:
         those of the batched calls and of the State API. Use one per thread.
         """
         state = self._batch_state(state)
-        return FunctionalDynamics(self, self._batch_entry(state))
+        entry = self._batch_entry(state)
+        fed = [p for p in entry.packed if isinstance(p, _InputPacked)]
+        if fed:
+            raise NotImplementedError(
+                f"{self._where()}: functional dynamics: {fed[0].elements[0]!r} reads controls held in a State, "
+                "which the functional forms (functions of q, u, tau) do not take; apply its forces through tau, "
+                "or use calc_udot_batch(..., state=) or the State API")
+        return FunctionalDynamics(self, entry)
 
     def step_batch(self, q, u, tau=None, *, h: float, n_steps: int = 1, scheme: str = "semi_explicit_euler",
                    state: State | None = None, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -308,10 +331,10 @@ class BatchDynamics:
             raise ValueError(f"step_batch(): h must be a finite step size > 0, got {h!r}")
         if isinstance(n_steps, bool) or int(n_steps) != n_steps or n_steps < 0:
             raise ValueError(f"step_batch(): n_steps must be an integer >= 0, got {n_steps!r}")
-        entry, K, (qa, ua, ta) = self._batch_inputs(state, q, u, (("tau", tau),))
+        entry, K, (qa, ua, ta), controls = self._batch_inputs(state, q, u, (("tau", tau),))
         q1, u1 = qa.copy(), ua.copy()
         bad = np.full(K, -1, dtype=np.int64)  # rows are not written when there is no step to take
-        first = self._batch_run(entry, "step", q1, u1, ta, h, int(n_steps), _core.BATCH_SCHEMES[scheme], bad,
+        first = self._batch_run(entry, controls, "step", q1, u1, ta, h, int(n_steps), _core.BATCH_SCHEMES[scheme], bad,
                                 self._threads(threads))
         self._batch_check(entry, bad, np.concatenate([q1, u1], axis=1), "step_batch()", first)
         return q1, u1
