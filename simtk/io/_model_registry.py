@@ -463,6 +463,3 @@ _UNSUPPORTED = {
     "MobilizedBody.Custom": "its implementation class is not registered with simtk.io.register_class",
     "Function": "its class is not registered with simtk.io.register_class",
 }
-
-# The kinds of the elements the OpenSim reader describes (they use the registry defined above).
-from . import _model_registry_osim  # noqa: E402,F401

@@ -1,7 +1,10 @@
 """OpenSim 4.x model files (``.osim``): the multibody part, as a simtk MultibodySystem.
 
 ``load_osim(path)`` reads the file with ``xml.etree.ElementTree`` (a tree builder fed by expat, so
-that every element knows its line) and builds
+that every element knows its line) into a model description (`describe_osim`: simtk model-format
+nodes, each with the line and element it came from; no simtk element is made while reading), which
+the one builder every reader shares (``load_model``'s) turns into the System; the OpenSim names are
+then given to the built components (`simtk.io._osim_described`). The description describes
 
 - one ``MobilizedBody`` per OpenSim ``Body``, named like it (``/matter/femur``), whose mobilizer is
   the Joint that has the body as its child frame's base;
