@@ -168,6 +168,8 @@ class _Context:
                 elif kind == "number" and (isinstance(e, bool) or not isinstance(e, (int, float))
                                            or not math.isfinite(e)):
                     raise self.error(f"{name}.{k}: expected a finite number, got {_describe(e)}", eline)
+                elif kind == "text" and not isinstance(e, str):
+                    raise self.error(f"{name}.{k}: expected a quoted string, got {_describe(e)}", eline)
                 else:
                     kwargs[k] = float(e) if kind == "number" else e
         try:

@@ -62,7 +62,7 @@ class _Spec:
     user: bool = False
     #: the reference items that hold a list of references
     many: frozenset = frozenset()
-    #: a built-in Function family's parameters: (item name, "number" | "vector" | "index"), in order
+    #: a built-in Function family's parameters: (item name, "number" | "vector" | "index" | "text"), in order
     params: tuple = ()
 
 
@@ -401,6 +401,21 @@ _FUNCTION_PARAMS = {
 }
 for _k, _p in _FUNCTION_PARAMS.items():
     _builtin(f"Function.{_k}", getattr(Function, _k), "function", None, params=_p)
+
+
+def _register_osim_functions() -> None:
+    # OpenSim's functions simtk.io.load_osim makes that Simbody has no family for: rebuilt, like the
+    # families, by calling the class with its parameters() ("text" items are strings)
+    from ._osim_functions import ExpressionFunction, GCVSplineFunction, MultivariatePolynomialFunction
+    _builtin("OpenSim.GCVSpline", GCVSplineFunction, "function", None,
+             params=(("x", "vector"), ("y", "vector"), ("degree", "index")))
+    _builtin("OpenSim.MultivariatePolynomial", MultivariatePolynomialFunction, "function", None,
+             params=(("coefficients", "vector"), ("dimension", "index"), ("order", "index")))
+    _builtin("OpenSim.Expression", ExpressionFunction, "function", None,
+             params=(("expression", "text"), ("variables", "text")))
+
+
+_register_osim_functions()
 
 
 # ---------------------------------------------------------------------- elements defined by Functions

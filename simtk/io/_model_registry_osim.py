@@ -1,4 +1,5 @@
-"""Model-format kinds of the elements the OpenSim reader describes: OpenSim's functions, contact
+"""Model-format kinds of the elements the OpenSim reader describes: OpenSim's functions, its
+expression-based forces (``Force.Custom`` implementations), contact
 (``Force.HuntCrossley`` with its surfaces, ``Force.SmoothSphereHalfSpace``) and the actuators' force
 (``Force.Actuators`` with its actuators and control functions).
 
@@ -14,7 +15,8 @@ import numpy as np
 from simtk import Force, Transform
 from simtk.multibody.contact.geometry import ContactGeometry
 
-from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec
+from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
+from ._osim_expression_forces import KINDS as _EXPRESSION_FORCES
 from ._osim_functions import SimmSplineFunction, _CouplerFunction, _PiecewiseConstant, _Scaled, _Shifted
 
 __all__: list[str] = []
@@ -27,6 +29,10 @@ for _name, _cls in (("OpenSim.SimmSpline", SimmSplineFunction), ("OpenSim.Multip
     _spec = _Spec(_name, _cls, "function", user=True)
     _BY_NAME[_name] = _spec
     _BY_CLASS[_cls] = _spec
+
+# OpenSim's expression-based forces: Force.Custom implementations with declared Properties
+for _name, _cls in _EXPRESSION_FORCES.values():
+    register_class(_cls, _name)
 
 
 # ---------------------------------------------------------------------- items holding one entry per part

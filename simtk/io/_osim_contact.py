@@ -16,8 +16,11 @@ contact whose surfaces separate faster than 2/(3c) (``if (f <= 0) return;``), so
 forces of every contact after that one in Simbody's detection order; simtk's ``Force.HuntCrossley``
 skips only that contact. States with such a contact beside one that pushes differ from OpenSim.
 
-``ContactMesh`` and ``ElasticFoundationForce`` are not built (they are listed in the warning), nor
-is a force that names one: simtk has no mesh contact.
+A ``ContactMesh`` in a HuntCrossleyForce adds nothing: Simbody's HuntCrossleyForce handles point
+contacts only and skips the triangle-mesh contacts its tracker reports (OpenSim 4.6 gives zero force for
+a mesh penetrating a half-space or a sphere, and the other geometries of the same force still push), so
+the mesh is left out of simtk's force and its file is not read. ``ElasticFoundationForce`` (the force
+meshes do make in OpenSim) is not built: it is listed in the warning.
 """
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ from ._osim_reader import _clean_name, _Element, _flag_note, _or, _Reader
 __all__: list[str] = []
 
 CONTACT_FORCES = ("HuntCrossleyForce", "SmoothSphereHalfSpaceForce")
+#: what `ContactGeometries.get` returns for a ContactMesh's geometry: Hunt-Crossley leaves it out
+MESH = "mesh"
 _GEOMETRY_PROPS = {"socket_frame", "location", "orientation", "Appearance", "radius", "display_preference",
                    "color"}
 _HC_PROPS = {"appliesForce", "HuntCrossleyForce::ContactParametersSet", "transition_velocity"}
@@ -66,6 +71,8 @@ class ContactGeometries:
             geometry = ContactGeometry.Sphere(radius)
         elif el.tag == "ContactHalfSpace":
             geometry = ContactGeometry.HalfSpace()
+        elif el.tag == "ContactMesh":
+            return el, MESH, None, None
         else:
             return el, None, None, None
         for c in cast("list[_Element]", list(el)):
@@ -122,12 +129,13 @@ def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: 
             return None
         law = [r.number(p, k, 0.0) for k in ("stiffness", "dissipation", "static_friction", "dynamic_friction",
                                               "viscous_friction")]
-        for g in names:
+        for g in (g for g, x in zip(names, placed) if x[1] is not MESH):
             try:  # the element's own check, made here to name the ContactParameters' line
                 _law(*law)
             except (TypeError, ValueError) as exc:
                 raise r.error(p, f"HuntCrossleyForce {name!r}, geometry {g!r}: {exc}") from None
-        surfaces += [(geometry, mobod, X_BS, law) for _, geometry, mobod, X_BS in placed]
+        # a mesh's contacts are not point contacts: Simbody's Hunt-Crossley skips them
+        surfaces += [(geometry, mobod, X_BS, law) for _, geometry, mobod, X_BS in placed if geometry is not MESH]
     return out.desc.add("Force.HuntCrossley", out.forces, sname,
                         transition_velocity=r.number(el, "transition_velocity", 0.01),
                         surface_bodies=[s[1] for s in surfaces], surface_shapes=[s[0].kind for s in surfaces],

@@ -21,6 +21,7 @@ from ._named import NamedDict
 from ._osim_actuators import ACTUATORS, build_actuators_and_controllers
 from ._osim_contact import CONTACT_FORCES, ContactGeometries, build_contact_force
 from ._osim_elements import _build_constraint, _build_force, _build_joint, _note_subcomponents, element_of
+from ._osim_expression_forces import EXPRESSION_FORCES, build_expression_force
 from ._osim_model import OsimModel
 from ._osim_names import attach_opensim_names
 from ._osim_reader import (
@@ -185,6 +186,8 @@ def describe(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> 
     for el in r.objects(model, "ForceSet"):
         if el.tag in CONTACT_FORCES:
             build_contact_force(r, out, el, geoms)
+        elif el.tag in EXPRESSION_FORCES:
+            build_expression_force(r, out, el)
         elif el.tag not in ACTUATORS:
             _build_force(r, out, el)
     build_actuators_and_controllers(r, out, model)

@@ -1,4 +1,5 @@
-"""OpenSim's functions that Simbody has no built-in for: SimmSpline, scaled and coupler functions.
+"""OpenSim's functions that Simbody has no built-in for: SimmSpline, GCVSpline, multivariate polynomials,
+Lepton expressions, scaled and coupler functions.
 
 (OpenSim's CoordinateLimitForce is the built-in ``Force.CoordinateLimit``.)"""
 from __future__ import annotations
@@ -8,11 +9,12 @@ from typing import Sequence
 import numpy as np
 
 from simtk import Function
+from simtk.common.function._base import UNLIMITED_DERIVATIVE_ORDER
 from simtk.common.property import Property
 
-# Each class declares its constructor's parameters as Properties: a model description (and a model
-# file) holds a Function as its declared Properties and rebuilds it as ``cls(**properties)``; the kinds
-# are registered in ``_model_registry_osim``.
+# SimmSpline and the wrappers declare their constructor's parameters as Properties: a model description
+# (and a model file) holds such a Function as its declared Properties and rebuilds it as
+# ``cls(**properties)`` (registered in ``_model_registry_osim``); the others give their parameters().
 
 
 # ====================================================================== functions
@@ -238,3 +240,226 @@ class _PiecewiseConstant(Function):
 
     def get_max_derivative_order(self) -> int:
         return 2
+
+
+class GCVSplineFunction(Function):
+    """OpenSim's ``GCVSpline`` with ``error_variance`` 0: the natural interpolating spline of odd degree.
+
+    OpenSim 4.6 fits it with Simbody's GCVSPL (Woltring's generalized cross-validation spline), which
+    with error variance 0 interpolates: the spline of degree 2m - 1 (m the ``half_order``) through every
+    point whose derivatives of orders m to 2m - 2 vanish at both ends ("natural"). Outside the points
+    it continues as the polynomial of degree m - 1 that the end conditions leave (a constant for degree
+    1, a line for degree 3), as GCVSPL's evaluation does. Here it is solved directly as a B-spline
+    with those end conditions, then held as Taylor polynomials on the intervals, plus the two end
+    polynomials as extra pieces. Every derivative order is available.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        Strictly increasing finite abscissae and finite values; n >= degree + 1 (GCVSPL's n >= 2m).
+    degree : int
+        1, 3, 5 or 7.
+    """
+
+    def __init__(self, x: Sequence[float], y: Sequence[float], degree: int = 5):
+        import math
+
+        from scipy.interpolate import make_interp_spline
+        if degree not in (1, 3, 5, 7):
+            raise ValueError(f"GCVSpline: degree {degree} is not 1, 3, 5 or 7 (half_order 1 to 4)")
+        x = np.asarray(x, dtype=float).reshape(-1)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        m = (degree + 1) // 2
+        if x.shape != y.shape:
+            raise ValueError(f"GCVSpline: {x.size} x values but {y.size} y values")
+        if x.size < 2 * m:
+            raise ValueError(f"GCVSpline: degree {degree} needs at least {2 * m} points (GCVSPL's n >= 2 * "
+                             f"half_order), got {x.size}")
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError("GCVSpline: x and y must be finite")
+        if not (np.diff(x) > 0).all():
+            i = int(np.flatnonzero(np.diff(x) <= 0)[0])
+            raise ValueError(f"GCVSpline: x must be strictly increasing, but x[{i}] = {x[i]} and "
+                             f"x[{i + 1}] = {x[i + 1]}")
+        k = degree
+        natural = [(j, 0.0) for j in range(m, k)]
+        spl = make_interp_spline(x, y, k=k, bc_type=(natural, natural) if natural else None)
+        # pieces: [x_0 - 1, x_0) the left end polynomial, the intervals, [x_{n-1}, x_{n-1} + 1) the right
+        # one; below (above) the first (last) breakpoint its piece continues, which is exactly GCVSPL's
+        bp = np.concatenate([[x[0] - 1.0], x, [x[-1] + 1.0]])
+        mid = 0.5 * (bp[:-1] + bp[1:])
+        coef = np.zeros((len(mid), k + 1))
+        for r in range(k + 1):
+            coef[1:-1, r] = spl(mid[1:-1], nu=r) / math.factorial(r)
+        for row, x_end in ((0, x[0]), (-1, x[-1])):
+            # the end polynomial sum_{j<m} f^(j)(x_end) (t - x_end)^j / j!, re-expanded about the piece's midpoint
+            d = [float(spl(x_end, nu=j)) for j in range(m)]
+            u0 = mid[row] - x_end
+            for r in range(m):
+                coef[row, r] = sum(d[j] * u0 ** (j - r) / (math.factorial(r) * math.factorial(j - r))
+                                   for j in range(r, m))
+        self._x, self._y, self._k = x, y, k
+        self._bp = bp.tolist()
+        self._mid = mid.tolist()
+        self._coef = [row.tolist() for row in coef]
+
+    def _piece(self, t: float) -> tuple[list, float]:
+        import bisect
+        j = min(max(bisect.bisect_right(self._bp, t) - 1, 0), len(self._bp) - 2)
+        return self._coef[j], t - self._mid[j]
+
+    def calc_value(self, x):
+        c, u = self._piece(float(x[0]))
+        v = 0.0
+        for a in reversed(c):
+            v = v * u + a
+        return v
+
+    def calc_derivative(self, deriv_components, x):
+        import math
+        n = len(deriv_components)
+        if n > self._k:
+            return 0.0
+        c, u = self._piece(float(x[0]))
+        v = 0.0
+        for r in range(self._k, n - 1, -1):
+            v = v * u + c[r] * math.prod(range(r - n + 1, r + 1))
+        return v
+
+    def get_argument_size(self) -> int:
+        return 1
+
+    def get_max_derivative_order(self) -> int:
+        return UNLIMITED_DERIVATIVE_ORDER
+
+    def parameters(self) -> dict:
+        """The constructor's arguments (the model format rebuilds the spline from them)."""
+        return {"x": self._x, "y": self._y, "degree": self._k}
+
+    def _compile(self, builder) -> int:
+        if self._k > _CORE_SPLINE_DEGREE:
+            raise NotImplementedError(f"GCVSpline of degree {self._k}: the compiled spline family holds degrees "
+                                      f"up to {_CORE_SPLINE_DEGREE}; evaluated through its Python methods")
+        # the layout of Function.Spline's family: breakpoints, midpoints, Taylor coefficients row by row
+        par = self._bp + self._mid + [c for row in self._coef for c in row]
+        return builder.entry("spline", self, par, aux=(len(self._bp), self._k))
+
+
+_CORE_SPLINE_DEGREE = 5  # core/functions.pxi FN_MAX_SPLINE_DEGREE
+
+
+class MultivariatePolynomialFunction(Function):
+    """OpenSim's ``MultivariatePolynomialFunction``: sum of c_t prod_i x_i^(e_t,i) over every exponent
+    tuple of total degree <= ``order``, in OpenSim's order of the coefficients: lexicographic in the
+    exponents, the last argument's varying fastest (for 2 arguments and order 2: 1, y, y^2, x, xy, x^2).
+
+    Derivatives of every order are exact (OpenSim 4.6 returns the first derivative for any order:
+    where a second derivative matters, such as a coupler's acceleration at nonzero speed, simtk's
+    differs from OpenSim's).
+
+    Parameters
+    ----------
+    coefficients : array_like
+        comb(dimension + order, order) finite numbers.
+    dimension : int
+        The number of arguments, >= 1.
+    order : int
+        The largest total degree, >= 0.
+    """
+
+    def __init__(self, coefficients: Sequence[float], dimension: int, order: int):
+        import math
+        c = np.asarray(coefficients, dtype=float).reshape(-1)
+        dimension, order = int(dimension), int(order)
+        if dimension < 1 or order < 0:
+            raise ValueError(f"MultivariatePolynomialFunction: expected dimension >= 1 and order >= 0, got "
+                             f"{dimension} and {order}")
+        need = math.comb(dimension + order, order)
+        if c.size != need:
+            raise ValueError(f"MultivariatePolynomialFunction: dimension {dimension} and order {order} take {need} "
+                             f"coefficients, got {c.size}")
+        if not np.isfinite(c).all():
+            raise ValueError("MultivariatePolynomialFunction: coefficients must be finite")
+        self._c, self._dim, self._order = c, dimension, order
+        self._terms = [(float(ci), e) for ci, e in zip(c, _exponents(dimension, order)) if ci != 0.0]
+
+    def calc_value(self, x):
+        return self._partial((), x)
+
+    def calc_derivative(self, deriv_components, x):
+        return self._partial(deriv_components, x)
+
+    def _partial(self, deriv_components, x) -> float:
+        d = [0] * self._dim
+        for k in deriv_components:
+            d[k] += 1
+        xs = [float(v) for v in x[:self._dim]]
+        total = 0.0
+        for c, e in self._terms:
+            term = c
+            for xi, ei, di in zip(xs, e, d):
+                if di > ei:
+                    term = 0.0
+                    break
+                for j in range(di):  # the falling factorial of the differentiated power
+                    term *= ei - j
+                term *= xi ** (ei - di)
+            total += term
+        return total
+
+    def get_argument_size(self) -> int:
+        return self._dim
+
+    def get_max_derivative_order(self) -> int:
+        return UNLIMITED_DERIVATIVE_ORDER
+
+    def parameters(self) -> dict:
+        """The constructor's arguments (the model format rebuilds the function from them)."""
+        return {"coefficients": self._c, "dimension": self._dim, "order": self._order}
+
+
+def _exponents(dim: int, order: int) -> list[tuple[int, ...]]:
+    if dim == 1:
+        return [(p,) for p in range(order + 1)]
+    return [(p,) + rest for p in range(order + 1) for rest in _exponents(dim - 1, order - p)]
+
+
+class ExpressionFunction(Function):
+    """OpenSim's ``ExpressionBasedFunction``: a Lepton expression of named variables (`simtk.io._lepton`),
+    its derivatives of every order exact (made symbolically; OpenSim 4.6 returns the first derivative for
+    any order).
+
+    Parameters
+    ----------
+    expression : str
+        The expression, e.g. ``"x^2*y + sin(x)"``.
+    variables : str
+        Its variables in argument order, separated by spaces (OpenSim's XML form), e.g. ``"x y"``.
+    """
+
+    def __init__(self, expression: str, variables: str):
+        from ._lepton import Expression
+        names = str(variables).split()
+        if not names:
+            raise ValueError("ExpressionBasedFunction: expected at least one variable name in <variables>")
+        if len(set(names)) != len(names):
+            raise ValueError(f"ExpressionBasedFunction: variable names repeat in {variables!r}")
+        self._text, self._vars = str(expression), " ".join(names)
+        self._e = Expression(self._text, names)
+        self._n = len(names)
+
+    def calc_value(self, x):
+        return self._e.value([float(v) for v in x])
+
+    def calc_derivative(self, deriv_components, x):
+        return self._e.derivative(tuple(deriv_components), [float(v) for v in x])
+
+    def get_argument_size(self) -> int:
+        return self._n
+
+    def get_max_derivative_order(self) -> int:
+        return UNLIMITED_DERIVATIVE_ORDER
+
+    def parameters(self) -> dict:
+        """The constructor's arguments (the model format rebuilds the function from them)."""
+        return {"expression": self._text, "variables": self._vars}

@@ -14,7 +14,16 @@ from simtk import (
     Transform,
 )
 
-from ._osim_functions import SimmSplineFunction, _PiecewiseConstant, _Scaled, _Shifted
+from ._lepton import LeptonError
+from ._osim_functions import (
+    ExpressionFunction,
+    GCVSplineFunction,
+    MultivariatePolynomialFunction,
+    SimmSplineFunction,
+    _PiecewiseConstant,
+    _Scaled,
+    _Shifted,
+)
 from .errors import ModelFileError
 
 
@@ -95,7 +104,9 @@ _SQRT_EPS = math.sqrt(np.finfo(float).eps)  # OpenSim's slack on a default value
 _FRAME_TAGS = {"Ground", "Body", "PhysicalOffsetFrame"}
 _FUNCTION_TAGS = {"Constant", "LinearFunction", "PolynomialFunction", "SimmSpline", "NaturalCubicSpline",
                   "MultiplierFunction", "PiecewiseLinearFunction", "PiecewiseConstantFunction", "Sine",
-                  "StepFunction"}
+                  "StepFunction", "GCVSpline", "MultivariatePolynomialFunction", "ExpressionBasedFunction"}
+# the functions of several arguments (any other, but Constant, takes one)
+_MULTI_ARG_TAGS = {"MultivariatePolynomialFunction", "ExpressionBasedFunction"}
 # Properties read or deliberately skipped (visual or bookkeeping only); anything else is reported.
 _COMMON = {"FrameGeometry", "attached_geometry", "components", "frames", "WrapObjectSet"}
 _KNOWN_PROPS = {
@@ -304,6 +315,8 @@ class _Reader:
             return Function.Constant(self.number(el, "value", 0.0), nargs)
         if nargs == 0:
             return Function.Constant(self._argless_value(el, where), 0)
+        if tag in _MULTI_ARG_TAGS:
+            return self._multi_arg(el, nargs, where)
         if nargs != 1:
             raise self.error(el, f"{where}: a {tag} takes one argument, but {nargs} coordinates are given")
         if tag == "LinearFunction":
@@ -316,6 +329,8 @@ class _Reader:
             return Function.Polynomial(list(k))
         if tag == "MultiplierFunction":
             return _Scaled(self.function(self._inner(el, where), nargs, where), self.number(el, "scale", 1.0))
+        if tag == "GCVSpline":
+            return self._gcv(el, where)
         try:
             if tag == "Sine":
                 f = Function.Sinusoid(self.number(el, "amplitude", 1.0), self.number(el, "omega", 1.0),
@@ -341,12 +356,61 @@ class _Reader:
         except (ValueError, TypeError) as exc:
             raise self.error(el, f"{where}: {exc}") from None
 
+    def _gcv(self, el: _Element, where: str) -> Function:
+        m = int(self.number(el, "half_order"))
+        if not 1 <= m <= 4 or self.number(el, "half_order") != m:
+            raise self.error(self.child(el, "half_order"), f"{where}: GCVSpline half_order must be 1, 2, 3 or 4 "
+                                                           f"(degree 1, 3, 5, 7), got {self._text(self.child(el, 'half_order'))}")
+        variance = self.number(el, "error_variance", 0.0)
+        if variance != 0.0:
+            # GCVSPL then smooths (p from the variance): not implemented, said rather than interpolated
+            raise self.error(self.child(el, "error_variance"), f"{where}: GCVSpline with error_variance "
+                                                               f"{variance} (a smoothing spline) is not supported; "
+                                                               "simtk reads error_variance 0 (interpolation)")
+        x = self.numbers(el, "x", None)
+        y = self.numbers(el, "y", None)
+        try:
+            return GCVSplineFunction(x, y, 2 * m - 1)
+        except ValueError as exc:
+            raise self.error(el, f"{where}: {exc}") from None
+
+    def _multi_arg(self, el: _Element, nargs: int, where: str) -> Function:
+        """A MultivariatePolynomialFunction or ExpressionBasedFunction of ``nargs`` arguments."""
+        try:
+            if el.tag == "MultivariatePolynomialFunction":
+                dim = self.number(el, "dimension")
+                if dim != int(dim) or dim != nargs:
+                    raise self.error(_or(self.child(el, "dimension"), el),
+                                     f"{where}: MultivariatePolynomialFunction of dimension {dim:g}, but {nargs} "
+                                     f"coordinate(s) are given")
+                order = self.number(el, "order")
+                if order != int(order):
+                    raise ValueError(f"order must be an integer, got {order}")
+                return MultivariatePolynomialFunction(self.numbers(el, "coefficients", None), nargs, int(order))
+            variables = self.string(el, "variables")
+            if len(variables.split()) != nargs:
+                raise self.error(_or(self.child(el, "variables"), el),
+                                 f"{where}: ExpressionBasedFunction of the variables {variables!r}, but {nargs} "
+                                 f"coordinate(s) are given")
+            text = self.string(el, "expression")
+            try:
+                return ExpressionFunction(text, variables)
+            except LeptonError as exc:
+                raise self.error(self.child(el, "expression"), f"{where}: malformed <expression>: {exc}") from None
+        except OsimFileError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise self.error(el, f"{where}: {exc}") from None
+
     def unreadable_function(self, el: _Element) -> str | None:
         """The tag of a function in ``el`` (itself, or inside a MultiplierFunction) that simtk does not
-        read, such as GCVSpline; None if it reads them all. (An element that can do without one, a
+        read, such as a smoothing GCVSpline (error_variance not 0); None if it reads them all. (An element that can do without one, a
         coupler or a prescription, is then listed in the warning instead of refusing the file.)"""
         if el.tag not in _FUNCTION_TAGS:
             return el.tag
+        ev = self.child(el, "error_variance") if el.tag == "GCVSpline" else None
+        if ev is not None and self._text(ev) not in ("0", "0.0", ""):
+            return "GCVSpline"  # a smoothing one
         if el.tag == "MultiplierFunction":
             holder = self.child(el, "function")
             for c in (holder if holder is not None else []):

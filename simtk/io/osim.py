@@ -41,7 +41,13 @@ NaturalCubicSpline,            outside its points; implemented here (`SimmSpline
 MultiplierFunction, Sine,      Sine is ``Function.Sinusoid`` plus its offset, StepFunction
 StepFunction,                  ``Function.Step``, PiecewiseLinearFunction a degree-1
 PiecewiseLinearFunction,       ``Function.Spline``, PiecewiseConstantFunction y_k on
-PiecewiseConstantFunction      [x_k, x_k+1); GCVSpline is not read (an `OsimFileError` says so)
+PiecewiseConstantFunction      [x_k, x_k+1)
+GCVSpline                      with error_variance 0: the natural interpolating spline of degree
+                               2 half_order - 1 GCVSPL fits (`GCVSplineFunction`); a smoothing one
+                               (error_variance not 0) is not read (an `OsimFileError` says so)
+MultivariatePolynomialFunction `MultivariatePolynomialFunction`, ``ExpressionFunction`` (a Lepton
+ExpressionBasedFunction        parser, ``simtk.io._lepton``): where a place takes several arguments
+                               (a coupler's independent coordinates, a TransformAxis's coordinates)
 PointToPointSpring             ``Force.TwoPointLinearSpring``
 BushingForce                   ``Force.LinearBushing`` with k6 = (rotational, translational)
 SpringGeneralizedForce         ``Force.MobilityLinearSpring`` + ``Force.MobilityLinearDamper``
@@ -58,7 +64,12 @@ CoordinateCouplerConstraint    ``Constraint.CoordinateCoupler`` with scale * f(q
 HuntCrossleyForce with         ``Force.HuntCrossley``, one surface per geometry of each
 ContactSphere,                 ContactParameters (``_osim_contact``)
 ContactHalfSpace
+ContactMesh in a               nothing: Simbody's Hunt-Crossley skips mesh contacts (OpenSim gives
+HuntCrossleyForce              no force); ElasticFoundationForce is not built (listed in the warning)
 SmoothSphereHalfSpaceForce     ``Force.SmoothSphereHalfSpace``
+ExpressionBasedCoordinateForce one ``Force.Custom`` each, evaluating the parsed expression of (q, qdot)
+ExpressionBasedPointToPoint-   or (d, ddot) (``_osim_expression_forces``)
+Force
 CoordinateActuator,            one ``Force.Actuators`` (``/forces/actuators``, compiled) applying
 TorqueActuator, PointActuator  optimal_force times control; controls held in the State (`set_control`)
 PrescribedController           its functions of time added to the controls (``_osim_actuators``)
@@ -70,7 +81,7 @@ are views of its mobilizer's q and u and whose outputs are ``value``, ``speed`` 
 ``acceleration``; ``/bodyset/<body>``, ``/ground``, ``/forceset/<force>`` and
 ``/constraintset/<constraint>`` lead to the simtk elements built for them.
 
-Everything else with dynamics (muscles and other actuators, mesh contact, markers, wrap objects,
+Everything else with dynamics (muscles and other actuators, elastic-foundation contact, markers, wrap objects,
 other controllers, probes, unknown elements and properties) is *not* built: it is listed, by name and
 type, in one ``UserWarning`` (and in `OsimModel.warnings`). Visual geometry (``attached_geometry``,
 ``FrameGeometry``) has no effect on dynamics and is skipped without comment.
@@ -101,7 +112,12 @@ from ._description import ModelDescription
 from ._inertia_policy import check_policy
 from ._osim_actuators import OsimActuator
 from ._osim_described import describe, result
-from ._osim_functions import SimmSplineFunction
+from ._osim_functions import (
+    ExpressionFunction,
+    GCVSplineFunction,
+    MultivariatePolynomialFunction,
+    SimmSplineFunction,
+)
 from ._osim_model import OsimCoordinate, OsimModel
 from ._osim_names import Coordinate, OsimJoint, OsimSet
 from ._osim_reader import OsimFileError, _Element, _parse_xml, _Reader
@@ -113,6 +129,9 @@ __all__ = [
     "OsimModel",
     "OsimCoordinate",
     "SimmSplineFunction",
+    "GCVSplineFunction",
+    "MultivariatePolynomialFunction",
+    "ExpressionFunction",
     "Coordinate",
     "OsimJoint",
     "OsimSet",

@@ -478,7 +478,7 @@ def test_bodies_without_a_path_to_ground_get_opensims_free_joints(tmp_path):
 
 
 def test_functions_simtk_does_not_read_leave_couplers_and_prescriptions_in_the_warning(tmp_path):
-    """A GCVSpline (OpenSim's smoothing spline, which simtk does not read) in a coupler and in a
+    """A smoothing GCVSpline (error_variance not 0, which simtk does not read) in a coupler and in a
     prescribed_function: the file loads, the coupler and the prescription are listed in the one
     warning as not built (the file was refused); on a TransformAxis it stays an error naming it."""
     rng = np.random.default_rng(91)
@@ -486,7 +486,7 @@ def test_functions_simtk_does_not_read_leave_couplers_and_prescriptions_in_the_w
     add_chain(model, rng, [osim.PinJoint, osim.PinJoint, osim.PinJoint])
     coupler(model, "jb1_coord_0", "jb2_coord_0", osim.LinearFunction(0.7, 0.1), "gcv_coupler")
     path = write(model, tmp_path)
-    gcv = ('<GCVSpline name="function"><half_order>3</half_order><error_variance>0</error_variance>'
+    gcv = ('<GCVSpline name="function"><half_order>3</half_order><error_variance>0.01</error_variance>'
            '<x>-1 -0.5 0 0.5 1 1.5</x><y>0.3 0.1 0 0.1 0.3 0.6</y></GCVSpline>')
     text, n = re.subn(r"(<coupled_coordinates_function>)\s*<LinearFunction.*?</LinearFunction>",
                       lambda mo: mo.group(1) + gcv.replace(' name="function"', ""), path.read_text(), flags=re.S)
@@ -509,5 +509,6 @@ def test_functions_simtk_does_not_read_leave_couplers_and_prescriptions_in_the_w
                       gcv, path.read_text())
     assert n == 1
     path.write_text(text)
-    with pytest.raises(OsimFileError, match=r"CustomJoint 'cj' rotation1: function type <GCVSpline> is not supported"):
+    with pytest.raises(OsimFileError, match=r"CustomJoint 'cj' rotation1: GCVSpline with error_variance 0.01 \(a "
+                                            r"smoothing spline\) is not supported"):
         load_osim(path)

@@ -2,7 +2,8 @@
 
 Checked here: reading an .osim file (OpenSim's published models, and a model written here with
 every kind the reader describes: smooth and Hunt-Crossley contact, the three actuators and a
-PrescribedController, OpenSim's own functions, a loop, a coupler and a locked coordinate) makes no
+PrescribedController, OpenSim's own functions, expression-based forces, a mesh in Hunt-Crossley contact,
+a loop, couplers and a locked coordinate) makes no
 MultibodySystem, and the description is plain model-format data carrying the file's lines; its
 model-file text, read back by ``load_model``'s parser into a System by the same builder, has at
 random states (controls and time set) the accelerations of the System ``load_osim`` returned, to
@@ -66,6 +67,9 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
           <MultiplierFunction><function><SimmSpline><x>-2 -1 0 1 2</x><y>0 0.01 0.03 0.02 0.04</y></SimmSpline>
           </function><scale>1.5</scale></MultiplierFunction></TransformAxis>
         <TransformAxis name="translation2"><coordinates>slide</coordinates><axis>0 1 0</axis></TransformAxis>
+        <TransformAxis name="translation3"><coordinates>bend slide</coordinates><axis>0 0 1</axis>
+          <MultivariatePolynomialFunction><coefficients>0.01 0.5 0.02 -0.1 0.3 0.05</coefficients>
+          <dimension>2</dimension><order>2</order></MultivariatePolynomialFunction></TransformAxis>
       </SpatialTransform></CustomJoint>
     <PinJoint name="hinge"><socket_parent_frame>/bodyset/arm</socket_parent_frame>
       <socket_child_frame>/bodyset/rod</socket_child_frame><coordinates><Coordinate name="hinge_q"/></coordinates>
@@ -81,6 +85,11 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
       <coupled_coordinates_function><Sine><amplitude>0.5</amplitude><omega>2</omega><phase>0.1</phase>
         <offset>0.2</offset></Sine></coupled_coordinates_function><scale_factor>0.8</scale_factor>
     </CoordinateCouplerConstraint>
+    <CoordinateCouplerConstraint name="couple2"><independent_coordinate_names>knee hinge_q</independent_coordinate_names>
+      <dependent_coordinate_name>c5</dependent_coordinate_name>
+      <coupled_coordinates_function><ExpressionBasedFunction><expression>0.3*sin(x)+0.1*y^2</expression>
+        <variables>x y</variables></ExpressionBasedFunction></coupled_coordinates_function>
+    </CoordinateCouplerConstraint>
   </objects></ConstraintSet>
   <ContactGeometrySet name="contactgeometryset"><objects>
     <ContactHalfSpace name="floor"><socket_frame>/ground</socket_frame><location>0 0.01 0.02</location>
@@ -89,6 +98,7 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
       <radius>0.05</radius></ContactSphere>
     <ContactSphere name="tip"><socket_frame>/bodyset/link</socket_frame><location>0 -0.3 0</location>
       <radius>0.04</radius></ContactSphere>
+    <ContactMesh name="shell"><socket_frame>/bodyset/link</socket_frame><filename>shell.obj</filename></ContactMesh>
   </objects></ContactGeometrySet>
   <ForceSet name="forceset"><objects>
     <SmoothSphereHalfSpaceForce name="heel_floor"><socket_sphere>/contactgeometryset/heel</socket_sphere>
@@ -97,7 +107,7 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
     </SmoothSphereHalfSpaceForce>
     <HuntCrossleyForce name="contact"><transition_velocity>0.2</transition_velocity>
       <HuntCrossleyForce::ContactParametersSet><objects><HuntCrossleyForce::ContactParameters>
-        <geometry>floor tip</geometry><stiffness>1e6</stiffness><dissipation>1</dissipation>
+        <geometry>floor tip shell</geometry><stiffness>1e6</stiffness><dissipation>1</dissipation>
         <static_friction>0.8</static_friction><dynamic_friction>0.6</dynamic_friction>
         <viscous_friction>0.1</viscous_friction></HuntCrossleyForce::ContactParameters></objects>
       </HuntCrossleyForce::ContactParametersSet></HuntCrossleyForce>
@@ -106,6 +116,10 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
       <damping>0.01</damping><transition>5</transition></CoordinateLimitForce>
     <SpringGeneralizedForce name="knee_spring"><coordinate>knee</coordinate><stiffness>4</stiffness>
       <rest_length>0.1</rest_length><viscosity>0.3</viscosity></SpringGeneralizedForce>
+    <ExpressionBasedCoordinateForce name="knee_expr"><coordinate>knee</coordinate>
+      <expression>-2*q-0.1*qdot^3</expression></ExpressionBasedCoordinateForce>
+    <ExpressionBasedPointToPointForce name="tether"><body1>block</body1><point1>0 0.1 0</point1><body2>rod</body2>
+      <point2>0.1 0 0</point2><expression>5*(d-0.2)+0.5*ddot</expression></ExpressionBasedPointToPointForce>
     <CoordinateActuator name="knee_motor"><coordinate>knee</coordinate><optimal_force>3</optimal_force>
     </CoordinateActuator>
     <TorqueActuator name="twist"><bodyA>/jointset/pin/block_offset</bodyA><bodyB>link</bodyB><axis>1 2 3</axis>
@@ -120,6 +134,10 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
         <Sine><amplitude>0.5</amplitude><omega>3</omega><phase>0.2</phase><offset>-0.1</offset></Sine>
         <PiecewiseConstantFunction><x>0 0.5 1</x><y>1 -2 0.5</y></PiecewiseConstantFunction>
       </objects></FunctionSet></PrescribedController>
+    <PrescribedController name="drive2"><socket_actuators>/forceset/twist</socket_actuators>
+      <FunctionSet><objects><GCVSpline><half_order>3</half_order><error_variance>0</error_variance>
+        <x>0 0.2 0.4 0.6 0.8 1</x><y>0 0.5 -0.2 0.3 0.1 -0.4</y></GCVSpline></objects></FunctionSet>
+    </PrescribedController>
   </objects></ControllerSet>
 </Model>
 </OpenSimDocument>
@@ -197,7 +215,9 @@ def test_reading_every_kind_makes_no_system(kinds, monkeypatch):
     for kind in ("Force.SmoothSphereHalfSpace", "Force.HuntCrossley", "Force.Actuators", "Force.CoordinateLimit",
                  "Constraint.CoordinateCoupler", "Constraint.PrescribedMotion", "Constraint.Weld",
                  "MobilizedBody.FunctionBased", "OpenSim.SimmSpline", "OpenSim.Multiplier", "OpenSim.SineOffset",
-                 "OpenSim.PiecewiseConstant", "OpenSim.CoordinateCoupler", "control_functions="):
+                 "OpenSim.PiecewiseConstant", "OpenSim.CoordinateCoupler", "control_functions=", "OpenSim.GCVSpline",
+                 "OpenSim.MultivariatePolynomial", "OpenSim.Expression", "OpenSim.ExpressionBasedCoordinateForce",
+                 "OpenSim.ExpressionBasedPointToPointForce"):
         assert kind in text, kind
 
 
@@ -240,7 +260,8 @@ def test_published_text_round_trips_to_load_osims_accelerations(rel):
 
 def test_every_kind_round_trips_to_load_osims_accelerations(kinds):
     model = _load(kinds)
-    assert set(model.actuators) == {"knee_motor", "twist", "thrust"} and model.controllers["drive"]
+    assert set(model.actuators) == {"knee_motor", "twist", "thrust"} and set(model.controllers) == {"drive", "drive2"}
+    assert model.force_elements["contact"][0].get_num_surfaces() == 2  # the mesh adds none (OpenSim's too)
     # OpenSim grows the tree level by level from Ground: block, then link and rod, then arm; hinge closes the loop
     assert list(model.loop_welds) == ["hinge"] and model.coordinates["slide"].lock is not None
     again = model_from_text(model.description.to_text(), "kinds.simtk")
