@@ -44,7 +44,8 @@ cdef enum:
     FK_HUNT_CROSSLEY = 13
     FK_COORDINATE_LIMIT = 14
     FK_ACTUATOR = 15
-    FK_NUM_KINDS = 16
+    FK_PATH = 16
+    FK_NUM_KINDS = 17
 
 # FK_ACTUATOR's "type" parameter
 cdef enum:
@@ -100,12 +101,14 @@ cdef struct FSet:
     const double* stations
     const double* params
     const idx_t* index
+    # the set's own function table (core/functions.pxi: FK_PATH's moving points, FK_ACTUATOR's
+    # functions of time), or NULL
+    const FnTable* fn
     # FK_ACTUATOR only (NULL, 0 otherwise): terms (nterms, 2): (actuator, entry of fn), functions of
     # time added to that actuator's control in order. (The controls and the time are the evaluation's,
     # Tree.inputs and Tree.time: a set is model data, shared by every State and thread.)
     const idx_t* terms
     Py_ssize_t nterms
-    const FnTable* fn
 
 
 # ---------------------------------------------------------------------------
@@ -793,12 +796,12 @@ cdef class ForceSet:
     cdef readonly int kind
     cdef readonly Py_ssize_t n
     cdef readonly object bodies, stations, params, index
-    # FK_ACTUATOR: its functions of time (terms, functions); ninputs: the inputs an evaluation needs
+    # its function table (FK_PATH, FK_ACTUATOR), FK_ACTUATOR's terms; ninputs: the inputs an evaluation needs
     cdef readonly object terms, functions
     cdef readonly Py_ssize_t ninputs
     cdef idx_t max_body, max_q, max_u
 
-    def __init__(self, int kind, bodies, stations, params, index, terms=None, functions=None):
+    def __init__(self, int kind, bodies, stations, params, index, functions=None, terms=None):
         cdef Py_ssize_t nbk, npk
         if not 0 <= kind < FK_NUM_KINDS:
             raise ValueError(f"unknown force kind {kind}")
@@ -825,6 +828,15 @@ cdef class ForceSet:
                                                                          FK_COORDINATE_LIMIT) else -1)
         self.max_u = (int(self.index[:, 1].max()) if self.n and (FK_MOBILITY_SPRING <= kind <= FK_MOBILITY_STOP
                                                                  or kind == FK_COORDINATE_LIMIT) else -1)
+        if kind == FK_PATH:
+            # a path's rows name coordinates and functions in their parameters: bound them here
+            self.max_q, self.max_u = _path_rows_limits(self.params, functions)
+        elif functions is not None and kind != FK_ACTUATOR:
+            raise ValueError(f"ForceSet (kind {kind}): this kind takes no function table")
+        self.functions = functions
+        self.s.fn = NULL
+        if functions is not None:
+            self.s.fn = &(<FunctionTable?>functions).t
         self.kind = kind
         self.s.kind = kind
         self.s.n = self.n
@@ -835,13 +847,13 @@ cdef class ForceSet:
         self.s.params = _dp(self.params)
         self.s.index = _ip(self.index)
         self.ninputs = 0
+        self.terms = None
         self.s.terms = NULL
         self.s.nterms = 0
-        self.s.fn = NULL
         if kind == FK_ACTUATOR:
             self._actuator(terms, functions)
-        elif terms is not None or functions is not None:
-            raise ValueError(f"ForceSet (kind {kind}): only the actuator kind takes terms and functions")
+        elif terms is not None:
+            raise ValueError(f"ForceSet (kind {kind}): only the actuator kind takes terms")
 
     cdef int _actuator(self, terms, functions) except -1:
         cdef FunctionTable table
@@ -867,16 +879,14 @@ cdef class ForceSet:
                     raise ValueError(f"ForceSet (actuators): term {k} names no actuator or no function")
                 if table.entries[self.terms[k, 1], 1] != 1:
                     raise ValueError(f"ForceSet (actuators): term {k}'s function is not of one argument (time)")
-            self.s.fn = &table.t
-        self.functions = functions
         self.ninputs = int(self.index[:, 0].max()) + 1 if self.n else 0
         self.s.terms = _ip(self.terms)
         self.s.nterms = self.terms.shape[0]
         return 0
 
     def __reduce__(self):
-        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index, self.terms,
-                           self.functions))
+        return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index, self.functions,
+                           self.terms))
 
     def __deepcopy__(self, memo):
         return self  # immutable

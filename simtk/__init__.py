@@ -54,14 +54,18 @@ from .math import (
     VerletIntegrator,
 )
 from .multibody import (
+    ConditionalPathPoint,
     Constraint,
     ContactGeometry,
     Force,
     ForceSubsystem,
     GeneralForceSubsystem,
+    GeometryPath,
     MobilizedBody,
     Motion,
+    MovingPathPoint,
     MultibodySystem,
+    PathPoint,
     SimbodyMatterSubsystem,
 )
 from .spatial import Body, Inertia, MassProperties, Rotation, Transform
@@ -88,6 +92,7 @@ __all__ = [
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody
     "MultibodySystem", "SimbodyMatterSubsystem", "MobilizedBody", "GeneralForceSubsystem", "ForceSubsystem", "Force",
+    "GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint",
     "Constraint", "Motion",
     # contact
     "ContactGeometry",

@@ -1,5 +1,6 @@
 """Model-format kinds of the elements the OpenSim reader describes: OpenSim's functions, its
-expression-based forces (``Force.Custom`` implementations), contact
+expression-based forces (``Force.Custom`` implementations), path forces (``Force.PathSpring``,
+``Force.PathActuator`` with their GeometryPath's points as items), contact
 (``Force.HuntCrossley`` with its surfaces, ``Force.SmoothSphereHalfSpace``) and the actuators' force
 (``Force.Actuators`` with its actuators and control functions).
 
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 
-from simtk import Force, Transform
+from simtk import ConditionalPathPoint, Force, Function, GeometryPath, MovingPathPoint, PathPoint, Transform
 from simtk.multibody.contact.geometry import ContactGeometry
 
 from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
@@ -199,3 +200,95 @@ _builtin("Force.Actuators", Force.Actuators, "force", _actuators,
                  ("point_is_global", lambda f: [bool(x) for x in _parts(f, "point_is_global")]),
                  ("control_actuators", lambda f: [a.name for a in f._actuators for _ in a.functions] or None),
                  ("control_functions", lambda f: [g for a in f._actuators for g in a.functions] or None)])
+
+
+# ---------------------------------------------------------------------- geometry paths
+_POINT_KINDS = ("fixed", "conditional", "moving")
+
+
+def _path(ctx, refs, v, where: str):
+    """The GeometryPath of a path force's items: one entry per point in each point_ list."""
+    bodies, coords = refs["point_bodies"], refs["point_coordinate_bodies"]
+    n = len(bodies)
+    if len(coords) != n:
+        raise ctx.error(f"point_coordinate_bodies: expected a list of {n} references", v["point_coordinate_bodies"][1])
+    kinds = _list(ctx, v, "point_kinds", n, lambda e: e if isinstance(e, str) and e in _POINT_KINDS else None,
+                  f"point kinds ({', '.join(_POINT_KINDS)})")
+    locations = _list(ctx, v, "point_locations", n, _numbers(3), "lists of 3 finite numbers")
+    which = _list(ctx, v, "point_coordinate_indices", n, lambda e: e if _int(e) is not None and e >= 0 else None,
+                  "integers >= 0")
+    ranges = _list(ctx, v, "point_ranges", n, _numbers(2), "lists of 2 finite numbers")
+    clamped = _list(ctx, v, "point_clamped", n, _bool, "true or false")
+    moving = sum(k == "moving" for k in kinds)
+    functions = ctx.functions(v, "moving_functions", [1] * 3 * moving) if moving else []
+    points: list = []
+    m = 0
+    for k in range(n):
+        if kinds[k] == "fixed":
+            points.append(PathPoint(bodies[k], locations[k]))
+        elif kinds[k] == "conditional":
+            points.append(ConditionalPathPoint(bodies[k], locations[k], (coords[k], which[k]), float(ranges[k][0]),
+                                               float(ranges[k][1])))
+        else:
+            fx, fy, fz = functions[3 * m:3 * m + 3]
+            m += 1
+            rng = (float(ranges[k][0]), float(ranges[k][1])) if clamped[k] else None
+            points.append(MovingPathPoint(bodies[k], fx, fy, fz, coordinate=(coords[k], which[k]),
+                                          coordinate_range=rng))
+    label = where
+    if "path_name" in v:
+        label, line = ctx.get(v, "path_name")
+        if not isinstance(label, str):
+            raise ctx.error("path_name: expected a string", line)
+    return GeometryPath(ctx.matter, points, name=label)
+
+
+def _path_items(f) -> dict:
+    """save_model's items of a path force's GeometryPath (the inverse of `_path`)."""
+    path = f.get_geometry_path()
+    ground = path._matter.get_ground()
+    out: dict = {k: [] for k in ("kinds", "locations", "coordinate_bodies", "coordinate_indices", "ranges",
+                                 "clamped", "functions")}
+    for p in path.points:
+        moving = isinstance(p, MovingPathPoint)
+        conditional = isinstance(p, ConditionalPathPoint)
+        out["kinds"].append("moving" if moving else "conditional" if conditional else "fixed")
+        out["locations"].append(np.zeros(3) if moving else np.asarray(p.location, dtype=float))
+        c = p.coordinate if (moving or conditional) else None
+        out["coordinate_bodies"].append(ground if c is None else c[0])
+        out["coordinate_indices"].append(0 if c is None else int(c[1]))
+        rng = (p.lo, p.hi) if conditional else (p.coordinate_range if moving else None)
+        out["ranges"].append(np.array([0.0, 0.0] if rng is None else rng, dtype=float))
+        out["clamped"].append(rng is not None)
+        if moving:
+            out["functions"] += [g if isinstance(g, Function) else Function.Constant(float(g), 1)
+                                 for g in (p.x, p.y, p.z)]
+    return out
+
+
+_PATH_REFS = [("point_bodies", lambda f: [p.body for p in f.get_geometry_path().points]),
+              ("point_coordinate_bodies", lambda f: _path_items(f)["coordinate_bodies"])]
+_PATH_EXTRAS = [("path_name", lambda f: f.get_geometry_path().name)] + [
+    (f"point_{k}", (lambda k: lambda f: _path_items(f)[k])(k))
+    for k in ("kinds", "locations", "coordinate_indices", "ranges", "clamped")] + [
+    ("moving_functions", lambda f: _path_items(f)["functions"] or None)]
+
+
+def _path_spring(ctx, owner, refs, v, name):
+    return Force.PathSpring(owner, _path(ctx, refs, v, name), ctx.number(v, "stiffness"),
+                            ctx.number(v, "resting_length"), ctx.number(v, "dissipation"), name=name)
+
+
+def _path_actuator(ctx, owner, refs, v, name):
+    control = ctx.number(v, "control") if "control" in v else 0.0
+    return Force.PathActuator(owner, _path(ctx, refs, v, name), ctx.number(v, "optimal_force"), control, name=name)
+
+
+_builtin("Force.PathSpring", Force.PathSpring, "force", _path_spring, refs=_PATH_REFS,
+         many=["point_bodies", "point_coordinate_bodies"],
+         extras=_PATH_EXTRAS + [("stiffness", lambda f: f._k), ("resting_length", lambda f: f._L0),
+                                ("dissipation", lambda f: f._c)])
+_builtin("Force.PathActuator", Force.PathActuator, "force", _path_actuator, refs=_PATH_REFS,
+         many=["point_bodies", "point_coordinate_bodies"],
+         extras=_PATH_EXTRAS + [("optimal_force", lambda f: f.get_optimal_force()),
+                                ("control", lambda f: f._default_control or None)])

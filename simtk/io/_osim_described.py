@@ -24,6 +24,7 @@ from ._osim_elements import _build_constraint, _build_force, _build_joint, _note
 from ._osim_expression_forces import EXPRESSION_FORCES, build_expression_force
 from ._osim_model import OsimModel
 from ._osim_names import attach_opensim_names
+from ._osim_paths import PATH_FORCES, build_path_force
 from ._osim_reader import (
     _JOINT_NCOORDS,
     _MODEL_KNOWN,
@@ -188,6 +189,8 @@ def describe(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> 
             build_contact_force(r, out, el, geoms)
         elif el.tag in EXPRESSION_FORCES:
             build_expression_force(r, out, el)
+        elif el.tag in PATH_FORCES:
+            build_path_force(r, out, el)
         elif el.tag not in ACTUATORS:
             _build_force(r, out, el)
     build_actuators_and_controllers(r, out, model)

@@ -3,7 +3,15 @@ dynamics), ``forces`` (force elements and subsystems), ``constraints`` (constrai
 constraint solver), joined by ``matter`` (SimbodyMatterSubsystem) and ``multibody_system``."""
 from .constraints import Constraint, Motion
 from .contact import ContactGeometry
-from .forces import Force, ForceSubsystem, GeneralForceSubsystem
+from .forces import (
+    ConditionalPathPoint,
+    Force,
+    ForceSubsystem,
+    GeneralForceSubsystem,
+    GeometryPath,
+    MovingPathPoint,
+    PathPoint,
+)
 from .matter import SimbodyMatterSubsystem
 from .multibody_system import MultibodySystem
 from .tree import MobilizedBody
@@ -15,6 +23,10 @@ __all__ = [
     "Force",
     "ForceSubsystem",
     "GeneralForceSubsystem",
+    "GeometryPath",
+    "PathPoint",
+    "ConditionalPathPoint",
+    "MovingPathPoint",
     "MobilizedBody",
     "MultibodySystem",
     "SimbodyMatterSubsystem",

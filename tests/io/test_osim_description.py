@@ -2,7 +2,8 @@
 
 Checked here: reading an .osim file (OpenSim's published models, and a model written here with
 every kind the reader describes: smooth and Hunt-Crossley contact, the three actuators and a
-PrescribedController, OpenSim's own functions, expression-based forces, a mesh in Hunt-Crossley contact,
+PrescribedController, OpenSim's own functions, expression-based forces, path forces, a mesh in
+Hunt-Crossley contact,
 a loop, couplers and a locked coordinate) makes no
 MultibodySystem, and the description is plain model-format data carrying the file's lines; its
 model-file text, read back by ``load_model``'s parser into a System by the same builder, has at
@@ -120,6 +121,27 @@ KINDS = f"""<?xml version="1.0" encoding="UTF-8" ?>
       <expression>-2*q-0.1*qdot^3</expression></ExpressionBasedCoordinateForce>
     <ExpressionBasedPointToPointForce name="tether"><body1>block</body1><point1>0 0.1 0</point1><body2>rod</body2>
       <point2>0.1 0 0</point2><expression>5*(d-0.2)+0.5*ddot</expression></ExpressionBasedPointToPointForce>
+    <PathSpring name="band"><stiffness>50</stiffness><resting_length>0.1</resting_length>
+      <dissipation>0.2</dissipation><GeometryPath name="path"><PathPointSet><objects>
+        <PathPoint name="p1"><socket_parent_frame>/bodyset/block</socket_parent_frame><location>0 0.1 0</location>
+        </PathPoint>
+        <ConditionalPathPoint name="p2"><socket_parent_frame>/bodyset/link</socket_parent_frame>
+          <location>0.05 -0.1 0</location><socket_coordinate>/jointset/pin/knee</socket_coordinate>
+          <range>-1 1</range></ConditionalPathPoint>
+        <MovingPathPoint name="p3"><socket_parent_frame>/bodyset/arm</socket_parent_frame>
+          <socket_x_coordinate>/jointset/pin/knee</socket_x_coordinate>
+          <socket_y_coordinate>/jointset/pin/knee</socket_y_coordinate>
+          <socket_z_coordinate>/jointset/pin/knee</socket_z_coordinate>
+          <x_location><SimmSpline><x>-1 0 1 2</x><y>0.1 0.12 0.15 0.1</y></SimmSpline></x_location>
+          <y_location><LinearFunction><coefficients>0.05 -0.02</coefficients></LinearFunction></y_location>
+          <z_location><Constant><value>0.03</value></Constant></z_location></MovingPathPoint>
+        <PathPoint name="p4"><socket_parent_frame>/bodyset/rod</socket_parent_frame><location>0 0.2 0</location>
+        </PathPoint>
+      </objects></PathPointSet></GeometryPath></PathSpring>
+    <PathActuator name="cable"><optimal_force>20</optimal_force><GeometryPath name="path"><PathPointSet><objects>
+        <PathPoint name="a"><socket_parent_frame>/ground</socket_parent_frame><location>0 1 0</location></PathPoint>
+        <PathPoint name="b"><socket_parent_frame>/bodyset/block</socket_parent_frame><location>0 0 0.1</location>
+        </PathPoint></objects></PathPointSet></GeometryPath></PathActuator>
     <CoordinateActuator name="knee_motor"><coordinate>knee</coordinate><optimal_force>3</optimal_force>
     </CoordinateActuator>
     <TorqueActuator name="twist"><bodyA>/jointset/pin/block_offset</bodyA><bodyB>link</bodyB><axis>1 2 3</axis>
@@ -217,7 +239,7 @@ def test_reading_every_kind_makes_no_system(kinds, monkeypatch):
                  "MobilizedBody.FunctionBased", "OpenSim.SimmSpline", "OpenSim.Multiplier", "OpenSim.SineOffset",
                  "OpenSim.PiecewiseConstant", "OpenSim.CoordinateCoupler", "control_functions=", "OpenSim.GCVSpline",
                  "OpenSim.MultivariatePolynomial", "OpenSim.Expression", "OpenSim.ExpressionBasedCoordinateForce",
-                 "OpenSim.ExpressionBasedPointToPointForce"):
+                 "OpenSim.ExpressionBasedPointToPointForce", "Force.PathSpring", "Force.PathActuator"):
         assert kind in text, kind
 
 
@@ -235,6 +257,7 @@ def _compare(model, again, rng, n: int = 3) -> None:
         u = rng.uniform(-1.0, 1.0, sa.get_nu())
         t = float(rng.uniform(0.0, 1.0))
         controls = {a.var: float(rng.uniform(-1.0, 1.0)) for a in model.actuators.values()}
+        cable = float(rng.uniform(0.0, 1.0))
         out = []
         for system, state in ((model.system, sa), (again, sb)):
             state.set_time(t)
@@ -242,6 +265,8 @@ def _compare(model, again, rng, n: int = 3) -> None:
             state.set_u(u)
             for name, c in controls.items():
                 (model.actuation if system is model.system else actuation).set_control(state, name, c)
+            if "cable" in model.force_elements:  # a PathActuator holds its own control
+                system.get_component("/forces/cable").set_control(state, cable)
             system.realize(state, Stage.Acceleration)
             out.append(state.get_udot().copy())
         ua, ub = out

@@ -295,7 +295,7 @@ class _Actuators(Force):
         fs = _core._k.ForceSet(_core.FORCE_KINDS["Actuator"][0], np.array(bodies, dtype=np.int64).reshape(-1, 2),
                                np.array(stations, dtype=float).reshape(-1, 2, 3),
                                np.array(rows, dtype=float).reshape(-1, 18), np.array(index, dtype=np.int64).reshape(-1, 2),
-                               np.array(terms, dtype=np.int64).reshape(-1, 2), builder.build() if terms else None)
+                               builder.build() if terms else None, np.array(terms, dtype=np.int64).reshape(-1, 2))
         return _ActuatorPacked(fs, list(elements), slots, python_terms)
 
     @classmethod

@@ -1,0 +1,147 @@
+"""PathSpring and PathActuator of an .osim file, with their GeometryPath.
+
+A GeometryPath's PathPointSet becomes a simtk `GeometryPath`: PathPoint, ConditionalPathPoint (its
+range widened by OpenSim's 1e-5, ``ConditionalPathPoint::isActive``) and MovingPathPoint (its
+functions of one coordinate, the coordinate's range clamping them as OpenSim's
+``MovingPathPoint::getLocation`` does). A point's frame may be an offset frame of a body (the
+location is carried into the body).
+
+Wrapping is not built yet: a path with wrap objects in its PathWrapSet is not built at all (noted in
+the warning), never built without its wraps, which would give other lengths than OpenSim's.
+A PathActuator's control is held in the State (``Force.PathActuator.set_control``, 0 by default);
+PrescribedControllers do not drive it yet.
+
+Each force is described as one node (``Force.PathSpring`` / ``Force.PathActuator``) whose items list
+its path's points (``_model_registry_osim``); the builder makes the GeometryPath and the force.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._osim_elements import element_of
+from ._osim_reader import _clean_name, _Element, _flag_note, _or, _Reader
+
+__all__ = ["PATH_FORCES", "build_path_force"]
+
+PATH_FORCES = ("PathSpring", "PathActuator")
+_PROPS = {
+    "PathSpring": {"GeometryPath", "resting_length", "stiffness", "dissipation", "appliesForce"},
+    "PathActuator": {"GeometryPath", "optimal_force", "min_control", "max_control", "appliesForce"},
+}
+#: OpenSim's tolerance on a ConditionalPathPoint's range (ConditionalPathPoint::isActive)
+_RANGE_TOLERANCE = 1e-5
+
+
+class _NotBuilt(Exception):
+    """A path simtk does not build yet (noted in the warning, the rest of the model is built)."""
+
+
+def _coordinate_of(r: _Reader, out, point: _Element, tag: str, where: str):
+    sock = r.child(point, tag)
+    ref = r._text(sock) if sock is not None else ""
+    if not ref:
+        return None
+    name = ref.rstrip("/").rpartition("/")[2]
+    c = out.coordinates.get(name)
+    if c is None:
+        raise r.error(sock, f"{where}: <{tag}> {ref!r} is not a coordinate of the model")
+    return c
+
+
+def _point(r: _Reader, out, el: _Element, where: str) -> dict:
+    """A path point as the items of one entry of the force's point lists (its bodies are nodes)."""
+    frame = r.resolve(el, r.child(el, "socket_parent_frame"), "socket_parent_frame")
+    base, X = r.frame_in_body(frame)
+    bname = "ground" if base.tag == "Ground" else base.get("name")
+    if bname not in out.bodies:
+        raise r.error(r.child(el, "socket_parent_frame"), f"{where}: body {bname!r} has no mobilizer")
+    body = out.bodies[bname]
+    if el.tag == "MovingPathPoint":
+        coords, functions = [], []
+        for axis in "xyz":
+            c = _coordinate_of(r, out, el, f"socket_{axis}_coordinate", where)
+            holder = r.child(el, f"{axis}_location")
+            inner = [x for x in holder] if holder is not None else []
+            if c is None or len(inner) != 1:
+                raise r.error(_or(holder, el), f"{where}: its {axis} location is not a function of a coordinate")
+            coords.append(c)
+            functions.append(r.function(inner[0], 1, f"{axis}_location of {where}"))
+        if not coords[0] is coords[1] is coords[2]:
+            raise r.error(el, f"{where}: its x, y and z depend on different coordinates (OpenSim refuses this too)")
+        if (X.R.matrix != np.eye(3)).any() or (X.p != 0.0).any():
+            raise _NotBuilt("a MovingPathPoint of its path is on an offset frame, which simtk does not build yet")
+        c = coords[0]
+        return dict(kind="moving", body=body, location=np.zeros(3), coordinate=c, range=c.range, clamped=True,
+                    functions=functions)
+    location = X * r.numbers(el, "location", 3, [0.0, 0.0, 0.0])
+    if el.tag == "ConditionalPathPoint":
+        c = _coordinate_of(r, out, el, "socket_coordinate", where)
+        if c is None:
+            raise r.error(el, f"{where}: expected a <socket_coordinate>")
+        lo, hi = r.numbers(el, "range", 2, [0.0, 0.0])
+        if lo > hi:
+            raise r.error(r.child(el, "range"), f"{where}: its range [{lo}, {hi}] has lo > hi")
+        return dict(kind="conditional", body=body, location=location, coordinate=c,
+                    range=(lo - _RANGE_TOLERANCE, hi + _RANGE_TOLERANCE), clamped=True, functions=[])
+    return dict(kind="fixed", body=body, location=location, coordinate=None, range=(0.0, 0.0), clamped=False,
+                functions=[])
+
+
+def describe_geometry_path(r: _Reader, out, owner: _Element, where: str) -> dict | None:
+    """The point items of ``owner``'s <GeometryPath>; None (noted) when it has wrap objects."""
+    gp = r.child(owner, "GeometryPath")
+    if gp is None:
+        raise r.error(owner, f"{where}: expected a <GeometryPath>")
+    wraps = r.child(gp, "PathWrapSet")
+    objs = r.child(wraps, "objects") if wraps is not None else None
+    if objs is not None and len(list(objs)):
+        _flag_note(r.notes, owner, "its path wraps over objects, which simtk does not build yet")
+        return None
+    pps = r.child(gp, "PathPointSet")
+    pobjs = r.child(pps, "objects") if pps is not None else None
+    points = []
+    for el in (list(pobjs) if pobjs is not None else []):
+        pw = f"{where}: path point {el.get('name')!r}"
+        if el.tag not in ("PathPoint", "ConditionalPathPoint", "MovingPathPoint"):
+            raise r.error(el, f"{pw}: <{el.tag}> is not a path point simtk reads")
+        try:
+            points.append(_point(r, out, el, pw))
+        except _NotBuilt as why:
+            _flag_note(r.notes, owner, str(why))
+            return None
+    if len(points) < 2:
+        raise r.error(gp, f"{where}: a path needs at least two points, got {len(points)}")
+    ground = out.bodies["ground"]
+    coordinates: list[Any] = [p["coordinate"] for p in points]
+    return dict(path_name=where, point_kinds=[p["kind"] for p in points], point_bodies=[p["body"] for p in points],
+                point_locations=[p["location"] for p in points],
+                point_coordinate_bodies=[ground if c is None else c.mobod for c in coordinates],
+                point_coordinate_indices=[0 if c is None else c.index for c in coordinates],
+                point_ranges=[np.array(p["range"], dtype=float) for p in points],
+                point_clamped=[p["clamped"] for p in points],
+                moving_functions=[f for p in points for f in p["functions"]] or None)
+
+
+def build_path_force(r: _Reader, out, el: _Element) -> None:
+    """Describe a PathSpring or PathActuator (into ``out.force_elements``), or note why not."""
+    name = r.name_of(el)
+    if name in out.force_elements:
+        raise r.error(el, f"a second force named {name!r}; force names must be unique")
+    for c in el:
+        if c.tag not in _PROPS[el.tag]:
+            r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+    where = f"{el.tag} {name!r}"
+    items = describe_geometry_path(r, out, el, where)
+    if items is None:
+        return
+    if el.tag == "PathSpring":
+        items.update(stiffness=r.number(el, "stiffness"), resting_length=r.number(el, "resting_length"),
+                     dissipation=r.number(el, "dissipation"))
+    else:
+        items.update(optimal_force=r.number(el, "optimal_force", 1.0))
+    desc = out.desc
+    made = desc.add("Force." + el.tag, out.forces, desc.unique_name(out.forces, _clean_name(name)), line=el.line,
+                    element=element_of(el), disabled=None if r.boolean(el, "appliesForce", True) else True, **items)
+    out.force_elements[name] = [made]

@@ -1,0 +1,389 @@
+"""Geometry paths (OpenSim's GeometryPath, without wrapping) and the forces of a tension along them.
+
+A `GeometryPath` is a chain of points on bodies: `PathPoint` (fixed in its body),
+`ConditionalPathPoint` (part of the path only while a coordinate is in a range) and
+`MovingPathPoint` (its location in its body a Function of a coordinate). Its length L is the sum of
+the straight segments between consecutive active points. `Force.PathSpring` (OpenSim's PathSpring
+law) and `Force.PathActuator` (``optimal_force`` times a control) apply a tension T along it.
+
+Both are the compiled force kind ``GeometryPath`` (``core/paths.pxi``): one row per point, the
+moving points' functions in a function table of the set's own, so that a model with paths keeps the
+compiled time loop and the batch kernels. Python runs once per element at Instance, packing.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ... import _core
+from ...common.function import Function
+from ...common.function._compiled import FunctionTableBuilder
+from ...common.output import output
+from ...common.stage import Stage
+from ...common.state import State
+from ..tree.mobilized_body import MobilizedBody
+from .builtin_forces import _body, _element, _mobility, _real
+from .force import Force, _Packed
+
+__all__ = ["GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint"]
+
+_K = _core._k
+_CODES = _K.PATH_CODES
+_NO_CLAMP = (-math.inf, math.inf)
+
+
+def _coordinate(c: Any, what: str) -> tuple[MobilizedBody, int]:
+    """``c`` checked to be a coordinate: (mobod, which_q)."""
+    if (not isinstance(c, tuple) or len(c) != 2 or not isinstance(c[0], MobilizedBody)
+            or isinstance(c[1], bool) or not isinstance(c[1], (int, np.integer)) or c[1] < 0):
+        raise TypeError(f"{what}: expected a coordinate (mobod, which_q), got {c!r}")
+    return c[0], int(c[1])
+
+
+@dataclass(frozen=True)
+class PathPoint:
+    """A point fixed at ``location`` (3,) in ``body``'s frame."""
+
+    body: MobilizedBody
+    location: Any
+
+    def _active_range(self) -> tuple[float, float] | None:
+        return None
+
+
+@dataclass(frozen=True)
+class ConditionalPathPoint(PathPoint):
+    """A point fixed in ``body``, part of the path while ``coordinate`` (mobod, which_q) is in
+    [``lo``, ``hi``] (OpenSim's ConditionalPathPoint; its loader widens the range by OpenSim's 1e-5)."""
+
+    coordinate: Any = None
+    lo: float = 0.0
+    hi: float = 0.0
+
+
+@dataclass(frozen=True)
+class MovingPathPoint:
+    """A point whose location in ``body`` is (x(q), y(q), z(q)), each a Function of one argument or a
+    constant, with q ``coordinate`` (mobod, which_q). With ``coordinate_range`` (lo, hi) the location
+    is taken at q clamped to it, and its rate f'(q) qdot at q itself, as OpenSim's MovingPathPoint
+    does (getLocation, getVelocity): beyond the range the point stays where the range ends, while
+    the lengthening speed and the gearing force still see it move (OpenSim's convention, kept so
+    that lengths, speeds and moment arms agree with OpenSim's everywhere)."""
+
+    body: MobilizedBody
+    x: Any
+    y: Any
+    z: Any
+    coordinate: Any = None
+    coordinate_range: Any = None
+
+
+class GeometryPath:
+    """A path of points on bodies of ``matter``, from the first point to the last.
+
+    Parameters
+    ----------
+    matter : SimbodyMatterSubsystem
+        The matter subsystem whose bodies carry the points.
+    points : sequence of PathPoint, ConditionalPathPoint, MovingPathPoint
+        At least two, in path order.
+    name : str
+        Named in errors.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Fewer than two points, a point on a body of another System, a conditional range with
+        lo > hi, a moving point's function that is not a compiled built-in of one argument.
+    """
+
+    def __init__(self, matter, points: Sequence[Any], name: str = "path"):
+        self.name = str(name)
+        where = f"GeometryPath {self.name!r}"
+        from ..matter import SimbodyMatterSubsystem
+        if not isinstance(matter, SimbodyMatterSubsystem):
+            raise TypeError(f"{where}: expected a SimbodyMatterSubsystem, got {type(matter).__name__}")
+        points = list(points)
+        if len(points) < 2:
+            raise ValueError(f"{where}: a path needs at least two points, got {len(points)}")
+        system = matter._system
+        rows = []
+        functions: list[Function] = []
+        for k, p in enumerate(points):
+            what = f"{where}: point {k}"
+            if not isinstance(p, (PathPoint, MovingPathPoint)):
+                raise TypeError(f"{what}: expected a PathPoint, ConditionalPathPoint or MovingPathPoint, "
+                                f"got {type(p).__name__}")
+            body = _body(p.body, f"{what}: body", system=system)
+            if isinstance(p, MovingPathPoint):
+                mobod, which = _coordinate(p.coordinate, f"{what}: coordinate")
+                _body(mobod, f"{what}: coordinate", system=system)
+                lo, hi = _NO_CLAMP if p.coordinate_range is None else (float(p.coordinate_range[0]),
+                                                                       float(p.coordinate_range[1]))
+                if not lo <= hi:
+                    raise ValueError(f"{what}: coordinate_range {p.coordinate_range!r} has lo > hi")
+                comps = []
+                for axis, f in zip("xyz", (p.x, p.y, p.z)):
+                    if isinstance(f, Function):
+                        if f.get_argument_size() != 1:
+                            raise ValueError(f"{what}: its {axis} function takes {f.get_argument_size()} "
+                                             "arguments; expected one (the coordinate)")
+                        if FunctionTableBuilder().try_add(f) is None:
+                            raise TypeError(f"{what}: its {axis} function ({type(f).__name__}) has no compiled "
+                                            "form; use a built-in Function family")
+                        functions.append(f)
+                        comps.append(f)
+                    else:
+                        comps.append(_real(f, f"{what}: {axis}"))
+                rows.append(("moving", body, comps, (mobod, which), (lo, hi)))
+            else:
+                loc = np.asarray(p.location, dtype=np.float64)
+                if loc.shape != (3,) or not np.isfinite(loc).all():
+                    raise ValueError(f"{what}: location: expected a finite 3-vector, got {p.location!r}")
+                if isinstance(p, ConditionalPathPoint):
+                    mobod, which = _coordinate(p.coordinate, f"{what}: coordinate")
+                    _body(mobod, f"{what}: coordinate", system=system)
+                    lo, hi = _real(p.lo, f"{what}: lo"), _real(p.hi, f"{what}: hi")
+                    if lo > hi:
+                        raise ValueError(f"{what}: its range [{lo}, {hi}] has lo > hi")
+                    rows.append(("conditional", body, loc.copy(), (mobod, which), (lo, hi)))
+                else:
+                    rows.append(("fixed", body, loc.copy(), None, None))
+        self._matter = matter
+        self._rows = rows
+        self.points = tuple(points)
+
+    def __repr__(self) -> str:
+        return f"<GeometryPath {self.name!r}: {len(self._rows)} points>"
+
+    def get_num_points(self) -> int:
+        """How many points (active or not) the path has."""
+        return len(self._rows)
+
+    def get_bodies(self) -> list[MobilizedBody]:
+        """The bodies of the points, in path order."""
+        return [r[1] for r in self._rows]
+
+    # ------------------------------------------------------------------ packing
+    def _pack_rows(self, state: State, element_index: int, law: tuple, builder: FunctionTableBuilder,
+                   owner) -> tuple[list, list, list]:
+        """(bodies, stations, params) rows of this path as element ``element_index`` of a set."""
+        matter = self._matter
+        bodies, stations, params = [], [], []
+        for kind, body, data, coord, rng in self._rows:
+            q = u = 0
+            lo = hi = 0.0
+            fns = [-1.0, -1.0, -1.0]
+            station = np.zeros(3)
+            if coord is not None:
+                q, u = _mobility(matter, state, owner, coord[0], coord[1], True)
+            if kind == "moving":
+                lo, hi = rng
+                clamped = math.isfinite(lo) or math.isfinite(hi)
+                if clamped:
+                    lo, hi = max(lo, -np.finfo(float).max), min(hi, np.finfo(float).max)
+                else:
+                    lo = hi = 0.0
+                for c, f in enumerate(data):
+                    if isinstance(f, Function):
+                        fns[c] = float(builder.add(f))
+                    else:
+                        station[c] = f
+                code = _CODES["moving_clamped" if clamped else "moving"]
+            else:
+                station = data
+                code = _CODES[kind]
+                if kind == "conditional":
+                    lo, hi = rng
+            bodies.append([body._index])
+            stations.append([station])
+            params.append([float(element_index), float(code), float(q), float(u), lo, hi, *fns, *law])
+        return bodies, stations, params
+
+    @staticmethod
+    def _make_set(items: list, state: State, owners: list):
+        """One compiled set of paths ``items`` = [(path, law)], element k from ``owners[k]``."""
+        builder = FunctionTableBuilder()
+        bodies: list = []
+        stations: list = []
+        params: list = []
+        for k, ((path, law), owner) in enumerate(zip(items, owners)):
+            b, s, p = path._pack_rows(state, k, law, builder, owner)
+            bodies += b
+            stations += s
+            params += p
+        table = builder.build() if len(builder) else None
+        return _K.ForceSet(_K.FORCE_KINDS["GeometryPath"][0], np.array(bodies, dtype=np.int64).reshape(-1, 1),
+                           np.array(stations).reshape(-1, 1, 3), np.array(params).reshape(-1, 13),
+                           np.zeros((len(params), 2), dtype=np.int64), table)
+
+    def _measures(self, state: State, stage: int) -> tuple[float, float]:
+        fs = self._make_set([(self, (float(_CODES["tension"]), 0.0, 0.0, 0.0))], state, [self])
+        ws = self._matter._at(state, stage, f"{self!r}: {'length' if stage == Stage.Position else 'speed'}").ws
+        out = np.zeros((1, 2))
+        _K.path_measures(fs, ws, out)
+        return float(out[0, 0]), float(out[0, 1])
+
+    # ------------------------------------------------------------------ measures
+    def get_length(self, state: State) -> float:
+        """L, the sum of the segments between consecutive active points (needs Position)."""
+        return self._measures(state, Stage.Position)[0]
+
+    def get_lengthening_speed(self, state: State) -> float:
+        """dL/dt (needs Velocity)."""
+        return self._measures(state, Stage.Velocity)[1]
+
+    def calc_generalized_forces(self, state: State, tension: float) -> np.ndarray:
+        """The generalized forces (nu,) of ``tension`` along the path: J^T F + the moving points'
+        gearing forces, i.e. -tension dL/dq (needs Position)."""
+        fs = self._make_set([(self, (float(_CODES["tension"]), float(tension), 0.0, 0.0))], state, [self])
+        matter = self._matter
+        ws = matter._at(state, Stage.Position, f"{self!r}: generalized forces").ws
+        bf = np.zeros((matter.get_num_bodies(), 2, 3))
+        mf = np.zeros(matter.get_num_mobilities(state))
+        fs.add(ws, bf, mf)
+        return matter.multiply_by_system_jacobian_transpose(state, bf) + mf
+
+    def compute_moment_arm(self, state: State, coordinate: Any) -> float:
+        """OpenSim's moment arm about ``coordinate`` (mobod, which_q): C^T f, f the generalized
+        forces of a unit tension (-dL/dq) and C the speeds that follow a unit speed of the coordinate
+        through the constraints (OpenSim's MomentArmSolver; C is that unit vector without
+        constraints). So -dL/dq with the other coordinates held, and coupled ones following."""
+        mobod, which = _coordinate(coordinate, f"{self!r}.compute_moment_arm: coordinate")
+        matter = self._matter
+        f = self.calc_generalized_forces(state, 1.0)
+        _, ui = _mobility(matter, state, self, mobod, which, False)
+        C = np.zeros_like(f)
+        C[ui] = 1.0
+        mp, mv, _ = matter.get_num_constraint_equations(state)
+        if mp + mv:
+            # OpenSim's computeCouplingVector: a unit speed of the coordinate projected onto the
+            # velocity constraints (minimum change, unit weights: Simbody's projectU with diagonal
+            # weights gives the same vector for constraints a coordinate's weight cannot tilt, as a
+            # coupler), then scaled so the coordinate's own speed is 1.
+            GT = matter.calc_g_transpose(state)[:, :mp + mv]
+            lam = np.linalg.lstsq(GT.T @ GT, GT.T @ C, rcond=None)[0]
+            un = C - GT @ lam
+            if not abs(un[ui]) > 0.0:
+                raise ValueError(f"{self!r}.compute_moment_arm: the constraints do not let {mobod!r} coordinate "
+                                 f"{which} move")
+            C = un / un[ui]
+        return float(C @ f)
+
+
+# ---------------------------------------------------------------------- the forces
+class _PathForce(Force):
+    """Shared parts of the elements whose tension acts along a GeometryPath."""
+
+    _conservative = False
+
+    def __init__(self, forces, path: GeometryPath):
+        if not isinstance(path, GeometryPath):
+            raise TypeError(f"Force.{type(self).__name__}: expected a GeometryPath, got {type(path).__name__}")
+        system = forces._system if callable(getattr(forces, "_adopt_force", None)) else None
+        if system is not None and path._matter._system is not system:
+            raise ValueError(f"Force.{type(self).__name__}: {path!r} is on bodies of another System")
+        super().__init__(forces)
+        self._path = path
+
+    def get_geometry_path(self) -> GeometryPath:
+        """The path the tension acts along."""
+        return self._path
+
+    def get_length(self, state: State) -> float:
+        """The path's length (Position)."""
+        return self._path.get_length(state)
+
+    def get_lengthening_speed(self, state: State) -> float:
+        """The path's lengthening speed (Velocity)."""
+        return self._path.get_lengthening_speed(state)
+
+    def compute_moment_arm(self, state: State, coordinate: Any) -> float:
+        """The path's moment arm about ``coordinate`` (mobod, which_q); see GeometryPath."""
+        return self._path.compute_moment_arm(state, coordinate)
+
+    def _law(self, state: State) -> tuple:
+        raise NotImplementedError
+
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        return _Packed(GeometryPath._make_set([(e._path, e._law(state)) for e in elements], state, elements),
+                       elements)
+
+
+@_element("PathSpring")
+class _PathSpring(_PathForce):
+    """OpenSim's PathSpring: tension T = k max(L - L0, 0) (1 + c Ldot) along ``path``.
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+    path : GeometryPath
+    stiffness, resting_length, dissipation : float
+        k >= 0, L0 >= 0, c >= 0.
+    """
+
+    _conservative = True
+
+    def __init__(self, forces, path: GeometryPath, stiffness: float, resting_length: float, dissipation: float):
+        self._k = _real(stiffness, "Force.PathSpring: stiffness", nonnegative=True)
+        self._L0 = _real(resting_length, "Force.PathSpring: resting_length", nonnegative=True)
+        self._c = _real(dissipation, "Force.PathSpring: dissipation", nonnegative=True)
+        super().__init__(forces, path)
+
+    def _law(self, state: State) -> tuple:
+        return (float(_CODES["spring"]), self._k, self._L0, self._c)
+
+    def get_tension(self, state: State) -> float:
+        """k max(L - L0, 0) (1 + c Ldot) (Velocity)."""
+        L, Ldot = self._path._measures(state, Stage.Velocity)
+        return self._k * max(L - self._L0, 0.0) * (1.0 + self._c * Ldot)
+
+    @output(Stage.Velocity, float, name="tension")
+    def _output_tension(self, state) -> float:
+        """The spring's tension."""
+        return self.get_tension(state)
+
+
+@_element("PathActuator")
+class _PathActuator(_PathForce):
+    """A tension ``optimal_force * control`` along ``path`` (OpenSim's PathActuator).
+
+    The control is held in the State (`set_control`; 0 by default); a change of it is an
+    Instance-stage change, so the compiled set and time loop follow it.
+    """
+
+    _position_only = True
+
+    def __init__(self, forces, path: GeometryPath, optimal_force: float, control: float = 0.0):
+        self._fmax = _real(optimal_force, "Force.PathActuator: optimal_force")
+        self._default_control = _real(control, "Force.PathActuator: control")
+        super().__init__(forces, path)
+
+    def _realize_hook(self, state: State, stage: str) -> None:
+        if stage == "topology":
+            self._control_index = self._forces.allocate_discrete_variable(state, Stage.Instance,
+                                                                          self._default_control)
+
+    def get_optimal_force(self) -> float:
+        """The tension at control 1."""
+        return self._fmax
+
+    def get_control(self, state: State) -> float:
+        """The control held in ``state``."""
+        return float(self._forces.get_discrete_variable(state, self._control_index))
+
+    def set_control(self, state: State, control: float) -> None:
+        """Hold ``control`` in ``state`` (invalidates Instance)."""
+        self._forces.set_discrete_variable(state, self._control_index,
+                                           _real(control, f"{self!r}.set_control: control"))
+
+    def _law(self, state: State) -> tuple:
+        return (float(_CODES["tension"]), self._fmax * self.get_control(state), 0.0, 0.0)
+
+    def get_tension(self, state: State) -> float:
+        """optimal_force * control."""
+        return self._fmax * self.get_control(state)
