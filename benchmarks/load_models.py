@@ -5,7 +5,8 @@ them, ``tests/osim_published.py``; URDFs need ``example-robot-data``). Prints, i
 as the best of several repeats (CPU time of this process, so that other processes on the machine
 count less):
 
-- ``load_osim`` of gait2392 (23 coordinates; the target is under 100 ms) and Arm26;
+- ``load_osim`` of gait2392 (23 coordinates; the target is under 100 ms) and Arm26, split into
+  ``describe_osim`` (the XML parsed into a model description, no System made) and its ``build()``;
 - ``load_urdf`` of a few robots, split into ``describe_urdf`` (the XML parsed into a model
   description, no System made) and the description's ``build()`` (the one builder), and the same
   description's text read back by ``load_model``'s parser and built (``model_from_text``).
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from osim_published import published_model  # noqa: E402
 
-from simtk.io import describe_urdf, load_osim, load_urdf  # noqa: E402
+from simtk.io import describe_osim, describe_urdf, load_osim, load_urdf  # noqa: E402
 from simtk.io.model_file import model_from_text  # noqa: E402
 
 OSIM = ["Models/Gait2392_Simbody/gait2392_thelen2003muscle.osim", "Models/Arm26/arm26.osim"]
@@ -51,7 +52,8 @@ def main() -> None:
             continue
         model = load_osim(path)
         print(f"load_osim {Path(rel).name:40s} {len(model.coordinates):3d} coordinates "
-              f"{best_ms(lambda: load_osim(path)):7.1f} ms")
+              f"{best_ms(lambda: load_osim(path)):7.1f} ms  (describe {best_ms(lambda: describe_osim(path)):5.1f}, "
+              f"describe + build {best_ms(lambda: describe_osim(path).build()):5.1f})")
     try:
         robots = Path(importlib.metadata.distribution("example-robot-data").locate_file(
             "cmeel.prefix/share/example-robot-data/robots"))

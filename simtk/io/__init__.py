@@ -12,7 +12,7 @@ _WHERE = {
     "model_to_text": "model_file", "model_from_text": "model_file", "ModelFileWarning": "model_file",
     "SnapshotError": "snapshot",
     "load_urdf": "urdf", "describe_urdf": "urdf", "UrdfModel": "urdf", "UrdfWarning": "urdf", "Geometry": "urdf",
-    "load_osim": "osim", "OsimModel": "osim", "OsimFileError": "osim",
+    "load_osim": "osim", "describe_osim": "osim", "OsimModel": "osim", "OsimFileError": "osim",
     "ModelFileError": "errors", "ModelDescription": "_description", "LoadedModel": "_loaded_model",
 }
 

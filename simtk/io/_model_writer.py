@@ -22,6 +22,7 @@ from simtk import (
     Transform,
 )
 
+from . import _model_registry_osim  # noqa: F401  (registers the kinds the OpenSim reader describes)
 from ._model_registry import (
     _BY_CLASS,
     _NO_DEFAULT,

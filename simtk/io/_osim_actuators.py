@@ -25,8 +25,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from simtk import Force, MobilizedBody, State
+from simtk import MobilizedBody, State
 
+from ._osim_elements import element_of
 from ._osim_reader import _FUNCTION_TAGS, _clean_name, _Element, _flag_note, _or, _Reader
 
 __all__ = ["OsimActuator"]
@@ -116,6 +117,7 @@ class Actuators:
     def __init__(self, r: _Reader):
         self.r = r
         self.list: list[OsimActuator] = []
+        self.elements: list[_Element] = []
 
     def add(self, out, el: _Element) -> None:
         r = self.r
@@ -149,9 +151,10 @@ class Actuators:
             a.point = r.numbers(el, "point", 3, [0.0, 0.0, 0.0])
             a.point_is_global = r.boolean(el, "point_is_global", False)
         self.list.append(a)
+        self.elements.append(el)
 
-    def finish(self, out, model: _Element, unique) -> None:
-        """Build the one actuation force (if any actuator) and the controllers; note the others."""
+    def finish(self, out, model: _Element) -> None:
+        """Describe the one actuation force (if any actuator) and the controllers; note the others."""
         r = self.r
         out.actuators = {a.name: a for a in self.list}
         used: set = set()
@@ -160,15 +163,17 @@ class Actuators:
             if a.var in used:  # two OpenSim names that clean to the same simtk name
                 a.var = f"{a.var}_{a.index}"
             used.add(a.var)
+        self.controls: list = []  # (actuator's control name, Function of time), in order of addition
         if self.list:
-            out.actuation = act = Force.Actuators(out.forces, out.matter, name=unique(out.forces, "actuators"))
-            for a in self.list:
-                _add(act, a)
+            out.actuation = _describe(out, self.list, self.elements)
         for el in r.objects(model, "ControllerSet"):
             if el.tag != "PrescribedController":
                 _flag_note(r.notes, el)
                 continue
             self._prescribed(out, el)
+        if self.controls:
+            out.desc.set(out.actuation, control_actuators=[n for n, _ in self.controls],
+                         control_functions=[f for _, f in self.controls])
 
     def _prescribed(self, out, el: _Element) -> None:
         r = self.r
@@ -207,28 +212,29 @@ class Actuators:
         if enabled:
             if out.actuation is None:
                 raise r.error(el, f"PrescribedController {name!r}: no actuator to control")
-            for i, f in made:
-                out.actuation.add_control_function(self.list[i].var, f)
+            self.controls += [(self.list[i].var, f) for i, f in made]
 
 
-def _add(act, a: OsimActuator) -> None:
-    """Actuator ``a`` into the Force.Actuators element ``act``, named ``a.var``."""
-    mobod = cast(MobilizedBody, a.mobod)
-    if a.kind == "CoordinateActuator":
-        act.add_coordinate_actuator(a.var, mobod, a.which_u, a.optimal_force, enabled=a.enabled)
-    elif a.kind == "TorqueActuator":
-        act.add_torque_actuator(a.var, mobod, a.vector, a.optimal_force, body_b=a.mobod_b, R_BA=a.R_BA,
-                                torque_is_global=a.is_global, enabled=a.enabled)
-    else:
-        act.add_point_actuator(a.var, mobod, a.vector, a.point, a.optimal_force, force_is_global=a.is_global,
-                               point_is_global=a.point_is_global, R_BA=a.R_BA, enabled=a.enabled)
+def _describe(out, actuators: list, elements: list):
+    """The ``Force.Actuators`` node holding ``actuators`` (their bodies are nodes while reading)."""
+    first = elements[0]
+    ground = out.bodies["ground"]
+    return out.desc.add(
+        "Force.Actuators", out.forces, out.desc.unique_name(out.forces, "actuators"), line=first.line,
+        element=element_of(first), names=[a.var for a in actuators],
+        kinds=[{"CoordinateActuator": "coordinate", "TorqueActuator": "torque"}.get(a.kind, "point") for a in actuators],
+        bodies=[a.mobod for a in actuators], optimal_forces=[a.optimal_force for a in actuators],
+        enabled=[a.enabled for a in actuators], which_u=[a.which_u for a in actuators],
+        second_bodies=[a.mobod_b if a.mobod_b is not None else ground for a in actuators],
+        has_second_body=[a.mobod_b is not None for a in actuators], vectors=[a.vector for a in actuators],
+        R_BA=[np.asarray(a.R_BA, dtype=float).ravel() for a in actuators], is_global=[a.is_global for a in actuators],
+        points=[a.point for a in actuators], point_is_global=[a.point_is_global for a in actuators])
 
 
-def build_actuators_and_controllers(r: _Reader, out, model: _Element, unique) -> None:
+def build_actuators_and_controllers(r: _Reader, out, model: _Element) -> None:
     """Hook for `load_osim`: the ForceSet's actuators and the ControllerSet."""
     acts = Actuators(r)
     for el in r.objects(model, "ForceSet"):
         if el.tag in ACTUATORS:
             acts.add(out, el)
-    acts.finish(out, model, unique)
-
+    acts.finish(out, model)

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 from typing import cast
 
-from simtk import Force, MobilizedBody, Rotation, Transform
+from simtk import Rotation, Transform
 from simtk.multibody.contact.geometry import ContactGeometry
+from simtk.multibody.contact.hunt_crossley import _law
 
+from ._osim_elements import element_of
 from ._osim_reader import _clean_name, _Element, _flag_note, _or, _Reader
 
 __all__: list[str] = []
@@ -55,7 +57,7 @@ class ContactGeometries:
         self.els = {r.name_of(el): el for el in r.objects(model, "ContactGeometrySet")}
 
     def get(self, owner: _Element, name: str, where: _Element | None):
-        """(geometry element, ContactGeometry, mobod, X_BS) of geometry ``name`` named by ``owner``."""
+        """(geometry element, ContactGeometry, body node, X_BS) of geometry ``name`` named by ``owner``."""
         r = self.r
         el = self.els.get(name)
         if el is None:
@@ -78,7 +80,7 @@ class ContactGeometries:
                 r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
         return (el, geometry) + self._placement(el)
 
-    def _placement(self, el: _Element) -> tuple[MobilizedBody, Transform]:
+    def _placement(self, el: _Element) -> tuple:
         r = self.r
         frame = r.resolve(el, r.child(el, "socket_frame"), "socket_frame")
         base, X_BF = r.frame_in_body(frame)
@@ -91,23 +93,19 @@ class ContactGeometries:
         return mobod, X_BF * X_FS
 
 
-def build_contact_force(r: _Reader, out, el: _Element, geoms: ContactGeometries, unique, wrap) -> None:
-    """Build one HuntCrossleyForce or SmoothSphereHalfSpaceForce (``el.tag`` in CONTACT_FORCES)."""
+def build_contact_force(r: _Reader, out, el: _Element, geoms: ContactGeometries) -> None:
+    """Describe one HuntCrossleyForce or SmoothSphereHalfSpaceForce (``el.tag`` in CONTACT_FORCES)."""
     name = r.name_of(el)
     if name in out.force_elements:
         raise r.error(el, f"a second force named {name!r}; force names must be unique")
-    fs = out.forces
-    sname = unique(fs, _clean_name(name))
-    with wrap(r, el, f"{el.tag} {name!r}"):
-        if el.tag == "HuntCrossleyForce":
-            made = _hunt_crossley(r, out, el, name, sname, geoms)
-        else:
-            made = _smooth(r, out, el, name, sname, geoms)
-        if made is None:
-            return
-        if not r.boolean(el, "appliesForce", True):
-            made.set_disabled_by_default(True)
-    out.force_elements[name] = [made]
+    sname = out.desc.unique_name(out.forces, _clean_name(name))
+    where = dict(line=el.line, element=element_of(el), disabled=None if r.boolean(el, "appliesForce", True) else True)
+    if el.tag == "HuntCrossleyForce":
+        made = _hunt_crossley(r, out, el, name, sname, geoms, where)
+    else:
+        made = _smooth(r, out, el, name, sname, geoms, where)
+    if made is not None:
+        out.force_elements[name] = [made]
 
 
 def _unknown_props(r: _Reader, el: _Element, known: set) -> None:
@@ -116,9 +114,9 @@ def _unknown_props(r: _Reader, el: _Element, known: set) -> None:
             r.notes.append(f"unknown property <{c.tag}> of {el.tag} {el.get('name')!r} (line {c.line}) ignored")
 
 
-def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: ContactGeometries):
+def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: ContactGeometries, where: dict):
     _unknown_props(r, el, _HC_PROPS)
-    entries = []
+    surfaces: list = []
     holder = r.child(el, "HuntCrossleyForce::ContactParametersSet")
     objs = r.child(holder, "objects") if holder is not None else None
     for p in cast("list[_Element]", list(objs) if objs is not None else []):
@@ -129,23 +127,23 @@ def _hunt_crossley(r: _Reader, out, el: _Element, name: str, sname: str, geoms: 
             bad = next(x[0] for x in placed if x[1] is None)
             _flag_note(r.notes, el, f"uses {bad.tag} {bad.get('name')!r}, which simtk has no contact for")
             return None
-        law = {k: r.number(p, k, 0.0) for k in ("stiffness", "dissipation", "static_friction", "dynamic_friction",
-                                                 "viscous_friction")}
-        # a mesh's contacts are not point contacts: Simbody's Hunt-Crossley skips them
-        kept = [(g, x) for g, x in zip(names, placed) if x[1] is not MESH]
-        entries.append(([g for g, _ in kept], [x for _, x in kept], law, p))
-    force = Force.HuntCrossley(out.forces, transition_velocity=r.number(el, "transition_velocity", 0.01),
-                               name=sname)
-    for names, placed, law, p in entries:
-        for g, (_, geometry, mobod, X_BS) in zip(names, placed):
-            try:
-                force.add_surface(mobod, geometry, X_BS, **law)
+        law = [r.number(p, k, 0.0) for k in ("stiffness", "dissipation", "static_friction", "dynamic_friction",
+                                              "viscous_friction")]
+        for g in (g for g, x in zip(names, placed) if x[1] is not MESH):
+            try:  # the element's own check, made here to name the ContactParameters' line
+                _law(*law)
             except (TypeError, ValueError) as exc:
                 raise r.error(p, f"HuntCrossleyForce {name!r}, geometry {g!r}: {exc}") from None
-    return force
+        # a mesh's contacts are not point contacts: Simbody's Hunt-Crossley skips them
+        surfaces += [(geometry, mobod, X_BS, law) for _, geometry, mobod, X_BS in placed if geometry is not MESH]
+    return out.desc.add("Force.HuntCrossley", out.forces, sname,
+                        transition_velocity=r.number(el, "transition_velocity", 0.01),
+                        surface_bodies=[s[1] for s in surfaces], surface_shapes=[s[0].kind for s in surfaces],
+                        surface_sizes=[list(s[0].params) for s in surfaces], surface_frames=[s[2] for s in surfaces],
+                        surface_laws=[s[3] for s in surfaces], **where)
 
 
-def _smooth(r: _Reader, out, el: _Element, name: str, sname: str, geoms: ContactGeometries):
+def _smooth(r: _Reader, out, el: _Element, name: str, sname: str, geoms: ContactGeometries, where: dict):
     _unknown_props(r, el, _SMOOTH_PROPS)
     got = {}
     for sock, tag in (("socket_sphere", "ContactSphere"), ("socket_half_space", "ContactHalfSpace")):
@@ -158,8 +156,8 @@ def _smooth(r: _Reader, out, el: _Element, name: str, sname: str, geoms: Contact
         got[tag] = (g, placed)
     _, (_, sphere, sbody, X_BS) = got["ContactSphere"]
     _, (_, _, hbody, X_BH) = got["ContactHalfSpace"]
-    kw = {k: r.number(el, k) for k in _SMOOTH_PROPS - {"appliesForce", "socket_sphere", "socket_half_space"}
+    kw = {k: r.number(el, k) for k in sorted(_SMOOTH_PROPS - {"appliesForce", "socket_sphere", "socket_half_space"})
           if r.child(el, k) is not None}
     # the sphere's centre is its frame's origin: its orientation does not matter
-    force = Force.SmoothSphereHalfSpace(out.forces, sbody, X_BS.p, sphere.radius, hbody, X_BH, name=sname, **kw)
-    return force
+    return out.desc.add("Force.SmoothSphereHalfSpace", out.forces, sname, sphere_body=sbody, sphere_location=X_BS.p,
+                        radius=sphere.radius, half_space_body=hbody, half_space_frame=X_BH, **kw, **where)

@@ -1,20 +1,22 @@
-"""Building joints, forces and constraints of an .osim file onto simtk elements."""
+"""Describing joints, forces and constraints of an .osim file as model-description nodes.
+
+Nothing here makes a simtk element: each OpenSim element becomes nodes of the reader's
+`ModelDescription` (``out.desc``), with the line and element of the file, and ``out`` (an
+`_osim_described.OsimDescribed`) keeps the OpenSim names of the nodes. Values are checked here where
+the file can be blamed at a finer place than its element (a property's line); what only an element's
+constructor checks is refused by the builder, which names the element's line.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from simtk import (
-    Body,
-    Constraint,
-    Force,
-    Function,
-    MassProperties,
-    MobilizedBody,
-    Transform,
-)
+from simtk import Function, Transform
 
+from ._model_registry import _Word
 from ._osim_functions import _CouplerFunction
-from ._osim_model import OsimCoordinate, OsimModel
+from ._osim_model import OsimCoordinate
 from ._osim_reader import (
     _JOINT_MOBILIZER,
     _JOINT_MOTION,
@@ -22,13 +24,17 @@ from ._osim_reader import (
     _R,
     _SQRT_EPS,
     _T,
-    OsimFileError,
     _clean_name,
     _Element,
     _flag_note,
     _or,
     _Reader,
 )
+
+
+def element_of(el: _Element) -> str:
+    """How errors name an OpenSim element: ``PinJoint 'elbow'``."""
+    return f"{el.tag} {el.get('name')!r}" if el.get("name") is not None else f"<{el.tag}>"
 
 
 def _note_subcomponents(r: _Reader, el: _Element) -> None:
@@ -45,34 +51,6 @@ def _note_subcomponents(r: _Reader, el: _Element) -> None:
                 _flag_note(r.notes, c, f"on {el.get('name')!r}")
 
 
-class _wrap:
-    """Turn a ValueError/TypeError of a simtk constructor into an OsimFileError at ``el``."""
-
-    def __init__(self, r: _Reader, el: _Element, what: str):
-        self.r, self.el, self.what = r, el, what
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, et, exc, tb):
-        if et is not None and issubclass(et, (ValueError, TypeError, ArithmeticError, LookupError)) \
-                and not issubclass(et, OsimFileError):
-            raise self.r.error(self.el, f"{self.what}: {exc}") from None
-        return False
-
-
-def _unique(parent, name: str) -> str:
-    """``name``, or ``name_1``, ``name_2``... if a sibling has it (OpenSim keeps bodies, forces and
-    constraints in separate sets; simtk puts bodies and constraints both under /matter)."""
-    taken = {c.get_name() for c in parent.get_child_components()}
-    if name not in taken:
-        return name
-    k = 1
-    while f"{name}_{k}" in taken:
-        k += 1
-    return f"{name}_{k}"
-
-
 def _coordinate_elements(r: _Reader, joint: _Element) -> list[_Element]:
     holder = r.child(joint, "coordinates")
     if holder is None:
@@ -87,36 +65,35 @@ def _coordinate_elements(r: _Reader, joint: _Element) -> list[_Element]:
     return els
 
 
-def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody, X_PF: Transform,
-                 bname: str, mprops: MassProperties, X_BM: Transform, coord_els: dict, reverse: bool = False) -> None:
+def _build_joint(r: _Reader, out, el: _Element, parent, X_PF: Transform, bname: str, mprops: tuple,
+                 X_BM: Transform, coord_els: dict, reverse: bool = False) -> None:
+    """The mobilizer node of joint ``el`` (its child body ``bname``, on ``parent``'s node) and the joint's
+    coordinate records; ``mprops`` is (mass, com, central inertia, kept as written)."""
     jname = r.name_of(el)
     kind = el.tag
     coords = _coordinate_elements(r, el)
     by_name = {c.get("name"): c for c in coords}
     if len(by_name) != len(coords):
         raise r.error(el, f"{kind} {jname!r}: two coordinates have the same name")
-    body = Body.Rigid(mprops)
-    name = _unique(out.matter, _clean_name(bname))
+    desc = out.desc
+    name = desc.unique_name(out.matter, _clean_name(bname))
+    common = dict(line=el.line, element=element_of(el), parent=parent, inboard_frame=X_PF,
+                  mass_properties=desc.mass_properties(*mprops), outboard_frame=X_BM)
     if kind == "CustomJoint":
         order, functions, indices, axes, motion = _spatial_transform(r, el, by_name)
         coords = [by_name[n] for n in order]
-        with _wrap(r, el, f"CustomJoint {jname!r}"):
-            # hdot="simbody": OpenSim's CustomJoint is Simbody's FunctionBased, HDot included
-            mobod = MobilizedBody.FunctionBased(parent, X_PF, body, X_BM, len(order), functions, indices, axes,
-                                                hdot="simbody", name=name)
+        # hdot="simbody": OpenSim's CustomJoint is Simbody's FunctionBased, HDot included
+        mobod = desc.add("MobilizedBody.FunctionBased", out.matter, name, n_mobilities=len(order),
+                         coord_indices=indices, functions=functions, axes=axes, hdot=_Word("simbody"), **common)
     else:
         need = _JOINT_NCOORDS[kind]
         if len(coords) != need:
             raise r.error(el, f"{kind} {jname!r}: expected {need} <Coordinate> element{'s' if need != 1 else ''}, "
                               f"found {len(coords)}")
         motion = _JOINT_MOTION[kind]
-        extra = ()
-        if kind == "EllipsoidJoint":
-            extra = (r.numbers(el, "radii_x_y_z", 3, [1.0, 1.0, 1.0]),)
-        with _wrap(r, el, f"{kind} {jname!r}"):
-            mobod = getattr(MobilizedBody, _JOINT_MOBILIZER[kind])(
-                parent, X_PF, body, X_BM, *extra, name=name,
-                direction=MobilizedBody.Reverse if reverse else MobilizedBody.Forward)
+        radii = r.numbers(el, "radii_x_y_z", 3, [1.0, 1.0, 1.0]) if kind == "EllipsoidJoint" else None
+        mobod = desc.add("MobilizedBody." + _JOINT_MOBILIZER[kind], out.matter, name, radii=radii,
+                         reversed=True if reverse else None, **common)
     out.bodies[bname] = mobod
     out.joints[jname] = mobod
     for k, cel in enumerate(coords):
@@ -133,6 +110,7 @@ def _build_joint(r: _Reader, out: OsimModel, el: _Element, parent: MobilizedBody
             # OpenSim refuses this too (Coordinate::extendFinalizeFromProperties).
             raise r.error(cel, f"Coordinate {cname!r}: expected the default_value {default} of a clamped "
                                f"coordinate inside its range [{rng[0]}, {rng[1]}]")
+        # mobod is the mobilizer's node until the description is built (then the MobilizedBody)
         out.coordinates[cname] = OsimCoordinate(
             cname, jname, mobod, k,
             default_value=default,
@@ -215,7 +193,8 @@ def _spatial_transform(r: _Reader, joint: _Element, by_name: dict):
     return order, functions, indices, axes, [motion[n] or "undefined" for n in order]
 
 
-def _frame_station(r: _Reader, out: OsimModel, owner: _Element, tag: str) -> tuple[MobilizedBody, Transform]:
+def _frame_station(r: _Reader, out, owner: _Element, tag: str) -> tuple:
+    """(body node, X_BF) of the frame socket ``tag`` of ``owner`` names."""
     frame = r.resolve(owner, r.child(owner, tag), tag)
     base, X = r.frame_in_body(frame)
     name = "ground" if base.tag == "Ground" else base.get("name")
@@ -228,7 +207,7 @@ def _enabled(r: _Reader, el: _Element, prop: str) -> bool:
     return r.boolean(el, prop, True)
 
 
-def _coordinate(r: _Reader, out: OsimModel, el: _Element, tag: str) -> OsimCoordinate:
+def _coordinate(r: _Reader, out, el: _Element, tag: str) -> OsimCoordinate:
     cname = r.string(el, tag)
     if cname not in out.coordinates:
         raise r.error(r.child(el, tag), f"{el.tag} {el.get('name')!r}: <{tag}> {cname!r} is not a coordinate of "
@@ -249,122 +228,139 @@ def _element_name(r: _Reader, el: _Element, kinds: tuple, taken: dict, what: str
     return name
 
 
-def _build_force(r: _Reader, out: OsimModel, el: _Element) -> None:
+def _degrees(values: dict) -> dict:
+    """A rotational coordinate's CoordinateLimitForce values converted from OpenSim's degrees to radians,
+    with the operations (and so the bits) of ``Force.CoordinateLimit(..., degrees=True)``."""
+    w = math.pi / 180.0
+    v = dict(values)
+    v["upper_limit"], v["lower_limit"] = w * v["upper_limit"], w * v["lower_limit"]
+    v["upper_stiffness"], v["lower_stiffness"] = v["upper_stiffness"] / w, v["lower_stiffness"] / w
+    v["damping"] = v["damping"] / w
+    v["transition"] = w * v["transition"]
+    return v
+
+
+def _build_force(r: _Reader, out, el: _Element) -> None:
     kind = el.tag
     name = _element_name(r, el, ("PointToPointSpring", "BushingForce", "CoordinateLimitForce",
                                  "SpringGeneralizedForce"), out.force_elements, "force")
     if name is None:
         return
-    fs = out.forces
-    sname = _unique(fs, _clean_name(name))
+    desc, fs = out.desc, out.forces
+    sname = desc.unique_name(fs, _clean_name(name))
+    disabled = None if _enabled(r, el, "appliesForce") else True
+    where = dict(line=el.line, element=element_of(el), disabled=disabled)
     made: list = []
-    with _wrap(r, el, f"{kind} {name!r}"):
-        if kind == "PointToPointSpring":
-            b1, X1 = _frame_station(r, out, el, "socket_body1")
-            b2, X2 = _frame_station(r, out, el, "socket_body2")
-            p1, p2 = X1 * r.numbers(el, "point1", 3, [0, 0, 0]), X2 * r.numbers(el, "point2", 3, [0, 0, 0])
-            made.append(Force.TwoPointLinearSpring(fs, b1, p1, b2, p2, r.number(el, "stiffness", 1.0),
-                                                   r.number(el, "rest_length", 0.0), name=sname))
-        elif kind == "BushingForce":
-            b1, X1 = _frame_station(r, out, el, "socket_frame1")
-            b2, X2 = _frame_station(r, out, el, "socket_frame2")
-            # Simbody's (and simtk's) six values put the rotational ones first.
-            k6 = np.concatenate([r.numbers(el, "rotational_stiffness", 3, [0, 0, 0]),
-                                 r.numbers(el, "translational_stiffness", 3, [0, 0, 0])])
-            c6 = np.concatenate([r.numbers(el, "rotational_damping", 3, [0, 0, 0]),
-                                 r.numbers(el, "translational_damping", 3, [0, 0, 0])])
-            made.append(Force.LinearBushing(fs, b1, X1, b2, X2, k6, c6, name=sname))
-        elif kind == "CoordinateLimitForce":
-            c = _coordinate(r, out, el, "coordinate")
-            transition = r.number(el, "transition", 0.1)
-            if not transition > 0.0:
-                raise r.error(_or(r.child(el, "transition"), el), f"CoordinateLimitForce {name!r}: expected a "
-                                                               "transition > 0")
-            # the file's values, in degrees for a rotational coordinate (converted as OpenSim converts them)
-            made.append(Force.CoordinateLimit(
-                fs, c.mobod, c.index, r.number(el, "upper_limit", 0.0), r.number(el, "upper_stiffness", 1.0),
-                r.number(el, "lower_limit", 0.0), r.number(el, "lower_stiffness", 1.0), r.number(el, "damping", 0.001),
-                transition, degrees=c.motion_type == _R, name=sname))
-            if r.boolean(el, "compute_dissipation_energy", False):
-                r.notes.append(f"{name} (CoordinateLimitForce, line {el.line}): compute_dissipation_energy "
-                               "(a state variable that only integrates the dissipated power) not built")
-        else:
-            c = _coordinate(r, out, el, "coordinate")
-            made.append(Force.MobilityLinearSpring(fs, c.mobod, c.index, r.number(el, "stiffness", 0.0),
-                                                   r.number(el, "rest_length", 0.0), name=sname))
-            made.append(Force.MobilityLinearDamper(fs, c.mobod, c.index, r.number(el, "viscosity", 0.0),
-                                                   name=_unique(fs, sname + "_damping")))
-        if not _enabled(r, el, "appliesForce"):
-            for f in made:
-                f.set_disabled_by_default(True)
+    if kind == "PointToPointSpring":
+        b1, X1 = _frame_station(r, out, el, "socket_body1")
+        b2, X2 = _frame_station(r, out, el, "socket_body2")
+        p1, p2 = X1 * r.numbers(el, "point1", 3, [0, 0, 0]), X2 * r.numbers(el, "point2", 3, [0, 0, 0])
+        made.append(desc.add("Force.TwoPointLinearSpring", fs, sname, body1=b1, station1=p1, body2=b2, station2=p2,
+                             stiffness=r.number(el, "stiffness", 1.0), rest_length=r.number(el, "rest_length", 0.0),
+                             **where))
+    elif kind == "BushingForce":
+        b1, X1 = _frame_station(r, out, el, "socket_frame1")
+        b2, X2 = _frame_station(r, out, el, "socket_frame2")
+        # Simbody's (and simtk's) six values put the rotational ones first.
+        k6 = np.concatenate([r.numbers(el, "rotational_stiffness", 3, [0, 0, 0]),
+                             r.numbers(el, "translational_stiffness", 3, [0, 0, 0])])
+        c6 = np.concatenate([r.numbers(el, "rotational_damping", 3, [0, 0, 0]),
+                             r.numbers(el, "translational_damping", 3, [0, 0, 0])])
+        made.append(desc.add("Force.LinearBushing", fs, sname, body1=b1, frame_on_body1=X1, body2=b2,
+                             frame_on_body2=X2, stiffness=k6, damping=c6, **where))
+    elif kind == "CoordinateLimitForce":
+        c = _coordinate(r, out, el, "coordinate")
+        transition = r.number(el, "transition", 0.1)
+        if not transition > 0.0:
+            raise r.error(_or(r.child(el, "transition"), el), f"CoordinateLimitForce {name!r}: expected a "
+                                                           "transition > 0")
+        # the file's values, in degrees for a rotational coordinate (converted as OpenSim converts them)
+        values = dict(upper_limit=r.number(el, "upper_limit", 0.0), upper_stiffness=r.number(el, "upper_stiffness", 1.0),
+                      lower_limit=r.number(el, "lower_limit", 0.0), lower_stiffness=r.number(el, "lower_stiffness", 1.0),
+                      damping=r.number(el, "damping", 0.001), transition=transition)
+        if c.motion_type == _R:
+            values = _degrees(values)
+        made.append(desc.add("Force.CoordinateLimit", fs, sname, body=c.mobod, which=c.index, **values, **where))
+        if r.boolean(el, "compute_dissipation_energy", False):
+            r.notes.append(f"{name} (CoordinateLimitForce, line {el.line}): compute_dissipation_energy "
+                           "(a state variable that only integrates the dissipated power) not built")
+    else:
+        c = _coordinate(r, out, el, "coordinate")
+        made.append(desc.add("Force.MobilityLinearSpring", fs, sname, body=c.mobod, which=c.index,
+                             stiffness=r.number(el, "stiffness", 0.0), q_zero=r.number(el, "rest_length", 0.0),
+                             **where))
+        made.append(desc.add("Force.MobilityLinearDamper", fs, desc.unique_name(fs, sname + "_damping"),
+                             body=c.mobod, which=c.index, damping=r.number(el, "viscosity", 0.0), **where))
     out.force_elements[name] = made
 
 
-def _build_constraint(r: _Reader, out: OsimModel, el: _Element) -> None:
+def _build_constraint(r: _Reader, out, el: _Element) -> None:
     kind = el.tag
     name = _element_name(r, el, ("WeldConstraint", "PointConstraint", "ConstantDistanceConstraint",
                                  "CoordinateCouplerConstraint", "PointOnLineConstraint"), out.constraints,
                          "constraint")
     if name is None:
         return
-    matter = out.matter
-    cname = _unique(matter, _clean_name(name))
-    with _wrap(r, el, f"{kind} {name!r}"):
-        if kind == "WeldConstraint":
-            b1, X1 = _frame_station(r, out, el, "socket_frame1")
-            b2, X2 = _frame_station(r, out, el, "socket_frame2")
-            c = Constraint.Weld(b1, X1, b2, X2, name=cname)
-        elif kind == "PointOnLineConstraint":
-            # OpenSim 4.6 takes the direction and points in the sockets' *base bodies*, whatever offset
-            # frame a socket names (checked against it); so does load_osim
-            b1, _ = _frame_station(r, out, el, "socket_line_body")
-            b2, _ = _frame_station(r, out, el, "socket_follower_body")
-            d = r.numbers(el, "line_direction_vec", 3, [1, 0, 0])
-            if not np.linalg.norm(d) > 0.0:
-                raise r.error(_or(r.child(el, "line_direction_vec"), el),
-                              f"PointOnLineConstraint {name!r}: expected a nonzero line_direction_vec")
-            c = Constraint.PointOnLine(b1, d / np.linalg.norm(d), r.numbers(el, "point_on_line", 3, [0, 0, 0]),
-                                       b2, r.numbers(el, "point_on_follower", 3, [0, 0, 0]), name=cname)
-        elif kind in ("PointConstraint", "ConstantDistanceConstraint"):
-            # the locations are in the base bodies, as OpenSim 4.6 takes them (an offset frame's
-            # transform is not applied: checked against it)
-            b1, _ = _frame_station(r, out, el, "socket_body_1")
-            b2, _ = _frame_station(r, out, el, "socket_body_2")
-            p1 = r.numbers(el, "location_body_1", 3, [0, 0, 0])
-            p2 = r.numbers(el, "location_body_2", 3, [0, 0, 0])
-            if kind == "PointConstraint":
-                c = Constraint.Ball(b1, p1, b2, p2, name=cname)
-            else:
-                c = Constraint.Rod(b1, p1, b2, p2, r.number(el, "constant_distance", 1.0), name=cname)
+    desc, matter = out.desc, out.matter
+    cname = desc.unique_name(matter, _clean_name(name))
+    enforced = r.boolean(el, "isEnforced", True) and not r.boolean(el, "isDisabled", False)
+    where = dict(line=el.line, element=element_of(el), disabled=None if enforced else True)
+    if kind == "WeldConstraint":
+        b1, X1 = _frame_station(r, out, el, "socket_frame1")
+        b2, X2 = _frame_station(r, out, el, "socket_frame2")
+        c = desc.add("Constraint.Weld", matter, cname, body1=b1, frame_on_body1=X1, body2=b2, frame_on_body2=X2,
+                     **where)
+    elif kind == "PointOnLineConstraint":
+        # OpenSim 4.6 takes the direction and points in the sockets' *base bodies*, whatever offset
+        # frame a socket names (checked against it); so does load_osim
+        b1, _ = _frame_station(r, out, el, "socket_line_body")
+        b2, _ = _frame_station(r, out, el, "socket_follower_body")
+        d = r.numbers(el, "line_direction_vec", 3, [1, 0, 0])
+        if not np.linalg.norm(d) > 0.0:
+            raise r.error(_or(r.child(el, "line_direction_vec"), el),
+                          f"PointOnLineConstraint {name!r}: expected a nonzero line_direction_vec")
+        c = desc.add("Constraint.PointOnLine", matter, cname, line_body=b1, direction=d / np.linalg.norm(d),
+                     point_on_line=r.numbers(el, "point_on_line", 3, [0, 0, 0]), follower=b2,
+                     point=r.numbers(el, "point_on_follower", 3, [0, 0, 0]), **where)
+    elif kind in ("PointConstraint", "ConstantDistanceConstraint"):
+        # the locations are in the base bodies, as OpenSim 4.6 takes them (an offset frame's
+        # transform is not applied: checked against it)
+        b1, _ = _frame_station(r, out, el, "socket_body_1")
+        b2, _ = _frame_station(r, out, el, "socket_body_2")
+        p1 = r.numbers(el, "location_body_1", 3, [0, 0, 0])
+        p2 = r.numbers(el, "location_body_2", 3, [0, 0, 0])
+        if kind == "PointConstraint":
+            c = desc.add("Constraint.Ball", matter, cname, body1=b1, station1=p1, body2=b2, station2=p2, **where)
         else:
-            holder = r.child(el, "independent_coordinate_names")
-            ind_names = (holder.text or "").split() if holder is not None else []
-            if not ind_names:
-                raise r.error(holder if holder is not None else el,
-                              f"CoordinateCouplerConstraint {name!r}: expected independent_coordinate_names")
-            ind = []
-            for n in ind_names:
-                if n not in out.coordinates:
-                    raise r.error(holder, f"CoordinateCouplerConstraint {name!r}: {n!r} is not a coordinate of the "
-                                          "model")
-                ind.append(out.coordinates[n])
-            dep = _coordinate(r, out, el, "dependent_coordinate_name")
-            fh = r.child(el, "coupled_coordinates_function")
-            inner = [x for x in fh] if fh is not None else []
-            if len(inner) != 1:
-                raise r.error(fh if fh is not None else el,
-                              f"CoordinateCouplerConstraint {name!r}: expected one function in "
-                              "<coupled_coordinates_function>")
-            unreadable = r.unreadable_function(inner[0])
-            if unreadable is not None:
-                r.notes.append(f"{name} (CoordinateCouplerConstraint, line {el.line}): its function <{unreadable}> "
-                               "is not one simtk reads; the constraint is not built")
-                return
-            f = r.function(inner[0], len(ind), f"CoordinateCouplerConstraint {name!r}")
-            coupler = _CouplerFunction(f, r.number(el, "scale_factor", 1.0))
-            c = Constraint.CoordinateCoupler(matter, coupler, [x.mobod for x in ind] + [dep.mobod],
-                                             [x.index for x in ind] + [dep.index], name=cname)
-        enforced = r.boolean(el, "isEnforced", True) and not r.boolean(el, "isDisabled", False)
-        if not enforced:
-            c.set_disabled_by_default(True)
+            c = desc.add("Constraint.Rod", matter, cname, body1=b1, station1=p1, body2=b2, station2=p2,
+                         length=r.number(el, "constant_distance", 1.0), **where)
+    else:
+        holder = r.child(el, "independent_coordinate_names")
+        ind_names = (holder.text or "").split() if holder is not None else []
+        if not ind_names:
+            raise r.error(holder if holder is not None else el,
+                          f"CoordinateCouplerConstraint {name!r}: expected independent_coordinate_names")
+        ind = []
+        for n in ind_names:
+            if n not in out.coordinates:
+                raise r.error(holder, f"CoordinateCouplerConstraint {name!r}: {n!r} is not a coordinate of the "
+                                      "model")
+            ind.append(out.coordinates[n])
+        dep = _coordinate(r, out, el, "dependent_coordinate_name")
+        fh = r.child(el, "coupled_coordinates_function")
+        inner = [x for x in fh] if fh is not None else []
+        if len(inner) != 1:
+            raise r.error(fh if fh is not None else el,
+                          f"CoordinateCouplerConstraint {name!r}: expected one function in "
+                          "<coupled_coordinates_function>")
+        unreadable = r.unreadable_function(inner[0])
+        if unreadable is not None:
+            r.notes.append(f"{name} (CoordinateCouplerConstraint, line {el.line}): its function <{unreadable}> "
+                           "is not one simtk reads; the constraint is not built")
+            return
+        f = r.function(inner[0], len(ind), f"CoordinateCouplerConstraint {name!r}")
+        coupler = _CouplerFunction(f, r.number(el, "scale_factor", 1.0))
+        c = desc.add("Constraint.CoordinateCoupler", matter, cname, function=coupler,
+                     coord_bodies=[x.mobod for x in ind] + [dep.mobod],
+                     coord_indices=[x.index for x in ind] + [dep.index], **where)
     out.constraints[name] = [c]

@@ -10,6 +10,11 @@ import numpy as np
 
 from simtk import Function
 from simtk.common.function._base import UNLIMITED_DERIVATIVE_ORDER
+from simtk.common.property import Property
+
+# SimmSpline and the wrappers declare their constructor's parameters as Properties: a model description
+# (and a model file) holds such a Function as its declared Properties and rebuilds it as
+# ``cls(**properties)`` (registered in ``_model_registry_osim``); the others give their parameters().
 
 
 # ====================================================================== functions
@@ -27,6 +32,9 @@ class SimmSplineFunction(Function):
     x, y : array_like, shape (n,)
         Strictly increasing finite abscissae (n >= 2) and finite values.
     """
+
+    x = Property(attr="_x", doc="abscissae, strictly increasing")
+    y = Property(attr="_y", doc="values")
 
     def __init__(self, x: Sequence[float], y: Sequence[float]):
         x = np.asarray(x, dtype=float).reshape(-1)
@@ -124,8 +132,11 @@ def _third_divided_difference(x: np.ndarray, y: np.ndarray) -> float:
 class _Scaled(Function):
     """``scale * f(x)``: OpenSim's MultiplierFunction."""
 
-    def __init__(self, f: Function, scale: float):
-        self._f = f
+    function = Property(attr="_f", doc="f")
+    scale = Property(attr="_s", doc="the factor")
+
+    def __init__(self, function: Function, scale: float):
+        self._f = function
         self._s = float(scale)
 
     def calc_value(self, x):
@@ -148,10 +159,13 @@ class _CouplerFunction(Function):
     """C(q_ind..., q_dep) = scale * f(q_ind...) - q_dep: the function OpenSim's
     CoordinateCouplerConstraint gives Simbody's CoordinateCoupler (OpenSim's CompoundFunction)."""
 
-    def __init__(self, f: Function, scale: float):
-        self._f = f
+    function = Property(attr="_f", doc="f, of the independent coordinates")
+    scale = Property(attr="_s", doc="the factor of f")
+
+    def __init__(self, function: Function, scale: float):
+        self._f = function
         self._s = float(scale)
-        self._n = f.get_argument_size()
+        self._n = function.get_argument_size()
 
     def calc_value(self, x):
         return self._s * self._f.calc_value(x[:self._n]) - float(x[self._n])
@@ -175,8 +189,11 @@ class _CouplerFunction(Function):
 class _Shifted(Function):
     """``f(x) + offset``: OpenSim's ``Sine`` (a Simbody Sinusoid plus its DC offset)."""
 
-    def __init__(self, f: Function, offset: float):
-        self._f = f
+    function = Property(attr="_f", doc="f")
+    offset = Property(attr="_c", doc="the constant added")
+
+    def __init__(self, function: Function, offset: float):
+        self._f = function
         self._c = float(offset)
 
     def calc_value(self, x):
@@ -195,6 +212,9 @@ class _Shifted(Function):
 class _PiecewiseConstant(Function):
     """OpenSim's ``PiecewiseConstantFunction``: y_k on [x_k, x_{k+1}), y_0 before x_0 and y_{n-1}
     from x_{n-1} on (what OpenSim 4.6 evaluates); every derivative is 0."""
+
+    x = Property(attr="_xl", doc="abscissae, strictly increasing")
+    y = Property(attr="_yl", doc="values")
 
     def __init__(self, x: Sequence[float], y: Sequence[float]):
         x = np.asarray(x, dtype=float).reshape(-1)

@@ -10,16 +10,17 @@ Wrapping is not built yet: a path with wrap objects in its PathWrapSet is not bu
 the warning), never built without its wraps, which would give other lengths than OpenSim's.
 A PathActuator's control is held in the State (``Force.PathActuator.set_control``, 0 by default);
 PrescribedControllers do not drive it yet.
+
+Each force is described as one node (``Force.PathSpring`` / ``Force.PathActuator``) whose items list
+its path's points (``_model_registry_osim``); the builder makes the GeometryPath and the force.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from simtk import ConditionalPathPoint, Force, GeometryPath, MovingPathPoint, PathPoint
-
-from ._osim_model import OsimModel
+from ._osim_elements import element_of
 from ._osim_reader import _clean_name, _Element, _flag_note, _or, _Reader
 
 __all__ = ["PATH_FORCES", "build_path_force"]
@@ -37,7 +38,7 @@ class _NotBuilt(Exception):
     """A path simtk does not build yet (noted in the warning, the rest of the model is built)."""
 
 
-def _coordinate_of(r: _Reader, out: OsimModel, point: _Element, tag: str, where: str):
+def _coordinate_of(r: _Reader, out, point: _Element, tag: str, where: str):
     sock = r.child(point, tag)
     ref = r._text(sock) if sock is not None else ""
     if not ref:
@@ -49,7 +50,8 @@ def _coordinate_of(r: _Reader, out: OsimModel, point: _Element, tag: str, where:
     return c
 
 
-def _point(r: _Reader, out: OsimModel, el: _Element, where: str):
+def _point(r: _Reader, out, el: _Element, where: str) -> dict:
+    """A path point as the items of one entry of the force's point lists (its bodies are nodes)."""
     frame = r.resolve(el, r.child(el, "socket_parent_frame"), "socket_parent_frame")
     base, X = r.frame_in_body(frame)
     bname = "ground" if base.tag == "Ground" else base.get("name")
@@ -71,7 +73,8 @@ def _point(r: _Reader, out: OsimModel, el: _Element, where: str):
         if (X.R.matrix != np.eye(3)).any() or (X.p != 0.0).any():
             raise _NotBuilt("a MovingPathPoint of its path is on an offset frame, which simtk does not build yet")
         c = coords[0]
-        return MovingPathPoint(body, *functions, coordinate=(c.mobod, c.index), coordinate_range=c.range), c
+        return dict(kind="moving", body=body, location=np.zeros(3), coordinate=c, range=c.range, clamped=True,
+                    functions=functions)
     location = X * r.numbers(el, "location", 3, [0.0, 0.0, 0.0])
     if el.tag == "ConditionalPathPoint":
         c = _coordinate_of(r, out, el, "socket_coordinate", where)
@@ -80,13 +83,14 @@ def _point(r: _Reader, out: OsimModel, el: _Element, where: str):
         lo, hi = r.numbers(el, "range", 2, [0.0, 0.0])
         if lo > hi:
             raise r.error(r.child(el, "range"), f"{where}: its range [{lo}, {hi}] has lo > hi")
-        return ConditionalPathPoint(body, location, (c.mobod, c.index), lo - _RANGE_TOLERANCE,
-                                    hi + _RANGE_TOLERANCE), c
-    return PathPoint(body, location), None
+        return dict(kind="conditional", body=body, location=location, coordinate=c,
+                    range=(lo - _RANGE_TOLERANCE, hi + _RANGE_TOLERANCE), clamped=True, functions=[])
+    return dict(kind="fixed", body=body, location=location, coordinate=None, range=(0.0, 0.0), clamped=False,
+                functions=[])
 
 
-def build_geometry_path(r: _Reader, out: OsimModel, owner: _Element, where: str) -> GeometryPath | None:
-    """The simtk GeometryPath of ``owner``'s <GeometryPath>; None (noted) when it has wrap objects."""
+def describe_geometry_path(r: _Reader, out, owner: _Element, where: str) -> dict | None:
+    """The point items of ``owner``'s <GeometryPath>; None (noted) when it has wrap objects."""
     gp = r.child(owner, "GeometryPath")
     if gp is None:
         raise r.error(owner, f"{where}: expected a <GeometryPath>")
@@ -103,18 +107,25 @@ def build_geometry_path(r: _Reader, out: OsimModel, owner: _Element, where: str)
         if el.tag not in ("PathPoint", "ConditionalPathPoint", "MovingPathPoint"):
             raise r.error(el, f"{pw}: <{el.tag}> is not a path point simtk reads")
         try:
-            points.append(_point(r, out, el, pw)[0])
+            points.append(_point(r, out, el, pw))
         except _NotBuilt as why:
             _flag_note(r.notes, owner, str(why))
             return None
     if len(points) < 2:
         raise r.error(gp, f"{where}: a path needs at least two points, got {len(points)}")
-    return GeometryPath(out.matter, points, name=where)
+    ground = out.bodies["ground"]
+    coordinates: list[Any] = [p["coordinate"] for p in points]
+    return dict(path_name=where, point_kinds=[p["kind"] for p in points], point_bodies=[p["body"] for p in points],
+                point_locations=[p["location"] for p in points],
+                point_coordinate_bodies=[ground if c is None else c.mobod for c in coordinates],
+                point_coordinate_indices=[0 if c is None else c.index for c in coordinates],
+                point_ranges=[np.array(p["range"], dtype=float) for p in points],
+                point_clamped=[p["clamped"] for p in points],
+                moving_functions=[f for p in points for f in p["functions"]] or None)
 
 
-def build_path_force(r: _Reader, out: OsimModel, el: _Element, unique: Callable[[Any, str], str],
-                     wrap: Callable) -> None:
-    """Build a PathSpring or PathActuator (into ``out.force_elements``), or note why not."""
+def build_path_force(r: _Reader, out, el: _Element) -> None:
+    """Describe a PathSpring or PathActuator (into ``out.force_elements``), or note why not."""
     name = r.name_of(el)
     if name in out.force_elements:
         raise r.error(el, f"a second force named {name!r}; force names must be unique")
@@ -122,17 +133,15 @@ def build_path_force(r: _Reader, out: OsimModel, el: _Element, unique: Callable[
         if c.tag not in _PROPS[el.tag]:
             r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
     where = f"{el.tag} {name!r}"
-    with wrap(r, el, where):
-        path = build_geometry_path(r, out, el, where)
-        if path is None:
-            return
-        fs = out.forces
-        sname = unique(fs, _clean_name(name))
-        if el.tag == "PathSpring":
-            f: Force = Force.PathSpring(fs, path, r.number(el, "stiffness"), r.number(el, "resting_length"),
-                                        r.number(el, "dissipation"), name=sname)
-        else:
-            f = Force.PathActuator(fs, path, r.number(el, "optimal_force", 1.0), name=sname)
-        if not r.boolean(el, "appliesForce", True):
-            f.set_disabled_by_default(True)
-    out.force_elements[name] = [f]
+    items = describe_geometry_path(r, out, el, where)
+    if items is None:
+        return
+    if el.tag == "PathSpring":
+        items.update(stiffness=r.number(el, "stiffness"), resting_length=r.number(el, "resting_length"),
+                     dissipation=r.number(el, "dissipation"))
+    else:
+        items.update(optimal_force=r.number(el, "optimal_force", 1.0))
+    desc = out.desc
+    made = desc.add("Force." + el.tag, out.forces, desc.unique_name(out.forces, _clean_name(name)), line=el.line,
+                    element=element_of(el), disabled=None if r.boolean(el, "appliesForce", True) else True, **items)
+    out.force_elements[name] = [made]

@@ -1,10 +1,11 @@
 """The multibody tree of an .osim file's joints, as OpenSim's graph maker grows it from Ground."""
 from __future__ import annotations
 
-from simtk import Constraint, MassProperties, Transform
+import numpy as np
 
-from ._osim_elements import _build_joint, _unique, _wrap
-from ._osim_model import OsimModel
+from simtk import Transform
+
+from ._osim_elements import _build_joint, element_of
 from ._osim_reader import _clean_name, _Element, _Reader
 
 
@@ -99,33 +100,39 @@ def _joint_tree(r: _Reader, joints: list, bodies: dict, notes: list) -> tuple[di
     return tree, loops
 
 
-def _split_mass(mp: MassProperties, n: int) -> MassProperties:
-    """A master body's and each of its ``n`` slaves' share of its mass properties: equal parts."""
+def _split_mass(mp: tuple, n: int) -> tuple:
+    """A master body's and each of its ``n`` slaves' share of its mass properties (mass, com, central
+    inertia, kept as written): equal parts."""
     if n == 0:
         return mp
-    return MassProperties.from_central_inertia(mp.mass / (n + 1), mp.com, mp.central_inertia() * (1.0 / (n + 1)))
+    mass, com, central, keep = mp
+    return mass / (n + 1), com, central * (1.0 / (n + 1)), keep
 
 
-def _slave_mass(share: MassProperties) -> MassProperties:
+def _slave_mass(share: tuple) -> tuple:
     """A slave body's mass properties as OpenSim 4.6 builds them: the master's share of the mass at its
     mass center, but as inertia about the mass center the share's *unit* inertia about the body origin
     (Body::extendConnectToModel stores the UnitInertia in the slave's inertia property, which is then
     read as a central inertia; checked against OpenSim)."""
-    if share.mass == 0.0:
+    mass, com, central, keep = share
+    if mass == 0.0:
         return share
-    return MassProperties.from_central_inertia(share.mass, share.com, share.inertia * (1.0 / share.mass))
+    c = np.asarray(com, dtype=float)
+    about_origin = central + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+    return mass, com, about_origin * (1.0 / mass), keep
 
 
-def _close_loops(r: _Reader, out: OsimModel, loops: list, mass_props: dict, coord_els: dict) -> None:
+def _close_loops(r: _Reader, out, loops: list, mass_props: dict, coord_els: dict) -> None:
     """Mobilize a slave copy of each loop joint's child body through the joint, welded to the body at
     their origins, as OpenSim does (``mass_props`` holds the master's share, see `_split_mass`)."""
     count: dict = {}
+    desc = out.desc
     for el, parent, X_PF, child, X_BM in loops:
         count[child] = count.get(child, 0) + 1
         sname = f"{child}_slave_{count[child]}"
         _build_joint(r, out, el, out.bodies[parent], X_PF, sname, _slave_mass(mass_props[child]), X_BM, coord_els)
         slave = out.bodies.pop(sname)
-        with _wrap(r, el, f"{el.tag} {el.get('name')!r}"):
-            weld = Constraint.Weld(out.bodies[child], Transform(), slave, Transform(),
-                                   name=_unique(out.matter, _clean_name(sname) + "_weld"))
+        weld = desc.add("Constraint.Weld", out.matter, desc.unique_name(out.matter, _clean_name(sname) + "_weld"),
+                        line=el.line, element=element_of(el), body1=out.bodies[child], frame_on_body1=Transform(),
+                        body2=slave, frame_on_body2=Transform())
         out.loop_welds[el.get("name")] = weld

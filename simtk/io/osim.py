@@ -1,7 +1,10 @@
 """OpenSim 4.x model files (``.osim``): the multibody part, as a simtk MultibodySystem.
 
 ``load_osim(path)`` reads the file with ``xml.etree.ElementTree`` (a tree builder fed by expat, so
-that every element knows its line) and builds
+that every element knows its line) into a model description (`describe_osim`: simtk model-format
+nodes, each with the line and element it came from; no simtk element is made while reading), which
+the one builder every reader shares (``load_model``'s) turns into the System; the OpenSim names are
+then given to the built components (`simtk.io._osim_described`). The description describes
 
 - one ``MobilizedBody`` per OpenSim ``Body``, named like it (``/matter/femur``), whose mobilizer is
   the Joint that has the body as its child frame's base;
@@ -105,32 +108,10 @@ import os
 import warnings
 from typing import cast
 
-import numpy as np
-
-from simtk import (
-    Constraint,
-    Force,
-    Function,
-    GeneralForceSubsystem,
-    MassProperties,
-    MultibodySystem,
-    SimbodyMatterSubsystem,
-)
-
-from ._inertia_policy import apply as apply_inertia_policy
+from ._description import ModelDescription
 from ._inertia_policy import check_policy
-from ._named import NamedDict
-from ._osim_actuators import ACTUATORS, OsimActuator, build_actuators_and_controllers
-from ._osim_contact import CONTACT_FORCES, ContactGeometries, build_contact_force
-from ._osim_elements import (
-    _build_constraint,
-    _build_force,
-    _build_joint,
-    _note_subcomponents,
-    _unique,
-    _wrap,
-)
-from ._osim_expression_forces import EXPRESSION_FORCES, build_expression_force
+from ._osim_actuators import OsimActuator
+from ._osim_described import describe, result
 from ._osim_functions import (
     ExpressionFunction,
     GCVSplineFunction,
@@ -138,24 +119,12 @@ from ._osim_functions import (
     SimmSplineFunction,
 )
 from ._osim_model import OsimCoordinate, OsimModel
-from ._osim_names import Coordinate, OsimJoint, OsimSet, attach_opensim_names
-from ._osim_paths import PATH_FORCES, build_path_force
-from ._osim_reader import (
-    _JOINT_NCOORDS,
-    _MODEL_KNOWN,
-    _SET_TAGS,
-    OsimFileError,
-    _clean_name,
-    _Element,
-    _flag_note,
-    _or,
-    _parse_xml,
-    _Reader,
-)
-from ._osim_tree import _body_key, _close_loops, _joint_tree, _split_mass
+from ._osim_names import Coordinate, OsimJoint, OsimSet
+from ._osim_reader import OsimFileError, _Element, _parse_xml, _Reader
 
 __all__ = [
     "load_osim",
+    "describe_osim",
     "OsimFileError",
     "OsimModel",
     "OsimCoordinate",
@@ -208,15 +177,13 @@ def load_osim(path: str | os.PathLike, *, nonphysical_inertia: str = "keep") -> 
         mesh contact, other controllers, unknown elements and properties), by name and type; one
         naming the bodies whose non-physical inertia was kept or repaired.
     """
-    check_policy("load_osim", nonphysical_inertia)
-    r = _Reader(os.fspath(path))
-    root = _parse_xml(r.path)
-    model = _model_element(r, root)
-    r.read_defaults(model)
-    r.index_paths(model, "/")
-    out = _build(r, model, nonphysical_inertia)
-    out.warnings = list(r.notes)
-    attach_opensim_names(out, {el.get("name"): el.tag for el in r.objects(model, "JointSet")})
+    r, d = _read(path, nonphysical_inertia, "load_osim")
+    out = result(d)
+    # Catch what only shows when the system is realized (a bad FunctionBased axis set, ...).
+    try:
+        out.initial_state()
+    except (ValueError, TypeError, ArithmeticError, LookupError, NotImplementedError) as exc:
+        raise OsimFileError(r.path, None, f"the model does not realize: {type(exc).__name__}: {exc}") from None
     if r.notes:
         warnings.warn(f"{r.path}: {len(r.notes)} element(s) of the model were not built: " + "; ".join(r.notes),
                       UserWarning, stacklevel=2)
@@ -227,6 +194,41 @@ def load_osim(path: str | os.PathLike, *, nonphysical_inertia: str = "keep") -> 
                       f"has, {done}: " + "; ".join(f"{k} ({v})" for k, v in out.nonphysical_inertias.items()),
                       UserWarning, stacklevel=2)
     return out
+
+
+def describe_osim(path: str | os.PathLike, *, nonphysical_inertia: str = "keep") -> ModelDescription:
+    """The declarative description `load_osim` builds its System from, without building it.
+
+    Parameters are `load_osim`'s. ``describe_osim(path).build()[0]`` is the System ``load_osim(path)``
+    makes (without OpenSim's names), and ``describe_osim(path).to_text()`` is it as a model file
+    (``load_model`` reads it).
+
+    Returns
+    -------
+    ModelDescription
+        The model-format nodes of the file's bodies (mobilized bodies), coordinate locks and
+        prescriptions, loop welds, forces, contact, actuators and constraints, each with the line and
+        element of the file it came from. Nothing of a System is made.
+
+    Raises
+    ------
+    OsimFileError
+        As `load_osim`, for what the reader finds; what only an element's constructor checks is raised
+        by ``build()`` (an `OsimFileError` too, naming the file, line and element).
+    OSError
+        The file cannot be read.
+    """
+    return _read(path, nonphysical_inertia, "describe_osim")[1].desc
+
+
+def _read(path: str | os.PathLike, nonphysical_inertia: str, caller: str):
+    check_policy(caller, nonphysical_inertia)
+    r = _Reader(os.fspath(path))
+    root = _parse_xml(r.path)
+    model = _model_element(r, root)
+    r.read_defaults(model)
+    r.index_paths(model, "/")
+    return r, describe(r, model, nonphysical_inertia)
 
 
 def _model_element(r: _Reader, root: _Element) -> _Element:
@@ -249,140 +251,3 @@ def _model_element(r: _Reader, root: _Element) -> _Element:
     return cast(_Element, models[0])
 
 
-def _build(r: _Reader, model: _Element, nonphysical_inertia: str = "keep") -> OsimModel:
-    system = MultibodySystem(_clean_name(model.get("name") or "model"))
-    matter = SimbodyMatterSubsystem(system)
-    forces = GeneralForceSubsystem(system)
-    out = OsimModel(system, matter, forces, path=r.path)
-    out.bodies = NamedDict((), "body", r.path)
-    out.bodies["ground"] = matter.ground
-
-    for c in cast("list[_Element]", list(model)):
-        if c.tag not in _MODEL_KNOWN:
-            r.notes.append(f"unknown element <{c.tag}> {c.get('name') or ''} (line {c.line})".replace("  ", " "))
-    for set_tag in sorted(_SET_TAGS - {"ContactGeometrySet", "ControllerSet"}):  # (those: below)
-        for el in r.objects(model, set_tag):
-            _flag_note(r.notes, el)
-    comps = r.child(model, "components")
-    if comps is not None:
-        for el in cast("list[_Element]", list(comps)):
-            _flag_note(r.notes, el)
-
-    ground = r.child(model, "Ground")
-    ground_path = "/" + ((ground.get("name") or "ground") if ground is not None else "ground")
-    if ground is None:  # a model without <Ground> still has OpenSim's default one
-        ground = _Element("Ground", {"name": "ground"})
-        r.paths[ground_path] = ground
-
-    # ---------------------------------------------------------------- bodies
-    body_els: dict[str, _Element] = {}
-    mass_props: dict[str, MassProperties] = {}
-    for el in r.objects(model, "BodySet"):
-        if el.tag != "Body":
-            _flag_note(r.notes, el, "not a Body")
-            continue
-        name = r.name_of(el)
-        if name in body_els or name == ground.get("name"):
-            raise r.error(el, f"a second body named {name!r}; body names must be unique")
-        r.check_props(el, "Body")
-        _note_subcomponents(r, el)
-        m = r.number(el, "mass", 1.0)
-        com = r.numbers(el, "mass_center", 3, [0.0, 0.0, 0.0])
-        I6 = r.numbers(el, "inertia", 6, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
-        if m < 0:
-            raise r.error(r.child(el, "mass"), f"Body {name!r}: expected a mass >= 0, got {m}")
-        try:
-            I = np.array([[I6[0], I6[3], I6[4]], [I6[3], I6[1], I6[5]], [I6[4], I6[5], I6[2]]])
-            inertia, why = apply_inertia_policy(I, nonphysical_inertia)
-            mass_props[name] = MassProperties.from_central_inertia(m, com, inertia)
-            if why is not None:
-                out.nonphysical_inertias[name] = f"line {_or(r.child(el, 'inertia'), el).line}: {why}"
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            raise r.error(_or(r.child(el, "inertia"), el), f"Body {name!r}: invalid mass properties: {exc}") from None
-        body_els[name] = el
-
-    # ---------------------------------------------------------------- joints: the tree
-    joints: list[tuple] = []
-    for el in r.objects(model, "JointSet"):
-        if el.tag not in _JOINT_NCOORDS:
-            _flag_note(r.notes, el, "joint type not supported; its child body gets no mobilizer from it")
-            continue
-        name = r.name_of(el)
-        r.check_props(el, "Joint")
-        pf = r.resolve(el, r.child(el, "socket_parent_frame"), "socket_parent_frame")
-        cf = r.resolve(el, r.child(el, "socket_child_frame"), "socket_child_frame")
-        pbase, X_PF = r.frame_in_body(pf)
-        cbase, X_BM = r.frame_in_body(cf)
-        for base, sock in ((pbase, "socket_parent_frame"), (cbase, "socket_child_frame")):
-            if base.tag == "Body" and body_els.get(base.get("name") or "") is not base:
-                raise r.error(_or(r.child(el, sock), el), f"{el.tag} {name!r}: the {sock[7:]}'s body "
-                                                          f"{base.get('name')!r} is not a Body of the BodySet")
-        if pbase is cbase:
-            raise r.error(el, f"{el.tag} {name!r}: its parent and child frames are on the same body "
-                              f"{cbase.get('name')!r}")
-        joints.append((el, _body_key(pbase), X_PF, _body_key(cbase), X_BM))
-    mobilizer_of, loops = _joint_tree(r, joints, body_els, r.notes)
-    for child in {j[3] for j in loops}:  # a body split for loops shares its mass with its slaves
-        mass_props[child] = _split_mass(mass_props[child], sum(j[3] == child for j in loops))
-
-    coord_els: dict[str, _Element] = {}
-    for bname, (el, pname, X_PF, X_BM, reverse) in mobilizer_of.items():
-        _build_joint(r, out, el, out.bodies[pname], X_PF, bname, mass_props[bname], X_BM, coord_els,
-                     reverse=reverse)
-    _close_loops(r, out, loops, mass_props, coord_els)
-    # The file's order (OpenSim's CoordinateSet and JointSet order), not the tree's.
-    file_order = {el.get("name"): i for i, el in enumerate(r.objects(model, "JointSet"))}
-    for name in out.joints:  # the FreeJoints OpenSim adds come after the file's joints
-        file_order.setdefault(name, len(file_order))
-    out.joints = NamedDict(sorted(out.joints.items(), key=lambda kv: file_order[kv[0]]), "joint", r.path)
-    out.coordinates = dict(sorted(out.coordinates.items(), key=lambda kv: (file_order[kv[1].joint], kv[1].index)))
-
-    # ---------------------------------------------------------------- coordinates: locks and prescriptions
-    for cname, c in out.coordinates.items():
-        cel = coord_els[cname]
-        if c.locked or r.boolean(cel, "prescribed", False):
-            if c.locked:
-                f = Function.Constant(c.default_value, 1)
-            else:
-                holder = r.child(cel, "prescribed_function")
-                inner = [x for x in holder] if holder is not None else []
-                if len(inner) != 1:
-                    r.notes.append(f"{cname} (Coordinate, line {cel.line}): prescribed without a "
-                                   "prescribed_function; not prescribed")
-                    continue
-                unreadable = r.unreadable_function(cast(_Element, inner[0]))
-                if unreadable is not None:
-                    r.notes.append(f"{cname} (Coordinate, line {cel.line}): its prescribed_function <{unreadable}> is "
-                                   "not one simtk reads; not prescribed")
-                    continue
-                f = r.function(cast(_Element, inner[0]), 1, f"prescribed_function of Coordinate {cname!r}")
-            with _wrap(r, cel, f"Coordinate {cname!r}"):
-                c.lock = Constraint.PrescribedMotion(matter, f, c.mobod, c.index,
-                                                     name=_unique(matter, _clean_name(cname) + ("_lock" if c.locked else "_prescribed")))
-
-    # ---------------------------------------------------------------- forces
-    geoms = ContactGeometries(r, model, out.bodies)
-    for el in r.objects(model, "ForceSet"):
-        if el.tag in CONTACT_FORCES:
-            build_contact_force(r, out, el, geoms, _unique, _wrap)
-        elif el.tag in EXPRESSION_FORCES:
-            build_expression_force(r, out, el, _unique, _wrap)
-        elif el.tag in PATH_FORCES:
-            build_path_force(r, out, el, _unique, _wrap)
-        elif el.tag not in ACTUATORS:
-            _build_force(r, out, el)
-    build_actuators_and_controllers(r, out, model, _unique)
-    g = r.numbers(model, "gravity", 3, [0.0, -9.80665, 0.0])
-    grav = Force.UniformGravity(forces, matter, g, name=_unique(forces, "gravity"))
-    out.force_elements.setdefault("gravity", [grav])
-
-    # ---------------------------------------------------------------- constraints
-    for el in r.objects(model, "ConstraintSet"):
-        _build_constraint(r, out, el)
-
-    # Catch what only shows when the system is realized (a bad FunctionBased axis set, ...).
-    try:
-        out.initial_state()
-    except (ValueError, TypeError, ArithmeticError, LookupError, NotImplementedError) as exc:
-        raise OsimFileError(r.path, None, f"the model does not realize: {type(exc).__name__}: {exc}") from None
-    return out
