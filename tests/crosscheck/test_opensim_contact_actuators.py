@@ -256,20 +256,6 @@ def test_contact_geometry_missing_is_an_error_naming_the_force(tmp_path):
     assert e.value.line == line and "HuntCrossleyForce 'contact'" in str(e.value) and "'toes'" in str(e.value)
 
 
-def test_contact_with_a_mesh_is_in_the_warning_and_not_built(tmp_path):
-    """simtk has no mesh contact: a HuntCrossleyForce that names a ContactMesh is listed, not built."""
-    path = write(block_model("hc"), tmp_path)
-    text = path.read_text()
-    i = text.index('<ContactSphere name="tip">')
-    j = text.index("</ContactSphere>", i) + len("</ContactSphere>")
-    path.write_text(text[:i] + '<ContactMesh name="tip"><socket_frame>/bodyset/link</socket_frame>'
-                    "<filename>tip.obj</filename></ContactMesh>" + text[j:])
-    with pytest.warns(UserWarning, match=r"contact \(HuntCrossleyForce, uses ContactMesh 'tip', which simtk has no "
-                                         "contact for"):
-        m = load_osim(path)
-    assert "contact" not in m.force_elements
-
-
 # ---------------------------------------------------------------------- actuators and controllers
 def test_actuators_at_random_controls(tmp_path):
     """Coordinate, Torque (local and global, on two bodies) and Point actuators (local and global

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.state import State
 from ...common.errors import NonFiniteForceError
+from ...common.state import State
 
 __all__: list[str] = []
 

@@ -24,8 +24,8 @@ from ...common.function._compiled import FunctionTableBuilder
 from ...common.stage import Stage
 from ...common.state import State
 from ..tree.mobilized_body import MobilizedBody
-from .builtin_forces import _body, _element, _matter_arg, _real, _vec3
 from ._inputs import _InputPacked
+from .builtin_forces import _body, _element, _matter_arg, _real, _vec3
 from .force import Force
 
 __all__: list[str] = []

@@ -25,8 +25,8 @@ from ...common.output import output
 from ...common.stage import Stage
 from ...common.state import State
 from ..tree.mobilized_body import MobilizedBody
-from .builtin_forces import _body, _element, _mobility, _real
 from ._inputs import _InputPacked
+from .builtin_forces import _body, _element, _mobility, _real
 from .force import Force, _Packed
 
 __all__ = ["GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint"]
