@@ -197,7 +197,14 @@ class OsimModel(LoadedModel):
             return self.actuators[name]
         except KeyError:
             raise KeyError(f"{self.path}: no actuator named {name!r} (there are "
-                           f"{', '.join(self.actuators) or 'none'})") from None
+                           f"{', '.join(list(self.actuators) + list(self._path_actuators())) or 'none'})") from None
+
+    def _path_actuators(self) -> dict:
+        """The model's PathActuators (``Force.PathActuator``), by OpenSim name."""
+        from simtk import Force  # (the io package imports simtk's elements lazily)
+
+        return {k: v[0] for k, v in self.force_elements.items()
+                if len(v) == 1 and isinstance(v[0], Force.PathActuator)}
 
     def set_control(self, state: State, name: str, value: float) -> None:
         """Hold actuator ``name``'s control at ``value`` in ``state`` (invalidates Dynamics).
@@ -206,20 +213,30 @@ class OsimModel(LoadedModel):
         enabled PrescribedControllers add at the State's time (OpenSim adds its controllers'
         controls to the default ones in the same way). A bad name or value changes nothing. In a
         ``Simulation`` the same value is the named input ``/forces/actuators:<name>`` (an
-        ``InputProbe``'s or a ``Controller``'s target; ``OsimActuator.var`` is the variable's name).
+        ``InputProbe``'s or a ``Controller``'s target; ``OsimActuator.var`` is the variable's name);
+        a PathActuator's is ``<its path>:control``.
         """
-        a = self._actuator(name)
         v = float(value)
+        path_actuator = self._path_actuators().get(name)
+        a = self._actuator(name) if path_actuator is None else None
         if not np.isfinite(v):
             raise ValueError(f"{self.path}: actuator {name!r}: expected a finite control, got {value!r}")
-        self.actuation.set_discrete_variable_value(state, a.var, v)
+        if path_actuator is not None:
+            path_actuator.set_control(state, v)
+        else:
+            self.actuation.set_discrete_variable_value(state, a.var, v)
 
     def get_control(self, state: State, name: str) -> float:
         """Actuator ``name``'s control in ``state``: the held value plus its prescribed functions of time."""
+        path_actuator = self._path_actuators().get(name)
+        if path_actuator is not None:
+            return path_actuator.get_control(state)
         a = self._actuator(name)
         return float(self.actuation.get_controls(state)[a.index])
 
     def get_controls(self, state: State) -> dict:
         """Every actuator's control in ``state``, by name."""
         c = self.actuation.get_controls(state) if self.actuators else []
-        return {a.name: float(c[a.index]) for a in self.actuators.values()}
+        out = {a.name: float(c[a.index]) for a in self.actuators.values()}
+        out.update({k: e.get_control(state) for k, e in self._path_actuators().items()})
+        return out

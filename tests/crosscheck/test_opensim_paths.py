@@ -167,7 +167,8 @@ def test_written_model_accelerations_with_springs_stretched(tmp_path):
         controls = om.getControls(s)
         controls.set(0, c)
         om.setControls(s, controls)
-        m.force_elements["act"][0].set_control(st, c)
+        m.set_control(st, "act", c)  # (by OpenSim name, as for the other actuators)
+        assert m.get_controls(st)["act"] == m.force_elements["act"][0].get_control(st) == c
         om.realizeAcceleration(s)
         m.system.realize(st, Stage.Acceleration)
         assert m.force_elements["spring"][0].get_tension(st) > 0.0

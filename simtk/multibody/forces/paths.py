@@ -353,7 +353,8 @@ class _PathSpring(_PathForce):
 class _PathActuator(_PathForce):
     """A tension ``optimal_force * control`` along ``path`` (OpenSim's PathActuator).
 
-    The control is held in the State (`set_control`; 0 by default; a change invalidates Dynamics).
+    The control is held in the State (`set_control`, or the discrete variable ``control``, the named
+    input ``<path>:control`` of a probe or controller; 0 by default; a change invalidates Dynamics).
     The compiled set reads it as an input of the evaluation (see ``_inputs``), so the set is packed
     once per instance and the compiled time loop holds the control over its steps.
     """
@@ -364,11 +365,8 @@ class _PathActuator(_PathForce):
         self._fmax = _real(optimal_force, "Force.PathActuator: optimal_force")
         self._default_control = _real(control, "Force.PathActuator: control")
         super().__init__(forces, path)
-
-    def _realize_hook(self, state: State, stage: str) -> None:
-        if stage == "topology":
-            self._control_index = self._forces.allocate_discrete_variable(state, Stage.Dynamics,
-                                                                          self._default_control)
+        # a named discrete variable: the input ``<path>:control`` a probe or controller may write
+        self.add_discrete_variable("control", Stage.Dynamics, self._default_control)
 
     def get_optimal_force(self) -> float:
         """The tension at control 1."""
@@ -376,12 +374,11 @@ class _PathActuator(_PathForce):
 
     def get_control(self, state: State) -> float:
         """The control held in ``state``."""
-        return float(self._forces.get_discrete_variable(state, self._control_index))
+        return float(self.get_discrete_variable_value(state, "control"))
 
     def set_control(self, state: State, control: float) -> None:
         """Hold ``control`` in ``state`` (invalidates Dynamics)."""
-        self._forces.set_discrete_variable(state, self._control_index,
-                                           _real(control, f"{self!r}.set_control: control"))
+        self.set_discrete_variable_value(state, "control", _real(control, f"{self!r}.set_control: control"))
 
     @classmethod
     def _pack(cls, elements, matter, state, input_offset: int = 0):
