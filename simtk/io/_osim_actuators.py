@@ -121,12 +121,7 @@ class Actuators:
 
     def add(self, out, el: _Element) -> None:
         r = self.r
-        name = r.name_of(el)
-        if name in out.force_elements or any(a.name == name for a in self.list):
-            raise r.error(el, f"a second force named {name!r}; force names must be unique")
-        for c in cast("list[_Element]", list(el)):
-            if c.tag not in _PROPS[el.tag]:
-                r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+        name = r.new_force(el, set(out.force_elements) | {a.name for a in self.list}, _PROPS[el.tag])
         a = OsimActuator(name, el.tag, r.number(el, "optimal_force", 1.0), len(self.list),
                          enabled=r.boolean(el, "appliesForce", True))
         if el.tag == "CoordinateActuator":

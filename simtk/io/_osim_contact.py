@@ -95,9 +95,7 @@ class ContactGeometries:
 
 def build_contact_force(r: _Reader, out, el: _Element, geoms: ContactGeometries) -> None:
     """Describe one HuntCrossleyForce or SmoothSphereHalfSpaceForce (``el.tag`` in CONTACT_FORCES)."""
-    name = r.name_of(el)
-    if name in out.force_elements:
-        raise r.error(el, f"a second force named {name!r}; force names must be unique")
+    name = r.new_force(el, out.force_elements)
     sname = out.desc.unique_name(out.forces, _clean_name(name))
     where = dict(line=el.line, element=element_of(el), disabled=None if r.boolean(el, "appliesForce", True) else True)
     if el.tag == "HuntCrossleyForce":

@@ -106,12 +106,7 @@ KINDS = {"ExpressionBasedCoordinateForce": ("OpenSim.ExpressionBasedCoordinateFo
 
 def build_expression_force(r: _Reader, out, el: _Element) -> None:
     """Describe one ExpressionBasedCoordinateForce or ExpressionBasedPointToPointForce."""
-    name = r.name_of(el)
-    if name in out.force_elements:
-        raise r.error(el, f"a second force named {name!r}; force names must be unique")
-    for c in el:
-        if c.tag not in _PROPS[el.tag]:
-            r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+    name = r.new_force(el, out.force_elements, _PROPS[el.tag])
     coordinate = el.tag == "ExpressionBasedCoordinateForce"
     text = r.string(el, "expression", required=False) or "0.0"
     try:  # parsed here to name the <expression>'s line; the element parses it again when built

@@ -10,6 +10,7 @@ import numpy as np
 
 from simtk import Function
 from simtk.common.function._base import UNLIMITED_DERIVATIVE_ORDER
+from simtk.common.function.spline import piece_derivative
 from simtk.common.property import Property
 
 # SimmSpline and the wrappers declare their constructor's parameters as Properties: a model description
@@ -310,21 +311,14 @@ class GCVSplineFunction(Function):
 
     def calc_value(self, x):
         c, u = self._piece(float(x[0]))
-        v = 0.0
-        for a in reversed(c):
-            v = v * u + a
-        return v
+        return piece_derivative(c, u, 0)
 
     def calc_derivative(self, deriv_components, x):
-        import math
         n = len(deriv_components)
         if n > self._k:
             return 0.0
         c, u = self._piece(float(x[0]))
-        v = 0.0
-        for r in range(self._k, n - 1, -1):
-            v = v * u + c[r] * math.prod(range(r - n + 1, r + 1))
-        return v
+        return piece_derivative(c, u, n)
 
     def get_argument_size(self) -> int:
         return 1

@@ -126,12 +126,7 @@ def describe_geometry_path(r: _Reader, out, owner: _Element, where: str) -> dict
 
 def build_path_force(r: _Reader, out, el: _Element) -> None:
     """Describe a PathSpring or PathActuator (into ``out.force_elements``), or note why not."""
-    name = r.name_of(el)
-    if name in out.force_elements:
-        raise r.error(el, f"a second force named {name!r}; force names must be unique")
-    for c in el:
-        if c.tag not in _PROPS[el.tag]:
-            r.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+    name = r.new_force(el, out.force_elements, _PROPS[el.tag])
     where = f"{el.tag} {name!r}"
     items = describe_geometry_path(r, out, el, where)
     if items is None:

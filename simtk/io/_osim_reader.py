@@ -238,6 +238,18 @@ class _Reader:
         objs = self.child(s, "objects")
         return [] if objs is None else list(objs)
 
+    def new_force(self, el: _Element, taken, props: set | None = None) -> str:
+        """The name of force element ``el``, refused when ``taken`` (a container of names) has it; its
+        properties not in ``props`` (when given) are noted as ignored."""
+        name = self.name_of(el)
+        if name in taken:
+            raise self.error(el, f"a second force named {name!r}; force names must be unique")
+        if props is not None:
+            for c in el:
+                if c.tag not in props:
+                    self.notes.append(f"unknown property <{c.tag}> of {el.tag} {name!r} (line {c.line}) ignored")
+        return name
+
     def check_props(self, el: _Element, kind: str) -> None:
         known = _KNOWN_PROPS.get(kind, set())
         for c in el:

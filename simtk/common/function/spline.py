@@ -12,6 +12,21 @@ import numpy as np
 from ._base import UNLIMITED_DERIVATIVE_ORDER, Function, _finite_vector
 
 
+def piece_derivative(c: Sequence[float], u: float, n: int) -> float:
+    """d^n/du^n of the polynomial sum_r c[r] u^r at ``u`` (0 for n above its degree).
+
+    d^n/du^n of c_r u^r is c_r r!/(r-n)! u^(r-n); Horner over r = degree ... n (n = 0: the value, as
+    the plain Horner sum, bit for bit).
+    """
+    v = 0.0
+    if n == 0:
+        for a in reversed(c):
+            v = v * u + a
+        return v
+    for r in range(len(c) - 1, n - 1, -1):
+        v = v * u + c[r] * math.prod(range(r - n + 1, r + 1))
+    return v
+
 class _Spline(Function):
     """Interpolating spline of one argument through the points (x_i, y_i).
 
@@ -87,12 +102,7 @@ class _Spline(Function):
     def calc_value(self, x):
         t = float(x[0])
         j = self._interval(t)
-        c = self._coef_list[j]
-        u = t - self._mid_list[j]
-        v = 0.0
-        for a in reversed(c):
-            v = v * u + a
-        return v
+        return piece_derivative(self._coef_list[j], t - self._mid_list[j], 0)
 
     def calc_derivative(self, deriv_components, x):
         n = len(deriv_components)
@@ -101,13 +111,7 @@ class _Spline(Function):
             return 0.0
         t = float(x[0])
         j = self._interval(t)
-        c = self._coef_list[j]
-        u = t - self._mid_list[j]
-        # d^n/du^n of c_r u^r is c_r r!/(r-n)! u^(r-n); Horner over r = k … n.
-        v = 0.0
-        for r in range(k, n - 1, -1):
-            v = v * u + c[r] * math.prod(range(r - n + 1, r + 1))
-        return v
+        return piece_derivative(self._coef_list[j], t - self._mid_list[j], n)
 
     def get_argument_size(self) -> int:
         return 1
