@@ -44,7 +44,6 @@ from ... import _core
 from ...common.errors import NonFiniteForceError, StageTooLowError
 from ...common.stage import INSTANCE, Stage
 from ...common.state import State
-from ..forces._inputs import _InputPacked
 from ._functional import FunctionalDynamics
 
 __all__ = ["BatchDynamics"]
@@ -75,7 +74,7 @@ class _Entry:
 def _controls(packed: tuple, state: State):
     """(time, inputs) of ``state`` for the sets fed from the State among ``packed`` (None if none)."""
     for p in packed:
-        if isinstance(p, _InputPacked):
+        if p.fs.ninputs:  # (a set fed from the State: its packed form gives the whole input vector)
             return state.get_time(), p.inputs(state)
     return None
 
@@ -292,7 +291,7 @@ class BatchDynamics:
         """
         state = self._batch_state(state)
         entry = self._batch_entry(state)
-        fed = [p for p in entry.packed if isinstance(p, _InputPacked)]
+        fed = [p for p in entry.packed if p.fs.ninputs]
         if fed:
             raise NotImplementedError(
                 f"{self._where()}: functional dynamics: {fed[0].elements[0]!r} reads controls held in a State, "
