@@ -178,3 +178,43 @@ def test_bad_input_refused_naming_the_muscle():
     with pytest.raises(ValueError, match=r"left.*\[0, 1\]"):
         muscles[0].set_excitation(state, -0.2)
     assert muscles[0].get_excitation(state) == before
+
+
+def test_forward_simulation_matches_opensim_manager():
+    """0.2 s under constant excitations from equilibrated fibers: the block's coordinate, the
+    activations and fiber lengths as OpenSim's Manager (RK-Merson, accuracy 1e-8) leaves them; the
+    steps are the compiled loop's, calling the muscles' law as its one Python part."""
+    osim = pytest.importorskip("opensim")
+    from simtk import RungeKuttaMersonIntegrator, TimeStepper
+    excs = (0.9, 0.2)
+    acts = (0.1, 0.5)
+    m = _opensim_model(osim, excs)
+    s = m.initSystem()
+    oms = [m.getMuscles().get(name) for name, *_ in MUSCLES]
+    for mu, a in zip(oms, acts):
+        mu.setActivation(s, a)
+    m.equilibrateMuscles(s)
+    manager = osim.Manager(m)
+    manager.setIntegratorAccuracy(1e-8)
+    manager.initialize(s)
+    end = manager.integrate(0.2)
+    q_os = m.getCoordinateSet().get(0).getValue(end)
+
+    system, matter, block, muscles = _simtk_model()
+    state = system.realize_topology()
+    for mu, a, e in zip(muscles, acts, excs):
+        mu.set_activation(state, a)
+        mu.set_excitation(state, e)
+    equilibrate_muscles(system, state)
+    integ = RungeKuttaMersonIntegrator(system)
+    integ.set_accuracy(1e-8)
+    ts = TimeStepper(system, integ)
+    ts.initialize(state)
+    assert "compiled time loop" in integ.describe_fast_path()
+    ts.step_to(0.2)
+    final = ts.get_state()
+    assert abs(q_os) > 1e-3  # the block moved
+    assert block.get_one_q(final, 0) == pytest.approx(q_os, abs=1e-6)
+    for om, mu in zip(oms, muscles):
+        assert mu.get_activation(final) == pytest.approx(om.getActivation(end), abs=1e-6)
+        assert mu.get_fiber_length(final) == pytest.approx(om.getFiberLength(end), abs=1e-6)
