@@ -15,12 +15,13 @@ yet a compiled kind, and the batch kernels refuse it by name.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ... import _core
 from ...common.errors import NonFiniteForceError
+from ...common.function import Function
 from ...common.output import output
 from ...common.stage import Stage
 from ...common.state import State
@@ -81,6 +82,9 @@ class _Thelen2003Muscle(_PathForce):
         The fiber length a new State starts with (default: ``optimal_fiber_length``).
     excitation : float
         The excitation a new State holds, in [0, 1].
+    excitation_functions : sequence of Function
+        Functions of time added to the held excitation (a PrescribedController's, as OpenSim adds
+        its controllers' controls to the default ones).
     **properties : float
         OpenSim's other properties by name: ``max_contraction_velocity`` (10 l_opt/s),
         ``FmaxTendonStrain`` (0.04), ``FmaxMuscleStrain`` (0.6), ``KshapeActive`` (0.45),
@@ -98,7 +102,7 @@ class _Thelen2003Muscle(_PathForce):
     def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
                  tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
                  default_activation: float = 0.05, default_fiber_length: float | None = None,
-                 excitation: float = 0.0, **properties: float):
+                 excitation: float = 0.0, excitation_functions: Sequence[Function] = (), **properties: float):
         where = f"Force.Thelen2003Muscle {name!r}" if name is not None else "Force.Thelen2003Muscle"
         known = set(_thelen.ThelenParams.__dataclass_fields__)
         for k in properties:
@@ -115,7 +119,15 @@ class _Thelen2003Muscle(_PathForce):
         if not l0 > 0.0:
             raise ValueError(f"{where}: default_fiber_length = {l0!r}: must be greater than zero")
         e0 = self._excitation_value(excitation, f"{where}: excitation")
+        functions = list(excitation_functions)
+        for k, f in enumerate(functions):
+            if not isinstance(f, Function) or f.get_argument_size() != 1:
+                raise TypeError(f"{where}: excitation_functions[{k}]: expected a Function of time (one argument), "
+                                f"got {f!r}")
+        self._excitation_functions = tuple(functions)
         self._params = params
+        self._defaults = {"activation": a0, "fiber_length": l0}
+        self._default_excitation = e0
         super().__init__(forces, path)
         if name is not None:
             self.set_name(name)
@@ -151,6 +163,20 @@ class _Thelen2003Muscle(_PathForce):
         """The fiber length below which it is clamped (m)."""
         return self._params.min_fiber_length
 
+    def compute_moment_arm(self, state: State, coordinate: Any) -> float:
+        """The path's moment arm about ``coordinate``: (mobod, which_q), or a coordinate's name when
+        the muscle was read from an OpenSim model (``OsimModel.muscles``)."""
+        if isinstance(coordinate, str):
+            resolve = getattr(self, "_coordinate_names", None)
+            if resolve is None:
+                raise TypeError(f"{self!r}.compute_moment_arm: a coordinate name needs a muscle of an OpenSim "
+                                "model; give (mobod, which_q)")
+            coordinate = resolve(coordinate)
+        return self._path.compute_moment_arm(state, coordinate)
+
+    def _default_state(self, name: str) -> float:
+        return self._defaults[name]
+
     # ------------------------------------------------------------------ state
     def _z(self, state: State, name: str) -> float:
         sub, i = self._slot(name, "state_variable")
@@ -176,8 +202,16 @@ class _Thelen2003Muscle(_PathForce):
         self.set_state_variable_value(state, "fiber_length", v)
 
     def get_excitation(self, state: State) -> float:
-        """The excitation held in ``state``."""
-        return float(self.get_discrete_variable_value(state, "excitation"))
+        """The excitation: the one held in ``state`` plus the excitation functions at its time."""
+        e = float(self.get_discrete_variable_value(state, "excitation"))
+        if self._excitation_functions:
+            t = np.array([state.get_time()])
+            e += sum(float(f.calc_value(t)) for f in self._excitation_functions)
+        return e
+
+    def get_excitation_functions(self) -> tuple:
+        """The functions of time added to the held excitation."""
+        return self._excitation_functions
 
     def set_excitation(self, state: State, value: float) -> None:
         """Hold ``value`` in [0, 1] as the excitation (invalidates Dynamics; refused outside [0, 1])."""
