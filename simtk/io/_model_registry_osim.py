@@ -18,8 +18,8 @@ from simtk.multibody.contact.geometry import ContactGeometry
 
 from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
 from ._osim_expression_forces import KINDS as _EXPRESSION_FORCES
-from ._osim_paths import THELEN_PROPERTIES
 from ._osim_functions import SimmSplineFunction, _CouplerFunction, _PiecewiseConstant, _Scaled, _Shifted
+from ._osim_paths import THELEN_PROPERTIES
 
 __all__: list[str] = []
 

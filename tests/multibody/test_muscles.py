@@ -140,14 +140,12 @@ def test_tension_applied_along_path():
     system, matter, block, muscles = _simtk_model()
     state = system.realize_topology()
     muscles[1].disable(state)
-    Force_gravity = system.get_force_subsystems()[0].get_force(0)
-    Force_gravity.disable(state)
+    system.get_force_subsystems()[0].get_force(0).disable(state)  # gravity
     q0 = 0.013
     block.set_one_q(state, 0, q0)
     muscles[0].set_activation(state, 0.6)
     equilibrate_muscles(system, state)
     system.realize(state, Stage.Velocity)
-    _, mf = muscles[0].calc_force_contribution(state)
     bf, mf = muscles[0].calc_force_contribution(state)
     gen = matter.multiply_by_system_jacobian_transpose(state, bf) + mf
     h = 1e-6
