@@ -19,6 +19,7 @@ from simtk.multibody.contact.geometry import ContactGeometry
 from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
 from ._osim_expression_forces import KINDS as _EXPRESSION_FORCES
 from ._osim_functions import SimmSplineFunction, _CouplerFunction, _PiecewiseConstant, _Scaled, _Shifted
+from ._osim_paths import THELEN_PROPERTIES
 
 __all__: list[str] = []
 
@@ -284,6 +285,18 @@ def _path_actuator(ctx, owner, refs, v, name):
     return Force.PathActuator(owner, _path(ctx, refs, v, name), ctx.number(v, "optimal_force"), control, name=name)
 
 
+def _thelen(ctx, owner, refs, v, name):
+    props = {k: ctx.number(v, k) for k in THELEN_PROPERTIES if k in v}
+    raw = v.get("excitation_functions", ([], None))[0]
+    nf = len(raw) if isinstance(raw, list) else 1
+    functions = ctx.functions(v, "excitation_functions", [1] * nf) if "excitation_functions" in v else None
+    return Force.Thelen2003Muscle(owner, _path(ctx, refs, v, name), name=name,
+                                  default_activation=ctx.number(v, "default_activation"),
+                                  default_fiber_length=ctx.number(v, "default_fiber_length"),
+                                  excitation=ctx.number(v, "excitation") if "excitation" in v else 0.0,
+                                  excitation_functions=list(functions) if functions else (), **props)
+
+
 _builtin("Force.PathSpring", Force.PathSpring, "force", _path_spring, refs=_PATH_REFS,
          many=["point_bodies", "point_coordinate_bodies"],
          extras=_PATH_EXTRAS + [("stiffness", lambda f: f._k), ("resting_length", lambda f: f._L0),
@@ -292,3 +305,10 @@ _builtin("Force.PathActuator", Force.PathActuator, "force", _path_actuator, refs
          many=["point_bodies", "point_coordinate_bodies"],
          extras=_PATH_EXTRAS + [("optimal_force", lambda f: f.get_optimal_force()),
                                 ("control", lambda f: f._default_control or None)])
+_builtin("Force.Thelen2003Muscle", Force.Thelen2003Muscle, "force", _thelen, refs=_PATH_REFS,
+         many=["point_bodies", "point_coordinate_bodies"],
+         extras=_PATH_EXTRAS + [(k, (lambda k: lambda f: f.get_properties()[k])(k)) for k in THELEN_PROPERTIES] + [
+             ("default_activation", lambda f: f._default_state("activation")),
+             ("default_fiber_length", lambda f: f._default_state("fiber_length")),
+             ("excitation", lambda f: f._default_excitation or None),
+             ("excitation_functions", lambda f: list(f.get_excitation_functions()) or None)])

@@ -185,7 +185,11 @@ class Actuators:
         fset = r.child(el, "FunctionSet")
         objs = r.child(fset, "objects") if fset is not None else None
         fels = cast("list[_Element]", list(objs) if objs is not None else [])
-        missing = [n for n in names if n not in out.actuators]
+        # muscles take a controller's functions as excitation functions of their own
+        muscles = {n: out.force_elements[n][0] for n in names if n not in out.actuators
+                   and len(out.force_elements.get(n, ())) == 1
+                   and out.force_elements[n][0].kind == "Force.Thelen2003Muscle"}
+        missing = [n for n in names if n not in out.actuators and n not in muscles]
         if missing:
             # muscles and other actuators simtk does not build: the controller is not built either
             _flag_note(r.notes, el, f"controls actuator(s) not built: {', '.join(missing[:5])}")
@@ -202,9 +206,16 @@ class Actuators:
             return
         made = []
         for n, fel in zip(names, fels):
-            made.append((out.actuators[n].index, r.function(fel, 1, f"PrescribedController {name!r} control of {n!r}")))
+            f = r.function(fel, 1, f"PrescribedController {name!r} control of {n!r}")
+            if n in muscles:
+                if enabled:
+                    node = muscles[n]
+                    held = node.items.get("excitation_functions", ([], 0))[0]
+                    out.desc.set(node, excitation_functions=list(held) + [f])
+                continue
+            made.append((out.actuators[n].index, f))
         out.controllers[name] = made
-        if enabled:
+        if enabled and made:
             if out.actuation is None:
                 raise r.error(el, f"PrescribedController {name!r}: no actuator to control")
             self.controls += [(self.list[i].var, f) for i, f in made]

@@ -240,3 +240,28 @@ class OsimModel(LoadedModel):
         out = {a.name: float(c[a.index]) for a in self.actuators.values()}
         out.update({k: e.get_control(state) for k, e in self._path_actuators().items()})
         return out
+
+    # ------------------------------------------------------------------ muscles
+    @property
+    def muscles(self) -> dict:
+        """The model's muscles (``Force.Thelen2003Muscle``), by OpenSim name. Their
+        ``compute_moment_arm(state, coordinate)`` also takes an OpenSim coordinate name."""
+        from simtk import Force  # (the io package imports simtk's elements lazily)
+
+        found = {k: v[0] for k, v in self.force_elements.items()
+                 if len(v) == 1 and isinstance(v[0], Force.Thelen2003Muscle)}
+        for m in found.values():
+            m._coordinate_names = self._coordinate_of_name
+        return found
+
+    def _coordinate_of_name(self, name: str) -> tuple:
+        c = self._coord(name)
+        return (c.mobod, c.index)
+
+    def equilibrate_muscles(self, state: State) -> None:
+        """Put every enabled muscle's fiber in equilibrium with its tendon at ``state``'s activations,
+        pose and speeds (OpenSim's ``Model::equilibrateMuscles``); refused naming the muscle when a
+        muscle has no equilibrium."""
+        from simtk.multibody.forces.muscles import equilibrate_muscles
+
+        equilibrate_muscles(self.system, state)

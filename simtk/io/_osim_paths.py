@@ -1,4 +1,4 @@
-"""PathSpring and PathActuator of an .osim file, with their GeometryPath.
+"""PathSpring, PathActuator and Thelen2003Muscle of an .osim file, with their GeometryPath.
 
 A GeometryPath's PathPointSet becomes a simtk `GeometryPath`: PathPoint, ConditionalPathPoint (its
 range widened by OpenSim's 1e-5, ``ConditionalPathPoint::isActive``) and MovingPathPoint (its
@@ -25,10 +25,25 @@ from ._osim_reader import _clean_name, _Element, _flag_note, _or, _Reader
 
 __all__ = ["PATH_FORCES", "build_path_force"]
 
-PATH_FORCES = ("PathSpring", "PathActuator")
+PATH_FORCES = ("PathSpring", "PathActuator", "Thelen2003Muscle")
+#: Thelen2003Muscle's properties simtk's muscle takes, by OpenSim name (its other Muscle properties are
+#: read too, below)
+THELEN_PROPERTIES = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
+                     "pennation_angle_at_optimal", "max_contraction_velocity", "FmaxTendonStrain", "FmaxMuscleStrain",
+                     "KshapeActive", "KshapePassive", "Af", "Flen", "fv_linear_extrap_threshold",
+                     "maximum_pennation_angle", "activation_time_constant", "deactivation_time_constant",
+                     "minimum_activation")
+_THELEN_DEFAULTS = dict(max_isometric_force=1000.0, optimal_fiber_length=0.1, tendon_slack_length=0.2,
+                        pennation_angle_at_optimal=0.0, max_contraction_velocity=10.0, FmaxTendonStrain=0.04,
+                        FmaxMuscleStrain=0.6, KshapeActive=0.45, KshapePassive=5.0, Af=0.25, Flen=1.4,
+                        fv_linear_extrap_threshold=0.95, maximum_pennation_angle=float(np.arccos(0.1)),
+                        activation_time_constant=0.015, deactivation_time_constant=0.05, minimum_activation=0.01)
 _PROPS = {
     "PathSpring": {"GeometryPath", "resting_length", "stiffness", "dissipation", "appliesForce"},
     "PathActuator": {"GeometryPath", "optimal_force", "min_control", "max_control", "appliesForce"},
+    "Thelen2003Muscle": {"GeometryPath", "optimal_force", "min_control", "max_control", "appliesForce",
+                         "default_activation", "default_fiber_length", "ignore_tendon_compliance",
+                         "ignore_activation_dynamics", *THELEN_PROPERTIES},
 }
 #: OpenSim's tolerance on a ConditionalPathPoint's range (ConditionalPathPoint::isActive)
 _RANGE_TOLERANCE = 1e-5
@@ -134,6 +149,14 @@ def build_path_force(r: _Reader, out, el: _Element) -> None:
     if el.tag == "PathSpring":
         items.update(stiffness=r.number(el, "stiffness"), resting_length=r.number(el, "resting_length"),
                      dissipation=r.number(el, "dissipation"))
+    elif el.tag == "Thelen2003Muscle":
+        for flag in ("ignore_tendon_compliance", "ignore_activation_dynamics"):
+            if r.boolean(el, flag, False):
+                _flag_note(r.notes, el, f"{flag} is true, which simtk's Thelen2003Muscle does not model")
+                return
+        items.update({k: r.number(el, k, _THELEN_DEFAULTS[k]) for k in THELEN_PROPERTIES})
+        items.update(default_activation=r.number(el, "default_activation", 0.05),
+                     default_fiber_length=r.number(el, "default_fiber_length", 0.1))
     else:
         items.update(optimal_force=r.number(el, "optimal_force", 1.0))
     desc = out.desc

@@ -1,0 +1,348 @@
+"""Muscles: force elements with state variables of their own whose tension acts along a GeometryPath.
+
+``Force.Thelen2003Muscle`` is OpenSim's Thelen2003Muscle (``_thelen.py`` holds its law): continuous
+state variables ``activation`` and ``fiber_length`` (z, integrated with q and u), its excitation held
+in the State (the discrete variable ``excitation``, the input ``<path>:excitation`` of a probe or a
+controller; a change invalidates Dynamics), and the tendon force as the tension along its path.
+
+How it is evaluated: once per Dynamics realization, the paths of all enabled muscles are measured by
+one compiled call (``path_measures``), each muscle's law runs once in Python (its tension and the
+derivatives of its two states, written into zdot), and one compiled call applies every tension along
+its path (the GeometryPath kind reading the tensions as its inputs). So a model with muscles keeps the
+compiled time loop, which calls this element where the Dynamics hook would; the law itself is not
+yet a compiled kind, and the batch kernels refuse it by name.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ... import _core
+from ...common.errors import NonFiniteForceError
+from ...common.function import Function
+from ...common.output import output
+from ...common.stage import Stage
+from ...common.state import State
+from . import _thelen
+from .builtin_forces import _element
+from .paths import _CODES, GeometryPath, _PathForce
+
+__all__: list[str] = []
+
+_K = _core._k
+_INPUT_LAW = float(_CODES["input"])
+
+
+def _number(x: Any, what: str) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what}: expected a finite number, got {x!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{what}: expected a finite number, got {x!r}")
+    return v
+
+
+class _MusclesPacked:
+    """The enabled muscles of one kind in an instance: their paths as one compiled GeometryPath set
+    whose tension of element k is input k (the muscle's tendon force, computed at each evaluation)."""
+
+    __slots__ = ("fs", "elements")
+
+    def __init__(self, fs, elements: list):
+        self.fs = fs
+        self.elements = list(elements)
+
+    def __deepcopy__(self, memo):
+        return self  # never changed after Instance: copies of a State share it
+
+
+@_element("Thelen2003Muscle")
+class _Thelen2003Muscle(_PathForce):
+    """OpenSim's Thelen2003Muscle along ``path``: first-order activation dynamics, an elastic tendon,
+    a fiber at constant pennation height, Thelen's (2003) force-length and force-velocity curves.
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+        The subsystem that holds the element.
+    path : GeometryPath
+        The muscle-tendon path; its tension is the tendon force.
+    max_isometric_force, optimal_fiber_length, tendon_slack_length : float
+        Greater than zero (N, m, m).
+    pennation_angle_at_optimal : float
+        In [0, pi/2) (rad).
+    name : str, optional
+        The element's name (its path is ``/<forces>/<name>``), named in errors.
+    default_activation : float
+        The activation a new State starts with (OpenSim's ``default_activation``, 0.05).
+    default_fiber_length : float, optional
+        The fiber length a new State starts with (default: ``optimal_fiber_length``).
+    excitation : float
+        The excitation a new State holds, in [0, 1].
+    excitation_functions : sequence of Function
+        Functions of time added to the held excitation (a PrescribedController's, as OpenSim adds
+        its controllers' controls to the default ones).
+    **properties : float
+        OpenSim's other properties by name: ``max_contraction_velocity`` (10 l_opt/s),
+        ``FmaxTendonStrain`` (0.04), ``FmaxMuscleStrain`` (0.6), ``KshapeActive`` (0.45),
+        ``KshapePassive`` (5), ``Af`` (0.25), ``Flen`` (1.4), ``fv_linear_extrap_threshold`` (0.95),
+        ``maximum_pennation_angle`` (acos 0.1), ``activation_time_constant`` (0.015 s),
+        ``deactivation_time_constant`` (0.05 s), ``minimum_activation`` (0.01).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A property out of OpenSim's range (a negative optimal fiber length, ...), an excitation
+        outside [0, 1], an unknown property name; the muscle is named and nothing is added.
+    """
+
+    def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
+                 tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
+                 default_activation: float = 0.05, default_fiber_length: float | None = None,
+                 excitation: float = 0.0, excitation_functions: Sequence[Function] = (), **properties: float):
+        where = f"Force.Thelen2003Muscle {name!r}" if name is not None else "Force.Thelen2003Muscle"
+        known = set(_thelen.ThelenParams.__dataclass_fields__)
+        for k in properties:
+            if k not in known:
+                raise TypeError(f"{where}: unknown property {k!r} (known: {', '.join(sorted(known))})")
+        values = dict(max_isometric_force=max_isometric_force, optimal_fiber_length=optimal_fiber_length,
+                      tendon_slack_length=tendon_slack_length, pennation_angle_at_optimal=pennation_angle_at_optimal,
+                      **properties)
+        params = _thelen.ThelenParams(**{k: _number(v, f"{where}: {k}") for k, v in values.items()})
+        _thelen.check(params, where)
+        a0 = _number(default_activation, f"{where}: default_activation")
+        l0 = params.optimal_fiber_length if default_fiber_length is None else _number(
+            default_fiber_length, f"{where}: default_fiber_length")
+        if not l0 > 0.0:
+            raise ValueError(f"{where}: default_fiber_length = {l0!r}: must be greater than zero")
+        e0 = self._excitation_value(excitation, f"{where}: excitation")
+        functions = list(excitation_functions)
+        for k, f in enumerate(functions):
+            if not isinstance(f, Function) or f.get_argument_size() != 1:
+                raise TypeError(f"{where}: excitation_functions[{k}]: expected a Function of time (one argument), "
+                                f"got {f!r}")
+        self._excitation_functions = tuple(functions)
+        self._params = params
+        self._defaults = {"activation": a0, "fiber_length": l0}
+        self._default_excitation = e0
+        super().__init__(forces, path)
+        if name is not None:
+            self.set_name(name)
+        self.add_state_variable("activation", a0)
+        self.add_state_variable("fiber_length", l0)
+        self.add_discrete_variable("excitation", Stage.Dynamics, e0)
+
+    @staticmethod
+    def _excitation_value(x: Any, what: str) -> float:
+        v = _number(x, what)
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"{what}: an excitation must be in [0, 1], got {x!r}")
+        return v
+
+    # ------------------------------------------------------------------ properties
+    def get_properties(self) -> dict:
+        """OpenSim's properties of this muscle, by name."""
+        return {k: getattr(self._params, k) for k in _thelen.ThelenParams.__dataclass_fields__}
+
+    def get_max_isometric_force(self) -> float:
+        """F_max (N)."""
+        return self._params.max_isometric_force
+
+    def get_optimal_fiber_length(self) -> float:
+        """l_opt (m)."""
+        return self._params.optimal_fiber_length
+
+    def get_tendon_slack_length(self) -> float:
+        """The tendon's slack length (m)."""
+        return self._params.tendon_slack_length
+
+    def get_minimum_fiber_length(self) -> float:
+        """The fiber length below which it is clamped (m)."""
+        return self._params.min_fiber_length
+
+    def compute_moment_arm(self, state: State, coordinate: Any) -> float:
+        """The path's moment arm about ``coordinate``: (mobod, which_q), or a coordinate's name when
+        the muscle was read from an OpenSim model (``OsimModel.muscles``)."""
+        if isinstance(coordinate, str):
+            resolve = getattr(self, "_coordinate_names", None)
+            if resolve is None:
+                raise TypeError(f"{self!r}.compute_moment_arm: a coordinate name needs a muscle of an OpenSim "
+                                "model; give (mobod, which_q)")
+            coordinate = resolve(coordinate)
+        return self._path.compute_moment_arm(state, coordinate)
+
+    def _default_state(self, name: str) -> float:
+        return self._defaults[name]
+
+    # ------------------------------------------------------------------ state
+    def _z(self, state: State, name: str) -> float:
+        sub, i = self._slot(name, "state_variable")
+        return float(sub.get_z(state)[i])
+
+    def get_activation(self, state: State) -> float:
+        """The activation state variable."""
+        return self._z(state, "activation")
+
+    def set_activation(self, state: State, value: float) -> None:
+        """Set the activation state variable (invalidates Dynamics)."""
+        self.set_state_variable_value(state, "activation", _number(value, f"{self!r}.set_activation: value"))
+
+    def get_fiber_length(self, state: State) -> float:
+        """The fiber-length state variable (m)."""
+        return self._z(state, "fiber_length")
+
+    def set_fiber_length(self, state: State, value: float) -> None:
+        """Set the fiber-length state variable (invalidates Dynamics)."""
+        v = _number(value, f"{self!r}.set_fiber_length: value")
+        if not v > 0.0:
+            raise ValueError(f"{self!r}.set_fiber_length: a fiber length must be greater than zero, got {value!r}")
+        self.set_state_variable_value(state, "fiber_length", v)
+
+    def get_excitation(self, state: State) -> float:
+        """The excitation: the one held in ``state`` plus the excitation functions at its time."""
+        e = float(self.get_discrete_variable_value(state, "excitation"))
+        if self._excitation_functions:
+            t = np.array([state.get_time()])
+            e += sum(float(f.calc_value(t)) for f in self._excitation_functions)
+        return e
+
+    def get_excitation_functions(self) -> tuple:
+        """The functions of time added to the held excitation."""
+        return self._excitation_functions
+
+    def set_excitation(self, state: State, value: float) -> None:
+        """Hold ``value`` in [0, 1] as the excitation (invalidates Dynamics; refused outside [0, 1])."""
+        self.set_discrete_variable_value(state, "excitation",
+                                         self._excitation_value(value, f"{self!r}.set_excitation: value"))
+
+    # ------------------------------------------------------------------ the law at a state
+    def _info(self, state: State, L: float | None = None, Ldot: float | None = None) -> _thelen.ThelenInfo:
+        if L is None or Ldot is None:
+            L, Ldot = self._path._measures(state, Stage.Velocity)
+        try:
+            return _thelen.evaluate(self._params, self._z(state, "activation"), self._z(state, "fiber_length"),
+                                    L, Ldot)
+        except (ArithmeticError, ValueError) as exc:
+            raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state ({exc})", self) from None
+
+    def get_tendon_force(self, state: State) -> float:
+        """The tendon force, which is the tension along the path (N; needs Velocity)."""
+        return self._info(state).tendon_force
+
+    def get_tension(self, state: State) -> float:
+        """The tension along the path: the tendon force."""
+        return self.get_tendon_force(state)
+
+    def get_fiber_force(self, state: State) -> float:
+        """The fiber force, active and passive (N; needs Velocity)."""
+        return self._info(state).fiber_force
+
+    def get_active_fiber_force(self, state: State) -> float:
+        """a f_L f_V F_max (N; needs Velocity)."""
+        return self._info(state).active_fiber_force
+
+    def get_passive_fiber_force(self, state: State) -> float:
+        """f_PE F_max (N; needs Position)."""
+        return self._info(state).passive_fiber_force
+
+    def get_fiber_velocity(self, state: State) -> float:
+        """d(fiber length)/dt from the force-velocity curve (m/s; needs Velocity)."""
+        return self._info(state).fiber_velocity
+
+    def get_tendon_length(self, state: State) -> float:
+        """Path length minus the fiber's length along the tendon (m; needs Position)."""
+        return self._info(state).tendon_length
+
+    def get_pennation_angle(self, state: State) -> float:
+        """The fiber's pennation angle (rad; needs Position)."""
+        return self._info(state).pennation_angle
+
+    def get_activation_rate(self, state: State) -> float:
+        """da/dt at the held excitation."""
+        return _thelen.activation_rate(self._params, self.get_activation(state), self.get_excitation(state))
+
+    def compute_initial_fiber_equilibrium(self, state: State) -> None:
+        """Set the fiber length to the one in equilibrium with the tendon at the State's activation,
+        path length and lengthening speed (OpenSim's computeInitialFiberEquilibrium). Refused,
+        naming the muscle and changing nothing, when no equilibrium is found."""
+        L, Ldot = self._path._measures(state, Stage.Velocity)
+        try:
+            lce, _ = _thelen.equilibrium(self._params, self.get_activation(state), L, Ldot, repr(self))
+        except (ArithmeticError, ValueError) as exc:
+            raise ArithmeticError(f"{self!r}: no fiber equilibrium: {exc}") from None
+        self.set_fiber_length(state, lce)
+
+    @output(Stage.Velocity, float, name="tendon_force")
+    def _output_tendon_force(self, state) -> float:
+        """The tendon force."""
+        return self.get_tendon_force(state)
+
+    @output(Stage.Velocity, float, name="fiber_force")
+    def _output_fiber_force(self, state) -> float:
+        """The fiber force."""
+        return self.get_fiber_force(state)
+
+    @output(Stage.Velocity, float, name="fiber_velocity")
+    def _output_fiber_velocity(self, state) -> float:
+        """The fiber velocity."""
+        return self.get_fiber_velocity(state)
+
+    @output(Stage.Position, float, name="activation_value")
+    def _output_activation(self, state) -> float:
+        """The activation."""
+        return self.get_activation(state)
+
+    @output(Stage.Position, float, name="fiber_length_value")
+    def _output_fiber_length(self, state) -> float:
+        """The fiber length."""
+        return self.get_fiber_length(state)
+
+    # ------------------------------------------------------------------ bulk protocol
+    @classmethod
+    def _pack(cls, elements, matter, state):
+        laws = [(_INPUT_LAW, 1.0, float(k), 0.0) for k in range(len(elements))]
+        fs = GeometryPath._make_set([(e._path, law) for e, law in zip(elements, laws)], state, elements)
+        # a disabled muscle's states do not change (OpenSim's zero derivatives)
+        enabled = set(map(id, elements))
+        for f in elements[0]._forces._forces if elements else ():
+            if type(f) is cls and id(f) not in enabled:
+                for name in ("activation", "fiber_length"):
+                    sub, i = f._slot(name, "state_variable")
+                    sub.upd_zdot(state)[i] = 0.0
+        return _MusclesPacked(fs, elements)
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        ws = matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws
+        m = len(packed.elements)
+        measures = np.empty((m, 2))
+        _K.path_measures(packed.fs, ws, measures)
+        tensions = np.empty(m)
+        for k, e in enumerate(packed.elements):
+            info = e._info(state, float(measures[k, 0]), float(measures[k, 1]))
+            if not (math.isfinite(info.tendon_force) and math.isfinite(info.fiber_velocity)):
+                raise NonFiniteForceError(f"{e!r}: its tendon force or fiber velocity is not finite at this state", e)
+            tensions[k] = info.tendon_force
+            sub, i = e._slot("activation", "state_variable")
+            zdot = sub.upd_zdot(state)
+            zdot[i] = _thelen.activation_rate(e._params, e._z(state, "activation"), e.get_excitation(state))
+            _, j = e._slot("fiber_length", "state_variable")
+            zdot[j] = info.fiber_velocity
+        ws.set_inputs(state.get_time(), tensions)
+        bad = packed.fs.add(ws, body_forces, mobility_forces)
+        if bad >= 0:
+            e = packed.elements[bad]
+            raise NonFiniteForceError(f"{e!r}: its forces are not finite in this configuration", e)
+
+
+def equilibrate_muscles(system, state: State) -> None:
+    """Put every enabled muscle of ``system`` in fiber-tendon equilibrium at ``state``'s activations
+    (OpenSim's Model::equilibrateMuscles)."""
+    for sub in system.get_force_subsystems():
+        for f in getattr(sub, "_forces", ()):
+            if isinstance(f, _Thelen2003Muscle) and not f.is_disabled(state):
+                system.realize(state, Stage.Velocity)
+                f.compute_initial_fiber_equilibrium(state)
