@@ -77,6 +77,9 @@ def _controls(packed: tuple, state: State):
     for p in packed:
         if isinstance(p, _InputPacked):
             return state.get_time(), p.inputs(state)
+    # kernels that read the time (Force.Jit's) get the State's, held over the batch
+    if any(getattr(p, "reads_time", False) for p in packed):
+        return state.get_time(), np.zeros(0)
     return None
 
 
