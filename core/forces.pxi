@@ -45,7 +45,8 @@ cdef enum:
     FK_COORDINATE_LIMIT = 14
     FK_ACTUATOR = 15
     FK_PATH = 16
-    FK_NUM_KINDS = 17
+    FK_JIT = 17
+    FK_NUM_KINDS = 18
 
 # FK_ACTUATOR's "type" parameter
 cdef enum:
@@ -109,6 +110,9 @@ cdef struct FSet:
     # Tree.inputs and Tree.time: a set is model data, shared by every State and thread.)
     const idx_t* terms
     Py_ssize_t nterms
+    # FK_JIT only (NULL otherwise): the user's compiled kernels (core/jit_forces.pxi)
+    void* jit_add
+    void* jit_energy
 
 
 # ---------------------------------------------------------------------------
@@ -799,12 +803,16 @@ cdef class ForceSet:
     # its function table (FK_PATH, FK_ACTUATOR), FK_ACTUATOR's terms; ninputs: the inputs an evaluation needs
     cdef readonly object terms, functions
     cdef readonly Py_ssize_t ninputs
+    # FK_JIT: the object that owns the kernels' code (kept alive while the set is)
+    cdef readonly object jit_owner
     cdef idx_t max_body, max_q, max_u
 
-    def __init__(self, int kind, bodies, stations, params, index, functions=None, terms=None):
+    def __init__(self, int kind, bodies, stations, params, index, functions=None, terms=None, jit=None):
         cdef Py_ssize_t nbk, npk
         if not 0 <= kind < FK_NUM_KINDS:
             raise ValueError(f"unknown force kind {kind}")
+        if (kind == FK_JIT) != (jit is not None):
+            raise ValueError("ForceSet: the jit kind, and only it, takes jit=(add address, energy address, owner)")
         self.bodies = np.array(bodies, dtype=np.int64, order="C", copy=True)
         self.stations = np.array(stations, dtype=np.float64, order="C", copy=True)
         self.params = np.array(params, dtype=np.float64, order="C", copy=True)
@@ -856,6 +864,11 @@ cdef class ForceSet:
             raise ValueError(f"ForceSet (kind {kind}): only the actuator kind takes terms")
         elif kind == FK_PATH:
             self.ninputs = _path_ninputs(self.params)
+        self.s.jit_add = NULL
+        self.s.jit_energy = NULL
+        self.jit_owner = None
+        if kind == FK_JIT:
+            _jit_set_init(self, jit)
 
     cdef int _actuator(self, terms, functions) except -1:
         cdef FunctionTable table
@@ -887,6 +900,9 @@ cdef class ForceSet:
         return 0
 
     def __reduce__(self):
+        if self.kind == FK_JIT:
+            # the kernels' addresses belong to this process: the owner gives them again where it is loaded
+            return (_jit_set_rebuild, (self.params, self.index, self.jit_owner))
         return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index, self.functions,
                            self.terms))
 

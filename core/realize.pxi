@@ -115,6 +115,9 @@ cdef class FusedRealizer:
     # compiled force subsystem, a subsystem index for a hook) and the number of Dynamics realizations
     cdef dict seconds
     cdef readonly Py_ssize_t dynamics_count
+    # whether a compiled set reads the evaluation's time (FK_JIT's kernels): then the State's time is
+    # put into the workspace before the forces are added
+    cdef bint reads_time
 
     def __cinit__(self):
         self.psets = NULL
@@ -148,6 +151,7 @@ cdef class FusedRealizer:
             self.pmf = _f64_data(position_mobility_forces, ws.nu, True, "position_mobility_forces")
         for s in position_sets + velocity_sets:
             (<ForceSet?>s)._fits(ws, ws.nq)
+        self.reads_time = any((<ForceSet>s).kind == FK_JIT for s in position_sets + velocity_sets)
         self.psets_t = position_sets
         self.vsets_t = velocity_sets
         self.npsets = len(position_sets)
@@ -252,6 +256,8 @@ cdef class FusedRealizer:
         track = entry is not None and from_stage < FS_DYNAMICS <= to_stage
         if track:  # the position forces are current as the force subsystem's Dynamics hook would find them
             current = entry.marked_at >= (<list>slot_get(state, SL.inval_epoch))[entry.earliest]
+        if self.reads_time and from_stage < FS_DYNAMICS <= to_stage:
+            self.ws.t.time = state.get_time()
         if self._realize(from_stage, to_stage, current):
             state._invalidate(from_stage + 1)
             return False
@@ -453,6 +459,8 @@ cdef class FusedRealizer:
             self._spent("hooks", t0)
         if g != FS_DYNAMICS:
             return FUSED_OK
+        if self.reads_time:
+            self.ws.t.time = state.get_time()
         if self.has_position:
             if not entry.marked_at >= (<list>slot_get(state, SL.inval_epoch))[entry.earliest]:
                 with nogil:

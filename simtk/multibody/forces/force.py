@@ -32,6 +32,8 @@ class _Packed:
     elements it holds, in order (to name one in an error)."""
 
     __slots__ = ("fs", "elements")
+    #: whether its kernels read the evaluation's time (put into the workspace before they run)
+    reads_time = False
 
     def __init__(self, fs, elements: list):
         self.fs = fs
@@ -40,8 +42,9 @@ class _Packed:
     def __deepcopy__(self, memo):
         return self  # never mutated after Instance: copies of a State share it
 
-    def raise_if_bad(self, bad: int) -> None:
-        """Raise for element ``bad`` whose forces the kernel could not evaluate (-1: none)."""
+    def raise_if_bad(self, bad: int, ws=None) -> None:
+        """Raise for element ``bad`` whose forces the kernel could not evaluate (-1: none); ``ws``: the
+        workspace still holding that configuration, for kinds that diagnose the element again."""
         if bad >= 0:
             e = self.elements[bad]
             raise NonFiniteForceError(f"{e!r}: its forces are not finite in this configuration"
@@ -134,6 +137,11 @@ class Force(Component, metaclass=KindsMeta):
     def _position_only_here(self) -> bool:
         return self._position_only
 
+    def _group_key(self):
+        """What, beside its class, decides which packed set the element joins (elements of one class
+        with equal keys are packed together; Force.Jit's: its kernel and position-only flag)."""
+        return None
+
     # ------------------------------------------------------------------ named parts (components)
     def _builtin_modeling_options(self) -> dict:
         """``disabled`` (0 or 1): Simbody's ``Force::disable``, an Instance-stage change."""
@@ -185,7 +193,7 @@ class Force(Component, metaclass=KindsMeta):
         """
         need = Stage.Position if cls._position_only else Stage.Velocity
         ws = matter._at(state, need, f"Force.{cls.__name__} forces").ws
-        packed.raise_if_bad(packed.fs.add(ws, body_forces, mobility_forces))
+        packed.raise_if_bad(packed.fs.add(ws, body_forces, mobility_forces), ws)
 
     @classmethod
     def _energy_bulk(cls, packed, matter, state: State) -> float:

@@ -22,6 +22,7 @@ __all__ = ["ForceSubsystem", "GeneralForceSubsystem"]
 # matter's accumulators and this subsystem's own caches, allocated with the right shapes.
 _add_force_sets = _core._k.add_force_sets
 _accumulate_forces = _core._k.accumulate_forces
+_set_tree_time = _core._k.set_tree_time
 
 
 class ForceSubsystem(Subsystem):
@@ -67,7 +68,7 @@ class _ForceGroups:
 
     __slots__ = ("position_groups", "velocity_groups", "position_sets", "velocity_sets", "position_packed",
                  "velocity_packed", "position_python", "velocity_python", "custom_position", "custom_velocity",
-                 "enabled", "has_customs", "has_position", "has_velocity")
+                 "enabled", "has_customs", "has_position", "has_velocity", "reads_time")
 
     def __init__(self):
         self.position_groups: list = []  # (force class, packed parameters), for energies
@@ -84,6 +85,7 @@ class _ForceGroups:
         self.has_customs = False
         self.has_position = False
         self.has_velocity = False
+        self.reads_time = False  # a compiled set reads the evaluation's time (Force.Jit's kernels)
 
     def __deepcopy__(self, memo):
         return self  # never changed after Instance: copies of a State share it
@@ -147,15 +149,16 @@ class GeneralForceSubsystem(ForceSubsystem):
             if f._is_custom:
                 (groups.custom_position if f._depends_only_on_positions() else groups.custom_velocity).append(f)
             else:
-                by_class.setdefault(type(f), []).append(f)
+                by_class.setdefault((type(f), f._group_key()), []).append(f)
         fed: list = []  # the sets fed from the State (see _inputs): one input vector, laid out in order
-        for cls, elements in by_class.items():
+        for (cls, _), elements in by_class.items():
             if getattr(cls, "_reads_inputs", False):
                 packed = cls._pack(elements, matter, state, input_offset=sum(p.n_inputs for p in fed))
                 fed.append(packed)
             else:
                 packed = cls._pack(elements, matter, state)
-            (groups.position_groups if cls._position_only else groups.velocity_groups).append((cls, packed))
+            (groups.position_groups if elements[0]._position_only_here() else groups.velocity_groups).append(
+                (cls, packed))
         lay_out_inputs(fed)
         for part in ("position", "velocity"):
             bulk = getattr(groups, f"{part}_groups")
@@ -166,6 +169,7 @@ class GeneralForceSubsystem(ForceSubsystem):
             # loop adds their sets before the forces it holds, and the sums must be the same
             python = [(c, p) for c, p in bulk if not isinstance(p, _Packed)]
             setattr(groups, f"{part}_python", sorted(python, key=lambda cp: not getattr(cp[0], "_reads_inputs", False)))
+        groups.reads_time = any(p.reads_time for p in groups.position_packed + groups.velocity_packed)
         groups.has_customs = bool(groups.custom_position or groups.custom_velocity)
         groups.has_position = bool(groups.position_groups or groups.custom_position)
         groups.has_velocity = bool(groups.velocity_groups or groups.custom_velocity)
@@ -206,13 +210,15 @@ class GeneralForceSubsystem(ForceSubsystem):
         # is checked by System.realize before any hook runs)
         mcache = state._subs[matter._index].cache[matter._cache_index].value
         ws = mcache.ws
+        if groups.reads_time:
+            _set_tree_time(ws, state.get_time())
         if groups.has_position:
             entry = ss.cache[self._position_index]
             cached = entry.value
             if not state._cache_is_current(ss, entry):
                 failed = _add_force_sets(groups.position_sets, ws, cached.body_forces, cached.mobility_forces, True)
                 if failed is not None:
-                    groups.position_packed[failed[0]].raise_if_bad(failed[1])
+                    groups.position_packed[failed[0]].raise_if_bad(failed[1], ws)
                 if groups.position_python or groups.custom_position:
                     self._add_python_forces(state, matter, groups.position_python, groups.custom_position,
                                             cached.body_forces, cached.mobility_forces)
@@ -221,7 +227,7 @@ class GeneralForceSubsystem(ForceSubsystem):
         if groups.has_velocity:
             failed = _add_force_sets(groups.velocity_sets, ws, mcache.body_forces, mcache.mobility_forces, False)
             if failed is not None:
-                groups.velocity_packed[failed[0]].raise_if_bad(failed[1])
+                groups.velocity_packed[failed[0]].raise_if_bad(failed[1], ws)
             if groups.velocity_python or groups.custom_velocity:
                 self._add_python_forces(state, matter, groups.velocity_python, groups.custom_velocity,
                                         mcache.body_forces, mcache.mobility_forces)

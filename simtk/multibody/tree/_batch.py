@@ -76,6 +76,9 @@ def _controls(packed: tuple, state: State):
     for p in packed:
         if p.fs.ninputs:  # (a set fed from the State: its packed form gives the whole input vector)
             return state.get_time(), p.inputs(state)
+    # kernels that read the time (Force.Jit's) get the State's, held over the batch
+    if any(getattr(p, "reads_time", False) for p in packed):
+        return state.get_time(), np.zeros(0)
     return None
 
 
