@@ -5,7 +5,8 @@ from . import builtin_forces as _builtin_forces  # noqa: F401  (registers Force.
 from . import discrete_forces as _discrete_forces  # noqa: F401  (registers Force.DiscreteForces)
 from .force import Force
 from .force_subsystem import ForceSubsystem, GeneralForceSubsystem
+from .path_wrap import PathWrap, WrapCylinder, WrapSphere
 from .paths import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
 
 __all__ = ["Force", "ForceSubsystem", "GeneralForceSubsystem", "GeometryPath", "PathPoint", "ConditionalPathPoint",
-           "MovingPathPoint"]
+           "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere"]
