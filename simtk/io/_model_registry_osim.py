@@ -13,8 +13,19 @@ import math
 
 import numpy as np
 
-from simtk import (ConditionalPathPoint, Force, Function, GeometryPath, MovingPathPoint, PathPoint, PathWrap, Rotation,
-                   Transform, WrapCylinder, WrapSphere)
+from simtk import (
+    ConditionalPathPoint,
+    Force,
+    Function,
+    GeometryPath,
+    MovingPathPoint,
+    PathPoint,
+    PathWrap,
+    Rotation,
+    Transform,
+    WrapCylinder,
+    WrapSphere,
+)
 from simtk.multibody.contact.geometry import ContactGeometry
 
 from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
@@ -247,13 +258,16 @@ def _path(ctx, refs, v, where: str):
 _WRAP_KINDS = {"cylinder": WrapCylinder, "sphere": WrapSphere}
 
 
+def _str(e):
+    return e if isinstance(e, str) else None
+
+
 def _wraps(ctx, refs, v) -> list:
     """The PathWraps of a path force's wrap_ items (none when they are left out)."""
     bodies = refs.get("wrap_bodies") or []
     n = len(bodies)
     if not n:
         return []
-    _str = (lambda e: e if isinstance(e, str) else None)
     kinds = _list(ctx, v, "wrap_kinds", n, lambda e: e if e in _WRAP_KINDS else None,
                   f"wrap kinds ({', '.join(_WRAP_KINDS)})")
     names = _list(ctx, v, "wrap_names", n, _str, "strings")

@@ -140,11 +140,52 @@ def test_wrap_object_each_quadrant(tmp_path, kind, quadrant):
     assert wrapped and unwrapped, (wrapped, unwrapped)
 
 
-@pytest.mark.parametrize("kinds", [("cylinder", "sphere"), ("sphere", "cylinder"), ("cylinder", "cylinder")])
-def test_path_over_two_wrap_objects(tmp_path, kinds):
-    path = write(wrap_model(kinds[0], "all", kinds[1]), tmp_path)
+@pytest.mark.parametrize("kinds", [("cylinder", "sphere"), ("sphere", "cylinder"), ("cylinder", "cylinder"),
+                                   ("sphere", "sphere")])
+@pytest.mark.parametrize("quadrant", ["all", "-y"])
+def test_path_over_two_wrap_objects(tmp_path, kinds, quadrant):
+    """(Two objects with a cylinder restricted to a quadrant are not built yet: see the next test.)"""
+    if quadrant != "all" and "cylinder" in kinds:
+        quadrant = "all"
+    path = write(wrap_model(kinds[0], quadrant, kinds[1]), tmp_path)
     om = osim.Model(str(path))
     m = load_osim(path)
     worst, wrapped, unwrapped = compare(om, m, ["act"], ["q0", "q1"], np.random.default_rng(8), 40)
     assert worst[0] <= LEN_TOL and worst[1] <= LEN_TOL and worst[2] <= ARM_TOL, worst
     assert wrapped, wrapped
+
+
+def test_two_objects_with_a_quadrant_cylinder_are_noted_not_built(tmp_path):
+    path = write(wrap_model("cylinder", "+x", "cylinder"), tmp_path)
+    with pytest.warns(UserWarning, match="act.*more than one object, one a cylinder with a quadrant"):
+        m = load_osim(path)
+    assert "act" not in m.force_elements and "spring" in m.force_elements
+
+
+def test_wrapped_paths_round_trip_through_the_model_text(tmp_path):
+    """The description's text and save_model's text (from the built components) rebuild the wrap
+    objects: the spring's generalized forces at random states are the same."""
+    from simtk.io.model_file import model_from_text, model_to_text
+
+    path = write(wrap_model("cylinder", "+x", "sphere"), tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the two-object path is noted)
+        m = load_osim(path)
+    spring = m.force_elements["spring"][0]
+    rng = np.random.default_rng(9)
+    for text in (m.description.to_text(), model_to_text(m.system)):
+        assert "wrap_kinds" in text
+        again = model_from_text(text, "wraps.simtk")
+        st = m.initial_state()
+        sb = again.realize_topology()
+        again.realize_model(sb)
+        other = next(f for f in again.get_component("/forces").get_child_components() if "spring" in f.get_name())
+        for _ in range(4):
+            q = rng.uniform(-1.5, 1.5, st.get_nq())
+            st.set_q(q)
+            sb.set_q(q)
+            m.system.realize(st, Stage.Position)
+            again.realize(sb, Stage.Position)
+            assert other.get_length(sb) == spring.get_length(st)
+            assert np.array_equal(other.get_geometry_path().calc_generalized_forces(sb, 3.0),
+                                  spring.get_geometry_path().calc_generalized_forces(st, 3.0))
