@@ -1,4 +1,4 @@
-# Geometry paths (OpenSim's GeometryPath without wrapping) as the force kind FK_PATH: a path is a
+# Geometry paths (OpenSim's GeometryPath; its wrapping in core/path_wrap.pxi) as the force kind FK_PATH: a path is a
 # chain of points on bodies, its length L the sum of the straight segments between the points that
 # are active, and a tension T along it pulls each segment's ends towards each other.
 #
@@ -64,9 +64,12 @@ def _path_rows_limits(params, functions):
         raise ValueError(f"ForceSet (GeometryPath): params must have {PATH_NP} columns")
     if functions is not None:
         nf = (<FunctionTable?>functions).n
+    _path_wrap_rows_check(params)
     for j in range(n):
         row = params[j]
         kind = row[PP_TYPE]
+        if kind in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE):
+            continue
         if kind not in (PT_FIXED, PT_CONDITIONAL, PT_MOVING, PT_MOVING_CLAMPED):
             raise ValueError(f"ForceSet (GeometryPath): row {j}: unknown point type {kind}")
         if row[PP_ELEMENT] != int(row[PP_ELEMENT]) or row[PP_ELEMENT] < 0 or (
@@ -99,7 +102,9 @@ def _path_rows_limits(params, functions):
 
 def _path_ninputs(params):
     """How many inputs the rows of a path set read (1 + the largest input index of a PL_INPUT law)."""
-    inputs = params[params[:, PP_LAW] == PL_INPUT, PP_B] if params.shape[0] else params[:0, 0]
+    # (a wrap row's columns hold its object, not the law)
+    inputs = (params[(params[:, PP_LAW] == PL_INPUT) & (params[:, PP_TYPE] < PT_WRAP_CYLINDER), PP_B]
+              if params.shape[0] else params[:0, 0])
     return int(inputs.max()) + 1 if inputs.shape[0] else 0
 
 
@@ -162,7 +167,10 @@ cdef void _path_measure(const FSet* s, const Tree* t, const double* q, const dou
     cdef double d[3]
     cdef double n
     cdef bint have = False
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, jw = _path_first_wrap(s, j0, j1)
+    if jw < j1:
+        _wrap_measure(s, t, q, u, j0, jw, j1, L, Ldot)
+        return
     L[0] = 0.0
     Ldot[0] = 0.0
     for j in range(j0, j1):
@@ -198,7 +206,10 @@ cdef void _path_apply(const FSet* s, const Tree* t, const double* q, const doubl
     cdef double ga[3]
     cdef double f[3]
     cdef double n
-    cdef Py_ssize_t j, ja = -1
+    cdef Py_ssize_t j, ja = -1, jw = _path_first_wrap(s, j0, j1)
+    if jw < j1:
+        _wrap_apply(s, t, q, u, j0, jw, j1, T, bf, mf)
+        return
     for j in range(j0, j1):
         if not _path_point(s, t, q, u, j, r, p, v, g):
             continue

@@ -66,7 +66,10 @@ from .multibody import (
     MovingPathPoint,
     MultibodySystem,
     PathPoint,
+    PathWrap,
     SimbodyMatterSubsystem,
+    WrapCylinder,
+    WrapSphere,
 )
 from .spatial import Body, Inertia, MassProperties, Rotation, Transform
 
@@ -92,7 +95,7 @@ __all__ = [
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody
     "MultibodySystem", "SimbodyMatterSubsystem", "MobilizedBody", "GeneralForceSubsystem", "ForceSubsystem", "Force",
-    "GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint",
+    "GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere",
     "Constraint", "Motion",
     # contact
     "ContactGeometry",

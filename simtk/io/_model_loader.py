@@ -484,7 +484,7 @@ class _Loader:
         return spec
 
     def ref_items(self, node: _Node, spec: _Spec) -> list[str]:
-        names = [r for r, _ in spec.refs]
+        names = [r for r, _ in spec.refs if r not in spec.optional or r in node.items]
         if spec.user:
             names += [k for k, (v, _) in node.items.items() if isinstance(v, _Ref)]
         return names

@@ -64,6 +64,8 @@ class _Spec:
     many: frozenset = frozenset()
     #: a built-in Function family's parameters: (item name, "number" | "vector" | "index" | "text"), in order
     params: tuple = ()
+    #: the list reference items that may be left out (read as empty, not written when empty)
+    optional: frozenset = frozenset()
 
 
 def _declared(cls: type) -> dict:
@@ -200,8 +202,9 @@ def register_class(cls: type, name: str | None = None) -> str:
 
 
 def _builtin(name: str, cls: type, category: str, build: Callable | None, refs=(), extras=(), many=(),
-             params=()) -> None:
-    spec = _Spec(name, cls, category, tuple(refs), tuple(extras), build, many=frozenset(many), params=tuple(params))
+             params=(), optional=()) -> None:
+    spec = _Spec(name, cls, category, tuple(refs), tuple(extras), build, many=frozenset(many), params=tuple(params),
+                 optional=frozenset(optional))
     _BY_NAME[name] = spec
     _BY_CLASS[cls] = spec
 

@@ -13,7 +13,19 @@ import math
 
 import numpy as np
 
-from simtk import ConditionalPathPoint, Force, Function, GeometryPath, MovingPathPoint, PathPoint, Transform
+from simtk import (
+    ConditionalPathPoint,
+    Force,
+    Function,
+    GeometryPath,
+    MovingPathPoint,
+    PathPoint,
+    PathWrap,
+    Rotation,
+    Transform,
+    WrapCylinder,
+    WrapSphere,
+)
 from simtk.multibody.contact.geometry import ContactGeometry
 
 from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
@@ -241,7 +253,42 @@ def _path(ctx, refs, v, where: str):
         label, line = ctx.get(v, "path_name")
         if not isinstance(label, str):
             raise ctx.error("path_name: expected a string", line)
-    return GeometryPath(ctx.matter, points, name=label)
+    return GeometryPath(ctx.matter, points, name=label, wraps=_wraps(ctx, refs, v))
+
+
+_WRAP_KINDS = {"cylinder": WrapCylinder, "sphere": WrapSphere}
+
+
+def _str(e):
+    return e if isinstance(e, str) else None
+
+
+def _wraps(ctx, refs, v) -> list:
+    """The PathWraps of a path force's wrap_ items (none when they are left out)."""
+    bodies = refs.get("wrap_bodies") or []
+    n = len(bodies)
+    if not n:
+        return []
+    kinds = _list(ctx, v, "wrap_kinds", n, lambda e: e if e in _WRAP_KINDS else None,
+                  f"wrap kinds ({', '.join(_WRAP_KINDS)})")
+    names = _list(ctx, v, "wrap_names", n, _str, "strings")
+    frames = _list(ctx, v, "wrap_frames", n, _numbers(12), "lists of 12 finite numbers (R_BW by rows, p_BW)")
+    dims = _list(ctx, v, "wrap_dims", n, _numbers(3), "lists of 3 finite numbers")
+    quadrants = _list(ctx, v, "wrap_quadrants", n, _str, "strings")
+    ranges = _list(ctx, v, "wrap_ranges", n, _numbers(2), "lists of 2 point indices")
+    methods = _list(ctx, v, "wrap_methods", n, _str, "strings")
+    out = []
+    for k in range(n):
+        try:
+            X = Transform(Rotation.from_matrix(frames[k][:9].reshape(3, 3)), frames[k][9:])
+            if kinds[k] == "cylinder":
+                obj = WrapCylinder(bodies[k], X, dims[k][0], dims[k][1], quadrants[k], name=names[k])
+            else:
+                obj = WrapSphere(bodies[k], X, dims[k][0], quadrants[k], name=names[k])
+        except (TypeError, ValueError) as why:
+            raise ctx.error(f"wrap {k}: {why}", v["wrap_kinds"][1]) from None
+        out.append(PathWrap(obj, (int(ranges[k][0]), int(ranges[k][1])), methods[k]))
+    return out
 
 
 def _path_items(f) -> dict:
@@ -264,15 +311,26 @@ def _path_items(f) -> dict:
         if moving:
             out["functions"] += [g if isinstance(g, Function) else Function.Constant(float(g), 1)
                                  for g in (p.x, p.y, p.z)]
+    ws = [(pw, pw._resolved(len(path.points), "")) for pw in path.wraps]
+    out["wrap_kinds"] = [pw.wrap._type.partition("_")[2] for pw, _ in ws] or None
+    out["wrap_names"] = [pw.wrap.name for pw, _ in ws] or None
+    out["wrap_frames"] = [np.concatenate([pw.wrap.X_BW.R.matrix.ravel(), pw.wrap.X_BW.p]) for pw, _ in ws] or None
+    out["wrap_dims"] = [np.array(pw.wrap._dims(), dtype=float) for pw, _ in ws] or None
+    out["wrap_quadrants"] = [pw.wrap.quadrant for pw, _ in ws] or None
+    out["wrap_ranges"] = [np.array(r, dtype=float) for _, r in ws] or None
+    out["wrap_methods"] = [pw.method for pw, _ in ws] or None
     return out
 
 
 _PATH_REFS = [("point_bodies", lambda f: [p.body for p in f.get_geometry_path().points]),
-              ("point_coordinate_bodies", lambda f: _path_items(f)["coordinate_bodies"])]
+              ("point_coordinate_bodies", lambda f: _path_items(f)["coordinate_bodies"]),
+              ("wrap_bodies", lambda f: [pw.wrap.body for pw in f.get_geometry_path().wraps])]
 _PATH_EXTRAS = [("path_name", lambda f: f.get_geometry_path().name)] + [
     (f"point_{k}", (lambda k: lambda f: _path_items(f)[k])(k))
     for k in ("kinds", "locations", "coordinate_indices", "ranges", "clamped")] + [
-    ("moving_functions", lambda f: _path_items(f)["functions"] or None)]
+    ("moving_functions", lambda f: _path_items(f)["functions"] or None)] + [
+    (f"wrap_{k}", (lambda k: lambda f: _path_items(f)[f"wrap_{k}"])(k))
+    for k in ("kinds", "names", "frames", "dims", "quadrants", "ranges", "methods")]
 
 
 def _path_spring(ctx, owner, refs, v, name):
@@ -298,11 +356,11 @@ def _thelen(ctx, owner, refs, v, name):
 
 
 _builtin("Force.PathSpring", Force.PathSpring, "force", _path_spring, refs=_PATH_REFS,
-         many=["point_bodies", "point_coordinate_bodies"],
+         many=["point_bodies", "point_coordinate_bodies", "wrap_bodies"], optional=["wrap_bodies"],
          extras=_PATH_EXTRAS + [("stiffness", lambda f: f._k), ("resting_length", lambda f: f._L0),
                                 ("dissipation", lambda f: f._c)])
 _builtin("Force.PathActuator", Force.PathActuator, "force", _path_actuator, refs=_PATH_REFS,
-         many=["point_bodies", "point_coordinate_bodies"],
+         many=["point_bodies", "point_coordinate_bodies", "wrap_bodies"], optional=["wrap_bodies"],
          extras=_PATH_EXTRAS + [("optimal_force", lambda f: f.get_optimal_force()),
                                 ("control", lambda f: f._default_control or None)])
 _builtin("Force.Thelen2003Muscle", Force.Thelen2003Muscle, "force", _thelen, refs=_PATH_REFS,

@@ -190,6 +190,8 @@ class _Writer:
         for item, get in refs:
             if item in spec.many:
                 target = [_Ref(comp.get_relative_path_name(c)) for c in get(comp)]
+                if not target and item in spec.optional:
+                    continue
                 self.emit(f"{item}={_fmt(target, where)}")
             else:
                 self.emit(f"{item}={_fmt(_Ref(comp.get_relative_path_name(get(comp))), where)}")

@@ -11,6 +11,9 @@ from .forces import (
     GeometryPath,
     MovingPathPoint,
     PathPoint,
+    PathWrap,
+    WrapCylinder,
+    WrapSphere,
 )
 from .matter import SimbodyMatterSubsystem
 from .multibody_system import MultibodySystem
@@ -27,6 +30,9 @@ __all__ = [
     "PathPoint",
     "ConditionalPathPoint",
     "MovingPathPoint",
+    "PathWrap",
+    "WrapCylinder",
+    "WrapSphere",
     "MobilizedBody",
     "MultibodySystem",
     "SimbodyMatterSubsystem",

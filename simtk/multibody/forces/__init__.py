@@ -7,7 +7,8 @@ from . import jit_force as _jit_force  # noqa: F401  (registers Force.Jit)
 from . import muscles as _muscles  # noqa: F401  (registers Force.Thelen2003Muscle)
 from .force import Force
 from .force_subsystem import ForceSubsystem, GeneralForceSubsystem
+from .path_wrap import PathWrap, WrapCylinder, WrapSphere
 from .paths import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
 
 __all__ = ["Force", "ForceSubsystem", "GeneralForceSubsystem", "GeometryPath", "PathPoint", "ConditionalPathPoint",
-           "MovingPathPoint"]
+           "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere"]

@@ -1,9 +1,10 @@
-"""Geometry paths (OpenSim's GeometryPath, without wrapping) and the forces of a tension along them.
+"""Geometry paths (OpenSim's GeometryPath) and the forces of a tension along them.
 
 A `GeometryPath` is a chain of points on bodies: `PathPoint` (fixed in its body),
 `ConditionalPathPoint` (part of the path only while a coordinate is in a range) and
 `MovingPathPoint` (its location in its body a Function of a coordinate). Its length L is the sum of
-the straight segments between consecutive active points. `Force.PathSpring` (OpenSim's PathSpring
+the straight segments between consecutive active points, and with ``wraps`` (`PathWrap` over a
+`WrapCylinder` or `WrapSphere`, see ``path_wrap``) the lengths on the surfaces it wraps over. `Force.PathSpring` (OpenSim's PathSpring
 law) and `Force.PathActuator` (``optimal_force`` times a control) apply a tension T along it.
 
 Both are the compiled force kind ``GeometryPath`` (``core/paths.pxi``): one row per point, the
@@ -28,6 +29,7 @@ from ..tree.mobilized_body import MobilizedBody
 from ._inputs import _InputPacked
 from .builtin_forces import _body, _element, _mobility, _real
 from .force import Force, _Packed
+from .path_wrap import PathWrap
 
 __all__ = ["GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint"]
 
@@ -93,15 +95,18 @@ class GeometryPath:
         At least two, in path order.
     name : str
         Named in errors.
+    wraps : sequence of PathWrap
+        The objects the path wraps over, in OpenSim's PathWrapSet order (see ``path_wrap``).
 
     Raises
     ------
     ValueError, TypeError
-        Fewer than two points, a point on a body of another System, a conditional range with
-        lo > hi, a moving point's function that is not a compiled built-in of one argument.
+        Fewer than two points, a point or wrap object on a body of another System, a conditional
+        range with lo > hi, a moving point's function that is not a compiled built-in of one
+        argument, a wrap's range outside the points.
     """
 
-    def __init__(self, matter, points: Sequence[Any], name: str = "path"):
+    def __init__(self, matter, points: Sequence[Any], name: str = "path", wraps: Sequence[PathWrap] = ()):
         self.name = str(name)
         where = f"GeometryPath {self.name!r}"
         from ..matter import SimbodyMatterSubsystem
@@ -153,12 +158,26 @@ class GeometryPath:
                     rows.append(("conditional", body, loc.copy(), (mobod, which), (lo, hi)))
                 else:
                     rows.append(("fixed", body, loc.copy(), None, None))
+        wrap_rows = []
+        for k, pw in enumerate(wraps):
+            what = f"{where}: wrap {k}"
+            if not isinstance(pw, PathWrap):
+                raise TypeError(f"{what}: expected a PathWrap, got {type(pw).__name__}")
+            a, b = pw._resolved(len(points), f"{what} ({getattr(pw.wrap, 'name', '?')!r})")
+            _body(pw.wrap.body, f"{what} ({pw.wrap.name!r}): body", system=system)
+            wrap_rows.append((pw.wrap, a, b))
+        limit = _K.PATH_WRAP_MAX_POINTS
+        if wrap_rows and len(points) + 2 * len(wrap_rows) > limit:
+            raise ValueError(f"{where}: a wrapped path holds at most {limit} points and tangent points; it has "
+                             f"{len(points)} points and {len(wrap_rows)} wraps")
         self._matter = matter
         self._rows = rows
+        self._wrap_rows = wrap_rows
         self.points = tuple(points)
+        self.wraps = tuple(wraps)
 
     def __repr__(self) -> str:
-        return f"<GeometryPath {self.name!r}: {len(self._rows)} points>"
+        return f"<GeometryPath {self.name!r}: {len(self._rows)} points, {len(self._wrap_rows)} wraps>"
 
     def get_num_points(self) -> int:
         """How many points (active or not) the path has."""
@@ -202,6 +221,11 @@ class GeometryPath:
             bodies.append([body._index])
             stations.append([station])
             params.append([float(element_index), float(code), float(q), float(u), lo, hi, *fns, *law])
+        for wrap, a, b in self._wrap_rows:
+            bodies.append([wrap.body._index])
+            stations.append([np.asarray(wrap.X_BW.p, dtype=float)])
+            params.append([float(element_index), float(_CODES[wrap._type]), *wrap.X_BW.R.to_quaternion(),
+                           *wrap._dims(), float(wrap._quadrant), float(a), float(b), 0.0])
         return bodies, stations, params
 
     @staticmethod

@@ -1,0 +1,155 @@
+"""Wrap objects of geometry paths: OpenSim's WrapCylinder and WrapSphere, and PathWrap.
+
+A wrap object is a surface fixed in a body (its frame W placed by ``X_BW`` in the body's frame B);
+a `PathWrap` lets a `GeometryPath` wrap over it between two of its points. The path is made as
+OpenSim makes it (``GeometryPath::applyWrapObjects``, ``WrapCylinder::wrapLine``,
+``WrapSphere::wrapLine``): the segment of the range that crosses the object (or, with a quadrant,
+the one lengthening the path least) is replaced by a straight segment to a tangent point r1, the
+length on the surface to r2 (a helix on a cylinder, an arc on a sphere) and a straight segment from
+r2. The tension acts at r1 and r2 on the wrap object's body. The computation is compiled
+(``core/path_wrap.pxi``), in the kernel's passes over the path.
+
+A wrap object's body need not carry a point of the path (OpenSim's models wrap the knee's muscles
+over cylinders of the femur while their points are on the pelvis and the tibia); it must be a body
+of the path's System.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...spatial import Transform
+from ..tree.mobilized_body import MobilizedBody
+
+__all__ = ["WrapObject", "WrapCylinder", "WrapSphere", "PathWrap", "QUADRANTS"]
+
+#: OpenSim's quadrant names -> the code the kernel reads: 0 all, +-(axis + 1) one side of an axis
+QUADRANTS = {"all": 0, "x": 1, "+x": 1, "-x": -1, "y": 2, "+y": 2, "-y": -2, "z": 3, "+z": 3, "-z": -3}
+
+
+def _positive(x: Any, what: str) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what}: expected a number, got {x!r}") from None
+    if not (v > 0.0 and np.isfinite(v)):
+        raise ValueError(f"{what}: must be a positive finite number, got {x!r}")
+    return v
+
+
+class WrapObject:
+    """Shared parts of the wrap objects: ``body``, ``X_BW``, ``quadrant`` and ``name``."""
+
+    _type = ""
+
+    def __init__(self, body: MobilizedBody, X_BW: Any = None, quadrant: str = "all", name: str = "wrap"):
+        self.name = str(name)
+        where = f"{type(self).__name__} {self.name!r}"
+        if not isinstance(body, MobilizedBody):
+            raise TypeError(f"{where}: body: expected a MobilizedBody, got {type(body).__name__}")
+        try:
+            X = Transform() if X_BW is None else (X_BW if isinstance(X_BW, Transform) else Transform(*X_BW))
+        except (TypeError, ValueError) as why:
+            raise type(why)(f"{where}: X_BW: {why}") from None
+        code = QUADRANTS.get(str(quadrant).lower()) if isinstance(quadrant, str) else None
+        if code is None:
+            raise ValueError(f"{where}: quadrant {quadrant!r} is not one of {sorted(set(QUADRANTS))}")
+        self.body = body
+        self.X_BW = X
+        self.quadrant = str(quadrant).lower()
+        self._quadrant = code
+
+    def _dims(self) -> tuple[float, float, float]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} on {self.body!r}>"
+
+
+class WrapCylinder(WrapObject):
+    """A cylinder of ``radius`` along W's z axis, centred at W's origin, ``length`` long (OpenSim's
+    WrapCylinder: the path wraps unless both tangent points fall beyond the ends).
+
+    Parameters
+    ----------
+    body : MobilizedBody
+    X_BW : Transform, optional
+        The cylinder's frame in the body's (identity by default).
+    radius : float
+        > 0.
+    length : float
+        >= 0.
+    quadrant : str
+        "all", or "+x", "-x", "+y", "-y", "+z", "-z" (also "x", "y", "z"): wrap only on that side.
+    name : str
+    """
+
+    _type = "wrap_cylinder"
+
+    def __init__(self, body: MobilizedBody, X_BW: Any = None, radius: float = 1.0, length: float = 1.0,
+                 quadrant: str = "all", name: str = "cylinder"):
+        super().__init__(body, X_BW, quadrant, name)
+        self.radius = _positive(radius, f"WrapCylinder {self.name!r}: radius")
+        try:
+            self.length = float(length)
+        except (TypeError, ValueError):
+            raise TypeError(f"WrapCylinder {self.name!r}: length: expected a number, got {length!r}") from None
+        if not (self.length >= 0.0 and np.isfinite(self.length)):
+            raise ValueError(f"WrapCylinder {self.name!r}: length must be finite and >= 0, got {length!r}")
+
+    def _dims(self) -> tuple[float, float, float]:
+        return (self.radius, self.length, 0.0)
+
+
+class WrapSphere(WrapObject):
+    """A sphere of ``radius`` centred at W's origin (OpenSim's WrapSphere).
+
+    Parameters
+    ----------
+    body : MobilizedBody
+    X_BW : Transform, optional
+    radius : float
+        > 0.
+    quadrant : str
+        As WrapCylinder's.
+    name : str
+    """
+
+    _type = "wrap_sphere"
+
+    def __init__(self, body: MobilizedBody, X_BW: Any = None, radius: float = 1.0, quadrant: str = "all",
+                 name: str = "sphere"):
+        super().__init__(body, X_BW, quadrant, name)
+        self.radius = _positive(radius, f"WrapSphere {self.name!r}: radius")
+
+    def _dims(self) -> tuple[float, float, float]:
+        return (self.radius, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class PathWrap:
+    """The path wraps over ``wrap`` between its points ``range`` = (a, b) (0-based, inclusive; None
+    for the whole path). OpenSim's PathWrap ``range`` is 1-based with -1 for "first"/"last":
+    ``load_osim`` converts it. ``method`` is OpenSim's (read for ellipsoids; kept for the others)."""
+
+    wrap: WrapObject
+    range: Any = None
+    method: str = "hybrid"
+
+    def _resolved(self, npoints: int, where: str) -> tuple[int, int]:
+        if not isinstance(self.wrap, WrapObject):
+            raise TypeError(f"{where}: expected a WrapCylinder or WrapSphere, got {type(self.wrap).__name__}")
+        if self.method not in ("hybrid", "midpoint", "axial"):
+            raise ValueError(f"{where}: method {self.method!r} is not 'hybrid', 'midpoint' or 'axial'")
+        if self.range is None:
+            return 0, npoints - 1
+        try:
+            a, b = (int(x) for x in self.range)
+        except (TypeError, ValueError):
+            raise TypeError(f"{where}: range: expected two point indices, got {self.range!r}") from None
+        if not 0 <= a <= b < npoints:
+            raise ValueError(f"{where}: range {self.range!r} is not within the path's {npoints} points "
+                             "(0-based, a <= b)")
+        return a, b
