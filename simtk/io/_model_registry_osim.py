@@ -31,7 +31,7 @@ from simtk.multibody.contact.geometry import ContactGeometry
 from ._model_registry import _BY_CLASS, _BY_NAME, _builtin, _Spec, register_class
 from ._osim_expression_forces import KINDS as _EXPRESSION_FORCES
 from ._osim_functions import SimmSplineFunction, _CouplerFunction, _PiecewiseConstant, _Scaled, _Shifted
-from ._osim_paths import THELEN_PROPERTIES
+from ._osim_paths import DEGROOTE_PROPERTIES, FLAGS, MILLARD_PROPERTIES, THELEN_PROPERTIES
 
 __all__: list[str] = []
 
@@ -370,3 +370,44 @@ _builtin("Force.Thelen2003Muscle", Force.Thelen2003Muscle, "force", _thelen, ref
              ("default_fiber_length", lambda f: f._default_state("fiber_length")),
              ("excitation", lambda f: f._default_excitation or None),
              ("excitation_functions", lambda f: list(f.get_excitation_functions()) or None)])
+
+
+def _law_muscle(kind: str, numbers: tuple, second: str):
+    """The builder and the extras of a law muscle (Millard, DeGrooteFregly): its properties present
+    in the node (an optional curve property left out is None, so not written)."""
+    flags = FLAGS[kind]
+
+    def build(ctx, owner, refs, v, name):
+        props: dict = {k: ctx.number(v, k) for k in numbers if k in v}
+        props.update({k: True for k in flags if ctx.flag(v, k)})
+        raw = v.get("excitation_functions", ([], None))[0]
+        nf = len(raw) if isinstance(raw, list) else 1
+        functions = ctx.functions(v, "excitation_functions", [1] * nf) if "excitation_functions" in v else None
+        extra = {second: ctx.number(v, second)} if second in v else {}
+        return getattr(Force, kind)(owner, _path(ctx, refs, v, name), name=name,
+                                    default_activation=ctx.number(v, "default_activation"),
+                                    excitation=ctx.number(v, "excitation") if "excitation" in v else 0.0,
+                                    excitation_functions=list(functions) if functions else (), **extra, **props)
+
+    def prop(k):
+        return lambda f: f.get_properties()[k]
+
+    def flag(k):
+        return lambda f: True if f.get_properties()[k] else None
+
+    extras = _PATH_EXTRAS + [(k, prop(k)) for k in numbers] + [(k, flag(k)) for k in flags] + [
+        ("default_activation", lambda f: f._default_state("activation")),
+        (second, lambda f: f._default_state("fiber_length")),
+        ("excitation", lambda f: f._default_excitation or None),
+        ("excitation_functions", lambda f: list(f.get_excitation_functions()) or None)]
+    _builtin("Force." + kind, getattr(Force, kind), "force", build, refs=_PATH_REFS,
+             many=["point_bodies", "point_coordinate_bodies"], extras=extras)
+
+
+def _millard_numbers() -> tuple:
+    from ..multibody.forces import _millard
+    return MILLARD_PROPERTIES + tuple(f"{c}_{k}" for c, names in _millard.CURVES.items() for k in names)
+
+
+_law_muscle("Millard2012EquilibriumMuscle", _millard_numbers(), "default_fiber_length")
+_law_muscle("DeGrooteFregly2016Muscle", DEGROOTE_PROPERTIES, "default_normalized_tendon_force")

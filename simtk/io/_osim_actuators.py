@@ -28,6 +28,7 @@ import numpy as np
 from simtk import MobilizedBody, State
 
 from ._osim_elements import element_of
+from ._osim_paths import MUSCLE_KINDS
 from ._osim_reader import _FUNCTION_TAGS, _clean_name, _Element, _flag_note, _or, _Reader
 
 __all__ = ["OsimActuator"]
@@ -188,7 +189,7 @@ class Actuators:
         # muscles take a controller's functions as excitation functions of their own
         muscles = {n: out.force_elements[n][0] for n in names if n not in out.actuators
                    and len(out.force_elements.get(n, ())) == 1
-                   and out.force_elements[n][0].kind == "Force.Thelen2003Muscle"}
+                   and out.force_elements[n][0].kind in MUSCLE_KINDS}
         missing = [n for n in names if n not in out.actuators and n not in muscles]
         if missing:
             # muscles and other actuators simtk does not build: the controller is not built either

@@ -244,12 +244,12 @@ class OsimModel(LoadedModel):
     # ------------------------------------------------------------------ muscles
     @property
     def muscles(self) -> dict:
-        """The model's muscles (``Force.Thelen2003Muscle``), by OpenSim name. Their
+        """The model's muscles (``Force.Thelen2003Muscle``, ``Force.Millard2012EquilibriumMuscle``,
+        ``Force.DeGrooteFregly2016Muscle``), by OpenSim name. Their
         ``compute_moment_arm(state, coordinate)`` also takes an OpenSim coordinate name."""
-        from simtk import Force  # (the io package imports simtk's elements lazily)
+        from simtk.multibody.forces._muscle import _Muscle  # (the io package imports simtk's elements lazily)
 
-        found = {k: v[0] for k, v in self.force_elements.items()
-                 if len(v) == 1 and isinstance(v[0], Force.Thelen2003Muscle)}
+        found = {k: v[0] for k, v in self.force_elements.items() if len(v) == 1 and isinstance(v[0], _Muscle)}
         for m in found.values():
             m._coordinate_names = self._coordinate_of_name
         return found

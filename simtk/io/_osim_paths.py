@@ -1,4 +1,5 @@
-"""PathSpring, PathActuator and Thelen2003Muscle of an .osim file, with their GeometryPath.
+"""PathSpring, PathActuator and the muscles (Thelen2003Muscle, Millard2012EquilibriumMuscle,
+DeGrooteFregly2016Muscle) of an .osim file, with their GeometryPath.
 
 A GeometryPath's PathPointSet becomes a simtk `GeometryPath`: PathPoint, ConditionalPathPoint (its
 range widened by OpenSim's 1e-5, ``ConditionalPathPoint::isActive``) and MovingPathPoint (its
@@ -31,7 +32,10 @@ from ._osim_reader import _FRAME_TAGS, _clean_name, _Element, _flag_note, _or, _
 
 __all__ = ["PATH_FORCES", "build_path_force"]
 
-PATH_FORCES = ("PathSpring", "PathActuator", "Thelen2003Muscle")
+PATH_FORCES = ("PathSpring", "PathActuator", "Thelen2003Muscle", "Millard2012EquilibriumMuscle",
+               "DeGrooteFregly2016Muscle")
+#: the muscles' kinds in simtk's model description
+MUSCLE_KINDS = ("Force.Thelen2003Muscle", "Force.Millard2012EquilibriumMuscle", "Force.DeGrooteFregly2016Muscle")
 #: Thelen2003Muscle's properties simtk's muscle takes, by OpenSim name (its other Muscle properties are
 #: read too, below)
 THELEN_PROPERTIES = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
@@ -51,6 +55,26 @@ _PROPS = {
                          "default_activation", "default_fiber_length", "ignore_tendon_compliance",
                          "ignore_activation_dynamics", *THELEN_PROPERTIES},
 }
+#: Millard2012EquilibriumMuscle's plain properties (its curves' are ``<Curve>_<property>``)
+MILLARD_PROPERTIES = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
+                      "pennation_angle_at_optimal", "max_contraction_velocity", "fiber_damping",
+                      "activation_time_constant", "deactivation_time_constant", "minimum_activation",
+                      "maximum_pennation_angle")
+DEGROOTE_PROPERTIES = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length",
+                       "pennation_angle_at_optimal", "max_contraction_velocity", "activation_time_constant",
+                       "deactivation_time_constant", "active_force_width_scale", "fiber_damping",
+                       "passive_fiber_strain_at_one_norm_force", "tendon_strain_at_one_norm_force",
+                       "activation_dynamics_smoothing")
+#: the muscles' boolean properties (True or left out in the description)
+FLAGS = {"Millard2012EquilibriumMuscle": ("ignore_tendon_compliance", "ignore_activation_dynamics"),
+         "DeGrooteFregly2016Muscle": ("ignore_tendon_compliance", "ignore_activation_dynamics",
+                                      "ignore_passive_fiber_force")}
+_MUSCLE_PROPS = {"GeometryPath", "optimal_force", "min_control", "max_control", "appliesForce", "default_activation"}
+_PROPS["Millard2012EquilibriumMuscle"] = {*_MUSCLE_PROPS, *MILLARD_PROPERTIES, *FLAGS["Millard2012EquilibriumMuscle"],
+                                          "default_fiber_length", "ActiveForceLengthCurve", "ForceVelocityCurve",
+                                          "FiberForceLengthCurve", "TendonForceLengthCurve"}
+_PROPS["DeGrooteFregly2016Muscle"] = {*_MUSCLE_PROPS, *DEGROOTE_PROPERTIES, *FLAGS["DeGrooteFregly2016Muscle"],
+                                      "default_normalized_tendon_force", "tendon_compliance_dynamics_mode"}
 #: OpenSim's tolerance on a ConditionalPathPoint's range (ConditionalPathPoint::isActive)
 _RANGE_TOLERANCE = 1e-5
 
@@ -243,9 +267,41 @@ def build_path_force(r: _Reader, out, el: _Element) -> None:
         items.update({k: r.number(el, k, _THELEN_DEFAULTS[k]) for k in THELEN_PROPERTIES})
         items.update(default_activation=r.number(el, "default_activation", 0.05),
                      default_fiber_length=r.number(el, "default_fiber_length", 0.1))
+    elif el.tag in FLAGS:
+        if not _muscle_items(r, el, items):
+            return
     else:
         items.update(optimal_force=r.number(el, "optimal_force", 1.0))
     desc = out.desc
     made = desc.add("Force." + el.tag, out.forces, desc.unique_name(out.forces, _clean_name(name)), line=el.line,
                     element=element_of(el), disabled=None if r.boolean(el, "appliesForce", True) else True, **items)
     out.force_elements[name] = [made]
+
+
+def _muscle_items(r: _Reader, el: _Element, items: dict) -> bool:
+    """A Millard2012EquilibriumMuscle's or DeGrooteFregly2016Muscle's properties (the ones present:
+    the element's defaults are OpenSim's), or False (noted) for what simtk does not model."""
+    from ..multibody.forces import _millard
+
+    for flag in FLAGS[el.tag]:
+        if r.boolean(el, flag, False):
+            items[flag] = True
+    items["default_activation"] = r.number(el, "default_activation", 0.05 if el.tag.startswith("Millard") else 0.5)
+    if el.tag == "DeGrooteFregly2016Muscle":
+        mode = r.string(el, "tendon_compliance_dynamics_mode", required=False) or "explicit"
+        if mode != "explicit" and not items.get("ignore_tendon_compliance"):
+            _flag_note(r.notes, el, f"tendon_compliance_dynamics_mode is {mode!r}, which simtk does not model")
+            return False
+        items.update({k: r.number(el, k) for k in DEGROOTE_PROPERTIES if r.child(el, k) is not None})
+        items["default_normalized_tendon_force"] = r.number(el, "default_normalized_tendon_force", 0.5)
+        return True
+    items.update({k: r.number(el, k) for k in MILLARD_PROPERTIES if r.child(el, k) is not None})
+    # (OpenSim's default is 0.1 m whatever the optimal fiber length: it is constructed before that is set)
+    items["default_fiber_length"] = r.number(el, "default_fiber_length", 0.1)
+    for curve, names in _millard.CURVES.items():
+        holder = r.child(el, curve)
+        for k in names:
+            c = r.child(holder, k) if holder is not None else None
+            if c is not None and r._text(c):  # (an empty optional property: OpenSim's fitted value)
+                items[f"{curve}_{k}"] = r.number(holder, k)
+    return True

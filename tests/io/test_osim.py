@@ -428,8 +428,10 @@ def test_muscle_gives_one_warning(tmp_path):
     rng = np.random.default_rng(61)
     model = new_model()
     b = add_chain(model, rng, [osim.PinJoint, osim.PinJoint])
-    # (Thelen2003Muscles are built now: a Millard2012EquilibriumMuscle is not yet)
-    muscle = osim.Millard2012EquilibriumMuscle("biceps", 200.0, 0.1, 0.2, 0.0)
+    # (Thelen, Millard and explicit DeGrooteFregly muscles are built now: implicit tendon dynamics are not)
+    muscle = osim.DeGrooteFregly2016Muscle()
+    muscle.setName("biceps")
+    muscle.set_tendon_compliance_dynamics_mode("implicit")
     muscle.addNewPathPoint("origin", model.getGround(), v3([0, 0.1, 0]))
     muscle.addNewPathPoint("insertion", b[1], v3([0, 0.1, 0]))
     model.addForce(muscle)
@@ -441,7 +443,7 @@ def test_muscle_gives_one_warning(tmp_path):
     mine = [w for w in caught if "not built" in str(w.message)]
     assert len(mine) == 1, [str(w.message) for w in caught]
     text = str(mine[0].message)
-    for word in ("biceps", "Millard2012EquilibriumMuscle", "knee_marker", "Marker", str(path)):
+    for word in ("biceps", "DeGrooteFregly2016Muscle", "implicit", "knee_marker", "Marker", str(path)):
         assert word in text
     assert "biceps" not in m.force_elements and "jb2_coord_0" in m.coordinates
 

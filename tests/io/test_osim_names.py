@@ -62,7 +62,7 @@ ARM = f"""<?xml version="1.0" encoding="UTF-8" ?>
 <ForceSet name="forceset"><objects>
 <PointToPointSpring name="tendon"><socket_body1>/bodyset/upper</socket_body1><socket_body2>/bodyset/lower</socket_body2>
 <point1>0 0 0</point1><point2>0 -0.1 0</point2><stiffness>50</stiffness><rest_length>0.1</rest_length></PointToPointSpring>
-<Millard2012EquilibriumMuscle name="biceps"><max_isometric_force>100</max_isometric_force></Millard2012EquilibriumMuscle>
+<RigidTendonMuscle name="biceps"><max_isometric_force>100</max_isometric_force></RigidTendonMuscle>
 </objects></ForceSet>
 </Model></OpenSimDocument>
 """
@@ -111,7 +111,7 @@ def test_opensim_set_paths_reach_simtk_elements_listed_once(arm):
 
 
 def test_an_element_not_built_is_named_with_the_reason(arm):
-    with pytest.raises(ComponentNotFoundError, match=r"biceps.*not build.*Millard2012EquilibriumMuscle"):
+    with pytest.raises(ComponentNotFoundError, match=r"biceps.*not build.*RigidTendonMuscle"):
         arm.system.get_component("/forceset/biceps")
     with pytest.raises(ComponentNotFoundError, match="'/jointset/elbow' has no component named 'knee'"):
         arm.system.get_component("/jointset/elbow/knee")

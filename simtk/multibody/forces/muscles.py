@@ -15,19 +15,19 @@ yet a compiled kind, and the batch kernels refuse it by name.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ... import _core
 from ...common.errors import NonFiniteForceError
 from ...common.function import Function
-from ...common.output import output
 from ...common.stage import Stage
 from ...common.state import State
 from . import _thelen
+from ._muscle import _Muscle, _MusclesPacked, _number
 from .builtin_forces import _element
-from .paths import _CODES, GeometryPath, _PathForce
+from .paths import _CODES, GeometryPath
 
 __all__: list[str] = []
 
@@ -35,32 +35,8 @@ _K = _core._k
 _INPUT_LAW = float(_CODES["input"])
 
 
-def _number(x: Any, what: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what}: expected a finite number, got {x!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{what}: expected a finite number, got {x!r}")
-    return v
-
-
-class _MusclesPacked:
-    """The enabled muscles of one kind in an instance: their paths as one compiled GeometryPath set
-    whose tension of element k is input k (the muscle's tendon force, computed at each evaluation)."""
-
-    __slots__ = ("fs", "elements")
-
-    def __init__(self, fs, elements: list):
-        self.fs = fs
-        self.elements = list(elements)
-
-    def __deepcopy__(self, memo):
-        return self  # never changed after Instance: copies of a State share it
-
-
 @_element("Thelen2003Muscle")
-class _Thelen2003Muscle(_PathForce):
+class _Thelen2003Muscle(_Muscle):
     """OpenSim's Thelen2003Muscle along ``path``: first-order activation dynamics, an elastic tendon,
     a fiber at constant pennation height, Thelen's (2003) force-length and force-velocity curves.
 
@@ -118,105 +94,18 @@ class _Thelen2003Muscle(_PathForce):
             default_fiber_length, f"{where}: default_fiber_length")
         if not l0 > 0.0:
             raise ValueError(f"{where}: default_fiber_length = {l0!r}: must be greater than zero")
-        e0 = self._excitation_value(excitation, f"{where}: excitation")
-        functions = list(excitation_functions)
-        for k, f in enumerate(functions):
-            if not isinstance(f, Function) or f.get_argument_size() != 1:
-                raise TypeError(f"{where}: excitation_functions[{k}]: expected a Function of time (one argument), "
-                                f"got {f!r}")
-        self._excitation_functions = tuple(functions)
         self._params = params
-        self._defaults = {"activation": a0, "fiber_length": l0}
-        self._default_excitation = e0
-        super().__init__(forces, path)
-        if name is not None:
-            self.set_name(name)
-        self.add_state_variable("activation", a0)
-        self.add_state_variable("fiber_length", l0)
-        self.add_discrete_variable("excitation", Stage.Dynamics, e0)
-
-    @staticmethod
-    def _excitation_value(x: Any, what: str) -> float:
-        v = _number(x, what)
-        if not 0.0 <= v <= 1.0:
-            raise ValueError(f"{what}: an excitation must be in [0, 1], got {x!r}")
-        return v
+        self._init_muscle(forces, path, name, where, {"activation": a0, "fiber_length": l0}, excitation,
+                          excitation_functions)
 
     # ------------------------------------------------------------------ properties
     def get_properties(self) -> dict:
         """OpenSim's properties of this muscle, by name."""
         return {k: getattr(self._params, k) for k in _thelen.ThelenParams.__dataclass_fields__}
 
-    def get_max_isometric_force(self) -> float:
-        """F_max (N)."""
-        return self._params.max_isometric_force
-
-    def get_optimal_fiber_length(self) -> float:
-        """l_opt (m)."""
-        return self._params.optimal_fiber_length
-
-    def get_tendon_slack_length(self) -> float:
-        """The tendon's slack length (m)."""
-        return self._params.tendon_slack_length
-
     def get_minimum_fiber_length(self) -> float:
         """The fiber length below which it is clamped (m)."""
         return self._params.min_fiber_length
-
-    def compute_moment_arm(self, state: State, coordinate: Any) -> float:
-        """The path's moment arm about ``coordinate``: (mobod, which_q), or a coordinate's name when
-        the muscle was read from an OpenSim model (``OsimModel.muscles``)."""
-        if isinstance(coordinate, str):
-            resolve = getattr(self, "_coordinate_names", None)
-            if resolve is None:
-                raise TypeError(f"{self!r}.compute_moment_arm: a coordinate name needs a muscle of an OpenSim "
-                                "model; give (mobod, which_q)")
-            coordinate = resolve(coordinate)
-        return self._path.compute_moment_arm(state, coordinate)
-
-    def _default_state(self, name: str) -> float:
-        return self._defaults[name]
-
-    # ------------------------------------------------------------------ state
-    def _z(self, state: State, name: str) -> float:
-        sub, i = self._slot(name, "state_variable")
-        return float(sub.get_z(state)[i])
-
-    def get_activation(self, state: State) -> float:
-        """The activation state variable."""
-        return self._z(state, "activation")
-
-    def set_activation(self, state: State, value: float) -> None:
-        """Set the activation state variable (invalidates Dynamics)."""
-        self.set_state_variable_value(state, "activation", _number(value, f"{self!r}.set_activation: value"))
-
-    def get_fiber_length(self, state: State) -> float:
-        """The fiber-length state variable (m)."""
-        return self._z(state, "fiber_length")
-
-    def set_fiber_length(self, state: State, value: float) -> None:
-        """Set the fiber-length state variable (invalidates Dynamics)."""
-        v = _number(value, f"{self!r}.set_fiber_length: value")
-        if not v > 0.0:
-            raise ValueError(f"{self!r}.set_fiber_length: a fiber length must be greater than zero, got {value!r}")
-        self.set_state_variable_value(state, "fiber_length", v)
-
-    def get_excitation(self, state: State) -> float:
-        """The excitation: the one held in ``state`` plus the excitation functions at its time."""
-        e = float(self.get_discrete_variable_value(state, "excitation"))
-        if self._excitation_functions:
-            t = np.array([state.get_time()])
-            e += sum(float(f.calc_value(t)) for f in self._excitation_functions)
-        return e
-
-    def get_excitation_functions(self) -> tuple:
-        """The functions of time added to the held excitation."""
-        return self._excitation_functions
-
-    def set_excitation(self, state: State, value: float) -> None:
-        """Hold ``value`` in [0, 1] as the excitation (invalidates Dynamics; refused outside [0, 1])."""
-        self.set_discrete_variable_value(state, "excitation",
-                                         self._excitation_value(value, f"{self!r}.set_excitation: value"))
 
     # ------------------------------------------------------------------ the law at a state
     def _info(self, state: State, L: float | None = None, Ldot: float | None = None) -> _thelen.ThelenInfo:
@@ -227,38 +116,6 @@ class _Thelen2003Muscle(_PathForce):
                                     L, Ldot)
         except (ArithmeticError, ValueError) as exc:
             raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state ({exc})", self) from None
-
-    def get_tendon_force(self, state: State) -> float:
-        """The tendon force, which is the tension along the path (N; needs Velocity)."""
-        return self._info(state).tendon_force
-
-    def get_tension(self, state: State) -> float:
-        """The tension along the path: the tendon force."""
-        return self.get_tendon_force(state)
-
-    def get_fiber_force(self, state: State) -> float:
-        """The fiber force, active and passive (N; needs Velocity)."""
-        return self._info(state).fiber_force
-
-    def get_active_fiber_force(self, state: State) -> float:
-        """a f_L f_V F_max (N; needs Velocity)."""
-        return self._info(state).active_fiber_force
-
-    def get_passive_fiber_force(self, state: State) -> float:
-        """f_PE F_max (N; needs Position)."""
-        return self._info(state).passive_fiber_force
-
-    def get_fiber_velocity(self, state: State) -> float:
-        """d(fiber length)/dt from the force-velocity curve (m/s; needs Velocity)."""
-        return self._info(state).fiber_velocity
-
-    def get_tendon_length(self, state: State) -> float:
-        """Path length minus the fiber's length along the tendon (m; needs Position)."""
-        return self._info(state).tendon_length
-
-    def get_pennation_angle(self, state: State) -> float:
-        """The fiber's pennation angle (rad; needs Position)."""
-        return self._info(state).pennation_angle
 
     def get_activation_rate(self, state: State) -> float:
         """da/dt at the held excitation."""
@@ -274,31 +131,6 @@ class _Thelen2003Muscle(_PathForce):
         except (ArithmeticError, ValueError) as exc:
             raise ArithmeticError(f"{self!r}: no fiber equilibrium: {exc}") from None
         self.set_fiber_length(state, lce)
-
-    @output(Stage.Velocity, float, name="tendon_force")
-    def _output_tendon_force(self, state) -> float:
-        """The tendon force."""
-        return self.get_tendon_force(state)
-
-    @output(Stage.Velocity, float, name="fiber_force")
-    def _output_fiber_force(self, state) -> float:
-        """The fiber force."""
-        return self.get_fiber_force(state)
-
-    @output(Stage.Velocity, float, name="fiber_velocity")
-    def _output_fiber_velocity(self, state) -> float:
-        """The fiber velocity."""
-        return self.get_fiber_velocity(state)
-
-    @output(Stage.Position, float, name="activation_value")
-    def _output_activation(self, state) -> float:
-        """The activation."""
-        return self.get_activation(state)
-
-    @output(Stage.Position, float, name="fiber_length_value")
-    def _output_fiber_length(self, state) -> float:
-        """The fiber length."""
-        return self.get_fiber_length(state)
 
     # ------------------------------------------------------------------ bulk protocol
     @classmethod
@@ -343,6 +175,6 @@ def equilibrate_muscles(system, state: State) -> None:
     (OpenSim's Model::equilibrateMuscles)."""
     for sub in system.get_force_subsystems():
         for f in getattr(sub, "_forces", ()):
-            if isinstance(f, _Thelen2003Muscle) and not f.is_disabled(state):
+            if isinstance(f, _Muscle) and not f.is_disabled(state):
                 system.realize(state, Stage.Velocity)
                 f.compute_initial_fiber_equilibrium(state)

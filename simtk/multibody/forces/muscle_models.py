@@ -1,0 +1,198 @@
+"""Muscle elements whose law is a strategy object: ``Force.Millard2012EquilibriumMuscle`` (``_millard``)
+and ``Force.DeGrooteFregly2016Muscle`` (``_degroote``), with the API of ``Force.Thelen2003Muscle``.
+
+Their state variables are OpenSim's: ``activation`` unless activation dynamics are ignored, and the
+fiber's state when the tendon is elastic (``fiber_length`` for Millard, ``normalized_tendon_force``
+for DeGroote-Fregly's explicit tendon dynamics); the excitation is held in the State as for every
+muscle. Evaluated as the Thelen muscle is: paths measured in one compiled call, each law once in
+Python, the tensions applied in one compiled call.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...common.function import Function
+from ...common.state import State
+from . import _degroote, _millard
+from ._muscle import _LawMuscle, _number
+from .builtin_forces import _element
+from .paths import GeometryPath
+
+__all__: list[str] = []
+
+
+def _law_values(where: str, fields, values: dict) -> dict:
+    out = {}
+    for k, v in values.items():
+        if k not in fields:
+            raise TypeError(f"{where}: unknown property {k!r} (known: {', '.join(sorted(fields))})")
+        if isinstance(v, bool) or v is None:
+            out[k] = v
+        else:
+            out[k] = _number(v, f"{where}: {k}")
+    return out
+
+
+class _StrategyMuscle(_LawMuscle):
+    _law_module = _millard
+
+    def _setup(self, forces, path, where, name, values: dict, default_activation, default_fiber_length,
+               excitation, excitation_functions) -> None:
+        mod = self._law_module
+        params = mod.make_params(_law_values(where, mod.PARAMS.__dataclass_fields__, values), where)
+        law = mod.LAW(params, where)
+        a0 = _number(default_activation, f"{where}: default_activation")
+        l0 = params.optimal_fiber_length if default_fiber_length is None else _number(
+            default_fiber_length, f"{where}: default_fiber_length")
+        if not l0 > 0.0:
+            raise ValueError(f"{where}: default_fiber_length = {l0!r}: must be greater than zero")
+        self._mlaw = law
+        self._params = params
+        self._default_values = {"activation": a0, "fiber_length": l0}
+        self._init_muscle(forces, path, name, where, law.defaults(a0, l0), excitation, excitation_functions)
+
+    def _default_state(self, name: str) -> float:
+        return self._default_values[name]
+
+
+@_element("Millard2012EquilibriumMuscle")
+class _Millard2012EquilibriumMuscle(_StrategyMuscle):
+    """OpenSim's Millard2012EquilibriumMuscle along ``path``: quintic Bézier force-length,
+    force-velocity, passive and tendon curves, an elastic or rigid tendon, optional fiber damping,
+    first-order activation dynamics, a fiber at constant pennation height.
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+        The subsystem that holds the element.
+    path : GeometryPath
+        The muscle-tendon path; its tension is the tendon force.
+    max_isometric_force, optimal_fiber_length, tendon_slack_length : float
+        Greater than zero (N, m, m).
+    pennation_angle_at_optimal : float
+        In [0, pi/2) (rad).
+    name : str, optional
+        The element's name (its path is ``/<forces>/<name>``), named in errors.
+    default_activation : float
+        The activation a new State starts with (OpenSim's ``default_activation``, 0.05).
+    default_fiber_length : float, optional
+        The fiber length a new State starts with (default: ``optimal_fiber_length``).
+    excitation : float
+        The excitation a new State holds, in [0, 1].
+    excitation_functions : sequence of Function
+        Functions of time added to the held excitation (a PrescribedController's).
+    **properties : float or bool
+        OpenSim's other properties by name: ``max_contraction_velocity`` (10 l_opt/s),
+        ``fiber_damping`` (0.1; below 0.001 the undamped model), ``activation_time_constant``
+        (0.01 s), ``deactivation_time_constant`` (0.04 s), ``minimum_activation`` (0.01),
+        ``maximum_pennation_angle`` (acos 0.1), ``ignore_tendon_compliance`` (False: then the state
+        ``fiber_length``), ``ignore_activation_dynamics`` (False: then the state ``activation``), and
+        the curves' properties as ``<Curve>_<property>``, e.g. ``ActiveForceLengthCurve_minimum_value``,
+        ``TendonForceLengthCurve_strain_at_one_norm_force`` (``_millard.CURVES`` lists them).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A property out of OpenSim's range (a negative optimal fiber length, a curve that cannot be
+        built, ...), an excitation outside [0, 1], an unknown property; the muscle is named and
+        nothing is added.
+    """
+
+    _law_module = _millard
+
+    def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
+                 tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
+                 default_activation: float = 0.05, default_fiber_length: float | None = None,
+                 excitation: float = 0.0, excitation_functions: Sequence[Function] = (), **properties):
+        where = f"Force.Millard2012EquilibriumMuscle {name!r}" if name is not None else \
+            "Force.Millard2012EquilibriumMuscle"
+        values = dict(max_isometric_force=max_isometric_force, optimal_fiber_length=optimal_fiber_length,
+                      tendon_slack_length=tendon_slack_length, pennation_angle_at_optimal=pennation_angle_at_optimal,
+                      **properties)
+        self._setup(forces, path, where, name, values, default_activation, default_fiber_length, excitation,
+                    excitation_functions)
+
+    def get_fiber_damping(self) -> float:
+        """The fiber's damping coefficient in use (0 for the undamped model)."""
+        return self._mlaw.beta
+
+    def set_fiber_length(self, state: State, value: float) -> None:
+        """Set the fiber-length state variable (refused with a rigid tendon, which has none)."""
+        if "fiber_length" not in self._state_names:
+            raise ValueError(f"{self!r}.set_fiber_length: a rigid-tendon muscle's fiber length follows its path; "
+                             "it is not a state variable")
+        super().set_fiber_length(state, value)
+
+
+@_element("DeGrooteFregly2016Muscle")
+class _DeGrooteFregly2016Muscle(_StrategyMuscle):
+    """OpenSim's DeGrooteFregly2016Muscle along ``path``: De Groote et al.'s (2016) analytic
+    active and passive force-length, force-velocity and tendon curves; an elastic tendon whose
+    state is ``normalized_tendon_force`` (OpenSim's explicit tendon dynamics), or a rigid one
+    (``ignore_tendon_compliance``); fiber damping; first-order activation dynamics (tanh-smoothed).
+
+    Parameters
+    ----------
+    forces : GeneralForceSubsystem
+        The subsystem that holds the element.
+    path : GeometryPath
+        The muscle-tendon path; its tension is the tendon force.
+    max_isometric_force, optimal_fiber_length, tendon_slack_length : float
+        Greater than zero (N, m, m).
+    pennation_angle_at_optimal : float
+        In [0, pi/2) (rad).
+    name : str, optional
+        The element's name, named in errors.
+    default_activation : float
+        The activation a new State starts with (0.5, OpenSim's default).
+    default_normalized_tendon_force : float
+        The normalized tendon force a new State starts with (0.5, OpenSim's default).
+    excitation : float
+        The excitation a new State holds, in [0, 1].
+    excitation_functions : sequence of Function
+        Functions of time added to the held excitation (a PrescribedController's).
+    **properties : float or bool
+        OpenSim's other properties by name (``_degroote.DeGrooteParams`` lists them and their
+        defaults): ``max_contraction_velocity``, ``activation_time_constant``,
+        ``deactivation_time_constant``, ``fiber_damping``, ``passive_fiber_strain_at_one_norm_force``,
+        ``tendon_strain_at_one_norm_force``, ``active_force_width_scale``, ``ignore_tendon_compliance``,
+        ``ignore_activation_dynamics``, ``ignore_passive_fiber_force``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        A property out of OpenSim's range, an excitation outside [0, 1], an unknown property; the
+        muscle is named and nothing is added.
+    """
+
+    _law_module = _degroote
+
+    def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
+                 tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
+                 default_activation: float = 0.5, default_normalized_tendon_force: float = 0.5,
+                 excitation: float = 0.0, excitation_functions: Sequence[Function] = (), **properties):
+        where = f"Force.DeGrooteFregly2016Muscle {name!r}" if name is not None else "Force.DeGrooteFregly2016Muscle"
+        values = dict(max_isometric_force=max_isometric_force, optimal_fiber_length=optimal_fiber_length,
+                      tendon_slack_length=tendon_slack_length, pennation_angle_at_optimal=pennation_angle_at_optimal,
+                      **properties)
+        self._setup(forces, path, where, name, values, default_activation, default_normalized_tendon_force,
+                    excitation, excitation_functions)
+
+    def get_normalized_tendon_force(self, state: State) -> float:
+        """The tendon force over F_max: its state variable (elastic tendon) or the law's."""
+        if "normalized_tendon_force" in self._state_names:
+            return self._z(state, "normalized_tendon_force")
+        return self.get_tendon_force(state) / self._params.max_isometric_force
+
+    def set_normalized_tendon_force(self, state: State, value: float) -> None:
+        """Set the normalized tendon force state variable (elastic tendon only)."""
+        if "normalized_tendon_force" not in self._state_names:
+            raise ValueError(f"{self!r}.set_normalized_tendon_force: a rigid-tendon muscle has no tendon-force "
+                             "state variable")
+        self.set_state_variable_value(state, "normalized_tendon_force",
+                                      _number(value, f"{self!r}.set_normalized_tendon_force: value"))
+
+    def set_fiber_length(self, state: State, value: float) -> None:
+        """Refused: a DeGrooteFregly2016Muscle's fiber length follows from its path and tendon force."""
+        raise ValueError(f"{self!r}.set_fiber_length: the fiber length is not a state variable of a "
+                         "DeGrooteFregly2016Muscle (set its normalized_tendon_force, or equilibrate it)")
