@@ -364,7 +364,7 @@ _builtin("Force.PathActuator", Force.PathActuator, "force", _path_actuator, refs
          extras=_PATH_EXTRAS + [("optimal_force", lambda f: f.get_optimal_force()),
                                 ("control", lambda f: f._default_control or None)])
 _builtin("Force.Thelen2003Muscle", Force.Thelen2003Muscle, "force", _thelen, refs=_PATH_REFS,
-         many=["point_bodies", "point_coordinate_bodies"],
+         many=["point_bodies", "point_coordinate_bodies", "wrap_bodies"], optional=["wrap_bodies"],
          extras=_PATH_EXTRAS + [(k, (lambda k: lambda f: f.get_properties()[k])(k)) for k in THELEN_PROPERTIES] + [
              ("default_activation", lambda f: f._default_state("activation")),
              ("default_fiber_length", lambda f: f._default_state("fiber_length")),
@@ -401,7 +401,7 @@ def _law_muscle(kind: str, numbers: tuple, second: str):
         ("excitation", lambda f: f._default_excitation or None),
         ("excitation_functions", lambda f: list(f.get_excitation_functions()) or None)]
     _builtin("Force." + kind, getattr(Force, kind), "force", build, refs=_PATH_REFS,
-             many=["point_bodies", "point_coordinate_bodies"], extras=extras)
+             many=["point_bodies", "point_coordinate_bodies", "wrap_bodies"], optional=["wrap_bodies"], extras=extras)
 
 
 def _millard_numbers() -> tuple:
