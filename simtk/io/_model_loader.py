@@ -157,6 +157,8 @@ class _Context:
                                  f"{', '.join(k for k, _ in spec.params)})", x.items[unknown[0]][1])
             kwargs = {}
             for k, kind in spec.params:
+                if k not in x.items and _has_default(spec.cls, k):
+                    continue  # a parameter added later (GCVSpline's error_variance): files without it still load
                 if k not in x.items:
                     raise self.error(f"{where}: missing {k}= (it takes {', '.join(p for p, _ in spec.params)})",
                                      x.line)
@@ -676,3 +678,10 @@ class _GroundNode(_Node):
 
 
 _GROUND = _GroundNode("MobilizedBody.Ground", 0)
+
+
+def _has_default(cls: type, name: str) -> bool:
+    """Whether ``cls``'s constructor gives parameter ``name`` a default."""
+    import inspect
+    p = inspect.signature(cls).parameters.get(name)
+    return p is not None and p.default is not inspect.Parameter.empty

@@ -411,7 +411,7 @@ def _register_osim_functions() -> None:
     # families, by calling the class with its parameters() ("text" items are strings)
     from ._osim_functions import ExpressionFunction, GCVSplineFunction, MultivariatePolynomialFunction
     _builtin("OpenSim.GCVSpline", GCVSplineFunction, "function", None,
-             params=(("x", "vector"), ("y", "vector"), ("degree", "index")))
+             params=(("x", "vector"), ("y", "vector"), ("degree", "index"), ("error_variance", "number")))
     _builtin("OpenSim.MultivariatePolynomial", MultivariatePolynomialFunction, "function", None,
              params=(("coefficients", "vector"), ("dimension", "index"), ("order", "index")))
     _builtin("OpenSim.Expression", ExpressionFunction, "function", None,

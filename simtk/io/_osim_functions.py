@@ -244,14 +244,19 @@ class _PiecewiseConstant(Function):
 
 
 class GCVSplineFunction(Function):
-    """OpenSim's ``GCVSpline`` with ``error_variance`` 0: the natural interpolating spline of odd degree.
+    """OpenSim's ``GCVSpline``: the natural spline of odd degree GCVSPL fits, interpolating or smoothing.
 
-    OpenSim 4.6 fits it with Simbody's GCVSPL (Woltring's generalized cross-validation spline), which
-    with error variance 0 interpolates: the spline of degree 2m - 1 (m the ``half_order``) through every
-    point whose derivatives of orders m to 2m - 2 vanish at both ends ("natural"). Outside the points
-    it continues as the polynomial of degree m - 1 that the end conditions leave (a constant for degree
-    1, a line for degree 3), as GCVSPL's evaluation does. Here it is solved directly as a B-spline
-    with those end conditions, then held as Taylor polynomials on the intervals, plus the two end
+    OpenSim 4.6 fits it with Simbody's GCVSPL (Woltring's generalized cross-validation spline, all
+    weights 1; OpenSim's ``weights`` property is not passed on). With ``error_variance`` 0 it interpolates:
+    the spline of degree 2m - 1 (m the ``half_order``) through every point whose derivatives of orders m
+    to 2m - 2 vanish at both ends ("natural"). With a positive error variance it smooths: the natural
+    spline minimizing ``sum (y_i - s(x_i))^2 + p * integral (s^(m))^2``, p chosen by GCVSPL's search
+    to minimize the predicted true mean-squared error for that variance; with a negative one p minimizes
+    the generalized cross-validation function (the variance estimated). `simtk.io._gcvspl` repeats
+    that search; the spline is then the natural one through the smoothed values. Outside the points it
+    continues as the polynomial of degree m - 1 that the end conditions leave (a constant for degree 1,
+    a line for degree 3), as GCVSPL's evaluation does. Here it is solved directly as a B-spline with
+    those end conditions, then held as Taylor polynomials on the intervals, plus the two end
     polynomials as extra pieces. Every derivative order is available.
 
     Parameters
@@ -260,12 +265,13 @@ class GCVSplineFunction(Function):
         Strictly increasing finite abscissae and finite values; n >= degree + 1 (GCVSPL's n >= 2m).
     degree : int
         1, 3, 5 or 7.
+    error_variance : float
+        0 (interpolation, the default), > 0 (the data's known error variance) or < 0 (estimated).
     """
 
-    def __init__(self, x: Sequence[float], y: Sequence[float], degree: int = 5):
+    def __init__(self, x: Sequence[float], y: Sequence[float], degree: int = 5, error_variance: float = 0.0):
         import math
 
-        from scipy.interpolate import make_interp_spline
         if degree not in (1, 3, 5, 7):
             raise ValueError(f"GCVSpline: degree {degree} is not 1, 3, 5 or 7 (half_order 1 to 4)")
         x = np.asarray(x, dtype=float).reshape(-1)
@@ -282,9 +288,27 @@ class GCVSplineFunction(Function):
             i = int(np.flatnonzero(np.diff(x) <= 0)[0])
             raise ValueError(f"GCVSpline: x must be strictly increasing, but x[{i}] = {x[i]} and "
                              f"x[{i + 1}] = {x[i + 1]}")
-        k = degree
+        variance = float(error_variance)
+        if not math.isfinite(variance):
+            raise ValueError(f"GCVSpline: error_variance must be finite, got {error_variance}")
+        self._x, self._y, self._k, self._variance = x, y, degree, variance
+        # GCVSPL with variance 0 ends its search at p = 1e-15 / el (its lower bound), which moves the
+        # values by ~1e-15 of their scale: interpolating is that limit
+        self._p = 0.0
+        values = y
+        if variance != 0.0:
+            from ._gcvspl import smoothing_fit
+            values, self._p = smoothing_fit(x, y, m, variance)
+        self._build(x, values, degree)
+
+    def _build(self, x: np.ndarray, values: np.ndarray, k: int) -> None:
+        """The natural interpolating spline of degree k through (x, values), as pieces."""
+        import math
+
+        from scipy.interpolate import make_interp_spline
+        m = (k + 1) // 2
         natural = [(j, 0.0) for j in range(m, k)]
-        spl = make_interp_spline(x, y, k=k, bc_type=(natural, natural) if natural else None)
+        spl = make_interp_spline(x, values, k=k, bc_type=(natural, natural) if natural else None)
         # pieces: [x_0 - 1, x_0) the left end polynomial, the intervals, [x_{n-1}, x_{n-1} + 1) the right
         # one; below (above) the first (last) breakpoint its piece continues, which is exactly GCVSPL's
         bp = np.concatenate([[x[0] - 1.0], x, [x[-1] + 1.0]])
@@ -299,10 +323,14 @@ class GCVSplineFunction(Function):
             for r in range(m):
                 coef[row, r] = sum(d[j] * u0 ** (j - r) / (math.factorial(r) * math.factorial(j - r))
                                    for j in range(r, m))
-        self._x, self._y, self._k = x, y, k
         self._bp = bp.tolist()
         self._mid = mid.tolist()
         self._coef = [row.tolist() for row in coef]
+
+    @property
+    def smoothing_parameter(self) -> float:
+        """GCVSPL's p of the fit (0 for an interpolating spline)."""
+        return self._p
 
     def _piece(self, t: float) -> tuple[list, float]:
         import bisect
@@ -328,7 +356,7 @@ class GCVSplineFunction(Function):
 
     def parameters(self) -> dict:
         """The constructor's arguments (the model format rebuilds the spline from them)."""
-        return {"x": self._x, "y": self._y, "degree": self._k}
+        return {"x": self._x, "y": self._y, "degree": self._k, "error_variance": self._variance}
 
     def _compile(self, builder) -> int:
         if self._k > _CORE_SPLINE_DEGREE:

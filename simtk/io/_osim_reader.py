@@ -373,16 +373,16 @@ class _Reader:
         if not 1 <= m <= 4 or self.number(el, "half_order") != m:
             raise self.error(self.child(el, "half_order"), f"{where}: GCVSpline half_order must be 1, 2, 3 or 4 "
                                                            f"(degree 1, 3, 5, 7), got {self._text(self.child(el, 'half_order'))}")
+        # > 0: smoothing for that error variance, < 0: the variance estimated (GCVSPL's modes 3 and 2, as
+        # OpenSim chooses); <weights> is not read, as OpenSim fits with weights 1
         variance = self.number(el, "error_variance", 0.0)
-        if variance != 0.0:
-            # GCVSPL then smooths (p from the variance): not implemented, said rather than interpolated
-            raise self.error(self.child(el, "error_variance"), f"{where}: GCVSpline with error_variance "
-                                                               f"{variance} (a smoothing spline) is not supported; "
-                                                               "simtk reads error_variance 0 (interpolation)")
+        if not math.isfinite(variance):
+            raise self.error(self.child(el, "error_variance"), f"{where}: GCVSpline error_variance must be finite, "
+                                                               f"got {variance}")
         x = self.numbers(el, "x", None)
         y = self.numbers(el, "y", None)
         try:
-            return GCVSplineFunction(x, y, 2 * m - 1)
+            return GCVSplineFunction(x, y, 2 * m - 1, variance)
         except ValueError as exc:
             raise self.error(el, f"{where}: {exc}") from None
 
@@ -416,13 +416,10 @@ class _Reader:
 
     def unreadable_function(self, el: _Element) -> str | None:
         """The tag of a function in ``el`` (itself, or inside a MultiplierFunction) that simtk does not
-        read, such as a smoothing GCVSpline (error_variance not 0); None if it reads them all. (An element that can do without one, a
+        read; None if it reads them all. (An element that can do without one, a
         coupler or a prescription, is then listed in the warning instead of refusing the file.)"""
         if el.tag not in _FUNCTION_TAGS:
             return el.tag
-        ev = self.child(el, "error_variance") if el.tag == "GCVSpline" else None
-        if ev is not None and self._text(ev) not in ("0", "0.0", ""):
-            return "GCVSpline"  # a smoothing one
         if el.tag == "MultiplierFunction":
             holder = self.child(el, "function")
             for c in (holder if holder is not None else []):

@@ -42,9 +42,11 @@ MultiplierFunction, Sine,      Sine is ``Function.Sinusoid`` plus its offset, St
 StepFunction,                  ``Function.Step``, PiecewiseLinearFunction a degree-1
 PiecewiseLinearFunction,       ``Function.Spline``, PiecewiseConstantFunction y_k on
 PiecewiseConstantFunction      [x_k, x_k+1)
-GCVSpline                      with error_variance 0: the natural interpolating spline of degree
-                               2 half_order - 1 GCVSPL fits (`GCVSplineFunction`); a smoothing one
-                               (error_variance not 0) is not read (an `OsimFileError` says so)
+GCVSpline                      the natural spline of degree 2 half_order - 1 GCVSPL fits
+                               (`GCVSplineFunction`): interpolating with error_variance 0, smoothing
+                               for a positive one (GCVSPL's search for p repeated), the variance
+                               estimated by cross-validation for a negative one; <weights> is
+                               ignored, as OpenSim passes weights 1
 MultivariatePolynomialFunction `MultivariatePolynomialFunction`, ``ExpressionFunction`` (a Lepton
 ExpressionBasedFunction        parser, ``simtk.io._lepton``): where a place takes several arguments
                                (a coupler's independent coordinates, a TransformAxis's coordinates)

@@ -478,16 +478,15 @@ def test_bodies_without_a_path_to_ground_get_opensims_free_joints(tmp_path):
 
 
 def test_functions_simtk_does_not_read_leave_couplers_and_prescriptions_in_the_warning(tmp_path):
-    """A smoothing GCVSpline (error_variance not 0, which simtk does not read) in a coupler and in a
-    prescribed_function: the file loads, the coupler and the prescription are listed in the one
-    warning as not built (the file was refused); on a TransformAxis it stays an error naming it."""
+    """A function simtk does not read (a tag it does not know) in a coupler and in a prescribed_function:
+    the file loads, the coupler and the prescription are listed in the one warning as not built (the
+    file was refused); on a TransformAxis it stays an error naming it."""
     rng = np.random.default_rng(91)
     model = new_model()
     add_chain(model, rng, [osim.PinJoint, osim.PinJoint, osim.PinJoint])
     coupler(model, "jb1_coord_0", "jb2_coord_0", osim.LinearFunction(0.7, 0.1), "gcv_coupler")
     path = write(model, tmp_path)
-    gcv = ('<GCVSpline name="function"><half_order>3</half_order><error_variance>0.01</error_variance>'
-           '<x>-1 -0.5 0 0.5 1 1.5</x><y>0.3 0.1 0 0.1 0.3 0.6</y></GCVSpline>')
+    gcv = '<FutureFunction name="function"><x>-1 -0.5 0 0.5 1 1.5</x></FutureFunction>'
     text, n = re.subn(r"(<coupled_coordinates_function>)\s*<LinearFunction.*?</LinearFunction>",
                       lambda mo: mo.group(1) + gcv.replace(' name="function"', ""), path.read_text(), flags=re.S)
     assert n == 1
@@ -497,9 +496,9 @@ def test_functions_simtk_does_not_read_leave_couplers_and_prescriptions_in_the_w
     assert n == 1
     path.write_text(text)
     with pytest.warns(UserWarning, match=r"2 element\(s\) of the model were not built: jb3_coord_0 \(Coordinate, "
-                                         r"line \d+\): its prescribed_function <GCVSpline> is not one simtk reads; not "
+                                         r"line \d+\): its prescribed_function <FutureFunction> is not one simtk reads; not "
                                          r"prescribed; gcv_coupler \(CoordinateCouplerConstraint, line \d+\): its "
-                                         r"function <GCVSpline> is not one simtk reads; the constraint is not built"):
+                                         r"function <FutureFunction> is not one simtk reads; the constraint is not built"):
         m = load_osim(path)
     assert "gcv_coupler" not in m.constraints and m.coordinates["jb3_coord_0"].lock is None
     model, femur, tibia = femur_and_tibia(rng)
@@ -509,6 +508,6 @@ def test_functions_simtk_does_not_read_leave_couplers_and_prescriptions_in_the_w
                       gcv, path.read_text())
     assert n == 1
     path.write_text(text)
-    with pytest.raises(OsimFileError, match=r"CustomJoint 'cj' rotation1: GCVSpline with error_variance 0.01 \(a "
-                                            r"smoothing spline\) is not supported"):
+    with pytest.raises(OsimFileError, match=r"CustomJoint 'cj' rotation1: function type <FutureFunction> is not "
+                                            r"supported"):
         load_osim(path)

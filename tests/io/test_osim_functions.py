@@ -110,8 +110,8 @@ def test_gcv_spline_in_a_custom_joint_and_a_coupler_with_speeds(tmp_path):
 
 
 def test_gcv_spline_refusals_name_the_element_and_line(tmp_path):
-    """Too few points for the degree, and a smoothing (error_variance not 0) spline on a TransformAxis, are
-    refused naming the joint's axis and the line."""
+    """Too few points for the degree is refused naming the joint's axis and the line (a smoothing spline is
+    read: tests/io/test_osim_gcv_smoothing.py)."""
     rng = np.random.default_rng(5)
     model, femur, tibia = femur_and_tibia(rng)
     custom_joint(model, femur, tibia, [(0, ["k"], osim.LinearFunction(1.0, 0.0))])
@@ -123,10 +123,6 @@ def test_gcv_spline_refusals_name_the_element_and_line(tmp_path):
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "<GCVSpline" in t)
     with pytest.raises(OsimFileError, match=rf":{line}: CustomJoint 'cj' rotation1: GCVSpline: degree 5 "
                                             r"needs at least 6 points"):
-        load_osim(path)
-    smooth = gcv_xml(np.arange(6.0), np.sin(np.arange(6.0)), 3, 0.1)
-    path.write_text(re.sub(pat, smooth.replace("<GCVSpline>", '<GCVSpline name="function">'), base))
-    with pytest.raises(OsimFileError, match=r"rotation1: GCVSpline with error_variance 0.1 \(a smoothing spline\) is not supported"):
         load_osim(path)
     with pytest.raises(ValueError, match="at least 4 points"):
         GCVSplineFunction([0, 1, 2], [0, 1, 0], 3)
