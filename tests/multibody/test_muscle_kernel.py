@@ -115,13 +115,15 @@ def test_excitation_functions_of_time_are_compiled():
     assert "2 muscles are compiled" in text and "calls Python" not in text, text
 
 
-def _run(compiled: bool, t_end: float = 0.1):
+def _run(compiled: bool, t_end: float = 0.1, disable_right: bool = False):
     system, matter, block, muscles = _model(([Function.Linear([2.0, 0.0])], []))
     state = system.realize_topology()
     for mu, a, e in zip(muscles, (0.1, 0.5), (0.3, 0.2)):
         mu.set_activation(state, a)
         mu.set_excitation(state, e)
     equilibrate_muscles(system, state)
+    if disable_right:
+        muscles[1].disable(state)
     integ = RungeKuttaMersonIntegrator(system)
     integ.set_accuracy(1e-8)
     integ.set_use_compiled_loop(compiled)
@@ -132,13 +134,17 @@ def _run(compiled: bool, t_end: float = 0.1):
     return ts.get_state(), integ, text, muscles, block
 
 
-def test_compiled_loop_steps_muscles_natively_and_bitwise():
+@pytest.mark.parametrize("disable_right", [False, True])
+def test_compiled_loop_steps_muscles_natively_and_bitwise(disable_right):
     """The compiled loop integrates (q, u, z) with the muscles in the core (no Python part), and its
-    trajectory is the Python loop's bit for bit; the block moves and the activations follow."""
-    fast, integ_c, text_c, muscles, block = _run(True)
-    slow, integ_p, text_p, _, _ = _run(False)
+    trajectory is the Python loop's bit for bit; the block moves and the activations follow. A
+    disabled muscle's states stay where they were (zero derivatives on both paths)."""
+    fast, integ_c, text_c, muscles, block = _run(True, disable_right=disable_right)
+    slow, integ_p, text_p, _, _ = _run(False, disable_right=disable_right)
     assert text_c.startswith("compiled time loop") and "calls Python" not in text_c, text_c
-    assert "2 muscles are compiled" in text_c, text_c
+    assert f"{1 if disable_right else 2} muscles are compiled" in text_c, text_c
+    if disable_right:
+        assert muscles[1].get_activation(fast) == 0.5
     assert text_p.startswith("Python time loop")
     assert np.array_equal(fast.get_y(), slow.get_y())
     assert fast.get_time() == slow.get_time() == pytest.approx(0.1)
