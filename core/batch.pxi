@@ -108,6 +108,7 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.fn_ent = src.fn_ent; t.fn_par = src.fn_par
     # no inputs until the owner gives its own (TreeStepper.set_inputs): src's buffer may move
     t.time = 0.0; t.inputs = NULL; t.ninputs = 0
+    t.z = NULL; t.zdot = NULL; t.nz = 0  # (the stepper binds each derivative's)
     t.q = p; p += nq
     t.u = p; p += nu
     t.R_FM = p; p += 9 * nb
@@ -362,6 +363,9 @@ cdef class TreeBatch:
     # (a State's controls and time, held), a stepper its own; has_time_terms: some set evaluates
     # functions of time (then the stepping kernel, which does not advance the time, refuses it)
     cdef readonly Py_ssize_t ninputs
+    # the state variables z its sets read (a muscle's): only the stepper, which gives each derivative
+    # its z and zdot rows, runs such sets; the batch kernels refuse them
+    cdef readonly Py_ssize_t nz
     cdef bint has_time_terms
     cdef object _inputs
     cdef double _time
@@ -385,12 +389,14 @@ cdef class TreeBatch:
             if ws.t.jtype[i] == J_CUSTOM and not (custom and not sets):
                 raise ValueError(f"TreeBatch: body {i} has a Custom mobilizer, which the batch kernels cannot run")
         self.ninputs = 0
+        self.nz = 0
         self.has_time_terms = False
         self._inputs = None
         self._time = 0.0
         for s in sets:
             (<ForceSet?>s)._fits(ws, ws.nq)
             self.ninputs = max(self.ninputs, (<ForceSet>s).ninputs)
+            self.nz = max(self.nz, (<ForceSet>s).nz)
             if (<ForceSet>s).terms is not None and (<ForceSet>s).terms.shape[0]:
                 self.has_time_terms = True
         self.ws = ws
@@ -462,13 +468,21 @@ cdef class TreeBatch:
         self._time = time
         self._give_inputs()
 
-    cdef int _threads(self, Py_ssize_t K, int nthreads, Py_ssize_t evals_per_row=1) except -1:
+    cdef int _no_z(self) except -1:
+        if self.nz:
+            raise ValueError(f"TreeBatch: its force sets read {self.nz} state variables z (muscles' activations and "
+                             "fiber lengths), which the batch kernels do not take")
+        return 0
+
+    cdef int _threads(self, Py_ssize_t K, int nthreads, Py_ssize_t evals_per_row=1, bint forces=True) except -1:
         # At most the threads asked for, at most one per row, and at least BATCH_MIN_EVALS
         # evaluations per thread: waking a sleeping thread costs about as much as tens of
         # evaluations, so small batches run on the calling thread. (The results never depend
         # on the thread count.)
         cdef Py_ssize_t work = K * (evals_per_row if evals_per_row > 0 else 1)
         cdef int nt = nthreads if nthreads > 0 else 1
+        if forces:
+            self._no_z()
         if self.ninputs and (self._inputs is None or (<cnp.ndarray>self._inputs).shape[0] < self.ninputs):
             raise ValueError(f"TreeBatch: its force sets read {self.ninputs} inputs (controls); none were given "
                              "(set_inputs)")
@@ -537,7 +551,7 @@ cdef class TreeBatch:
     def mass_matrix(self, const double[:, ::1] q, double[:, :, ::1] out, int nthreads):
         """out[k] = M(q[k]) (nu, nu) by the composite-body method."""
         cdef Py_ssize_t K = q.shape[0], k, nu = self.ws.nu
-        cdef int nt = self._threads(K, nthreads), tid
+        cdef int nt = self._threads(K, nthreads, 1, False), tid
         cdef BatchScratch* scr = self.scr
         if K == 0 or nu == 0:
             return

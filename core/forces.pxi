@@ -46,7 +46,8 @@ cdef enum:
     FK_ACTUATOR = 15
     FK_PATH = 16
     FK_JIT = 17
-    FK_NUM_KINDS = 18
+    FK_THELEN = 18
+    FK_NUM_KINDS = 19
 
 # FK_ACTUATOR's "type" parameter
 cdef enum:
@@ -105,8 +106,8 @@ cdef struct FSet:
     # the set's own function table (core/functions.pxi: FK_PATH's moving points, FK_ACTUATOR's
     # functions of time), or NULL
     const FnTable* fn
-    # FK_ACTUATOR only (NULL, 0 otherwise): terms (nterms, 2): (actuator, entry of fn), functions of
-    # time added to that actuator's control in order. (The controls and the time are the evaluation's,
+    # FK_ACTUATOR and FK_THELEN only (NULL, 0 otherwise): terms (nterms, 2): (actuator or muscle, entry
+    # of fn), functions of time added to that actuator's control (muscle's excitation) in order. (The controls and the time are the evaluation's,
     # Tree.inputs and Tree.time: a set is model data, shared by every State and thread.)
     const idx_t* terms
     Py_ssize_t nterms
@@ -800,9 +801,10 @@ cdef class ForceSet:
     cdef readonly int kind
     cdef readonly Py_ssize_t n
     cdef readonly object bodies, stations, params, index
-    # its function table (FK_PATH, FK_ACTUATOR), FK_ACTUATOR's terms; ninputs: the inputs an evaluation needs
+    # its function table (FK_PATH, FK_ACTUATOR, FK_THELEN), FK_ACTUATOR's and FK_THELEN's terms; ninputs:
+    # the inputs an evaluation needs; nz: the state variables z it reads (and whose zdot it writes)
     cdef readonly object terms, functions
-    cdef readonly Py_ssize_t ninputs
+    cdef readonly Py_ssize_t ninputs, nz
     # FK_JIT: the object that owns the kernels' code (kept alive while the set is)
     cdef readonly object jit_owner
     cdef idx_t max_body, max_q, max_u
@@ -839,6 +841,11 @@ cdef class ForceSet:
         if kind == FK_PATH:
             # a path's rows name coordinates and functions in their parameters: bound them here
             self.max_q, self.max_u = _path_rows_limits(self.params, functions)
+        elif kind == FK_THELEN:
+            # a muscle's rows are a path's, then its own columns
+            if self.params.shape[1] != MUSCLE_NP:
+                raise ValueError(f"ForceSet (ThelenMuscle): params must have {MUSCLE_NP} columns")
+            self.max_q, self.max_u = _path_rows_limits(self.params[:, :PATH_NP], functions)
         elif functions is not None and kind != FK_ACTUATOR:
             raise ValueError(f"ForceSet (kind {kind}): this kind takes no function table")
         self.functions = functions
@@ -855,13 +862,17 @@ cdef class ForceSet:
         self.s.params = _dp(self.params)
         self.s.index = _ip(self.index)
         self.ninputs = 0
+        self.nz = 0
         self.terms = None
         self.s.terms = NULL
         self.s.nterms = 0
         if kind == FK_ACTUATOR:
             self._actuator(terms, functions)
+        elif kind == FK_THELEN:
+            self.ninputs, self.nz, nmuscles = _thelen_rows(self.params)
+            self._terms(terms, functions, nmuscles, "muscles")
         elif terms is not None:
-            raise ValueError(f"ForceSet (kind {kind}): only the actuator kind takes terms")
+            raise ValueError(f"ForceSet (kind {kind}): only the actuator and muscle kinds take terms")
         elif kind == FK_PATH:
             self.ninputs = _path_ninputs(self.params)
         self.s.jit_add = NULL
@@ -871,8 +882,6 @@ cdef class ForceSet:
             _jit_set_init(self, jit)
 
     cdef int _actuator(self, terms, functions) except -1:
-        cdef FunctionTable table
-        cdef Py_ssize_t k
         if self.params.shape[1] != 18:
             raise ValueError("ForceSet (actuators): expected 18 parameters per element")
         kinds = self.params[:, 0]
@@ -881,20 +890,27 @@ cdef class ForceSet:
         coordinate = kinds == ACT_COORDINATE
         self.max_u = int(self.index[coordinate, 1].max()) if coordinate.any() else -1
         self.max_body = int(self.bodies.max()) if self.n else -1
+        self._terms(terms, functions, self.n, "actuators")
+        self.ninputs = int(self.index[:, 0].max()) + 1 if self.n else 0
+        return 0
+
+    cdef int _terms(self, terms, functions, Py_ssize_t nelements, str what) except -1:
+        # terms (m, 2): (element, function entry), each function of one argument (time)
+        cdef FunctionTable table
+        cdef Py_ssize_t k
         self.terms = np.array(np.zeros((0, 2)) if terms is None else terms, dtype=np.int64, order="C", copy=True)
         if self.terms.ndim != 2 or self.terms.shape[1] != 2:
-            raise ValueError("ForceSet (actuators): terms must have shape (m, 2)")
+            raise ValueError(f"ForceSet ({what}): terms must have shape (m, 2)")
         self.terms.flags.writeable = False
         if self.terms.shape[0]:
             if not isinstance(functions, FunctionTable):
-                raise TypeError("ForceSet (actuators): terms need a FunctionTable of their functions")
+                raise TypeError(f"ForceSet ({what}): terms need a FunctionTable of their functions")
             table = <FunctionTable>functions
             for k in range(self.terms.shape[0]):
-                if not (0 <= self.terms[k, 0] < self.n and 0 <= self.terms[k, 1] < table.n):
-                    raise ValueError(f"ForceSet (actuators): term {k} names no actuator or no function")
+                if not (0 <= self.terms[k, 0] < nelements and 0 <= self.terms[k, 1] < table.n):
+                    raise ValueError(f"ForceSet ({what}): term {k} names no element or no function")
                 if table.entries[self.terms[k, 1], 1] != 1:
-                    raise ValueError(f"ForceSet (actuators): term {k}'s function is not of one argument (time)")
-        self.ninputs = int(self.index[:, 0].max()) + 1 if self.n else 0
+                    raise ValueError(f"ForceSet ({what}): term {k}'s function is not of one argument (time)")
         self.s.terms = _ip(self.terms)
         self.s.nterms = self.terms.shape[0]
         return 0
@@ -922,6 +938,9 @@ cdef class ForceSet:
         if self.ninputs > t.ninputs:
             raise ValueError(f"ForceSet (kind {self.kind}): its elements read {self.ninputs} inputs, but the "
                              f"evaluation gives {t.ninputs} (TreeKernels.set_inputs)")
+        if self.nz > t.nz:
+            raise ValueError(f"ForceSet (kind {self.kind}): its elements read {self.nz} state variables z, but the "
+                             f"evaluation gives {t.nz} (TreeKernels.set_z)")
         return 0
 
     def add(self, TreeKernels ws, body_forces, mobility_forces):

@@ -425,13 +425,17 @@ cdef class TreeStepper:
     cdef object _held_refs
     # the inputs the force sets read (set_inputs), held over the steps as the held forces are
     cdef object _inputs
+    # the z stepped with (q, u) when the force sets have state (muscles): y = (q, u, z), each
+    # derivative's sets reading z from y and writing zdot into its rows (the others zero); 0: none
+    cdef readonly Py_ssize_t nzc
 
     def __cinit__(self):
         self.block = NULL
         self.held_p = NULL
 
     def __init__(self, TreeBatch batch, int method, A, b, e, bint fsal, bint error_control, quaternion_q,
-                 quaternion_bodies, LoopConstraints constraints=None, c=None, StateDerivative state_derivative=None):
+                 quaternion_bodies, LoopConstraints constraints=None, c=None, StateDerivative state_derivative=None,
+                 Py_ssize_t nz=0):
         # A (s, s) lower-triangular stage table, b (n_inner,) the propagated weights, e (s,) the
         # error weights, c (s,) the nodes (stage i is evaluated at t0 + c_i h; RK only, ignored
         # otherwise; c None: zeros, for derivatives that do not depend on t). quaternion_q: the offsets in y of the
@@ -439,6 +443,8 @@ cdef class TreeStepper:
         # constraints: the constraint equations solved and projected in the steps (or None).
         # state_derivative: the derivatives come from a State realized by its System (batch: that
         # State's workspace, without force sets; no constraints).
+        # nz: without a state_derivative, the State's number of z, all of which the force sets'
+        # elements with state own (the caller checks it): stepped by Runge-Kutta tables.
         cdef Py_ssize_t nb = batch.ws.nb
         if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
             raise ValueError(f"TreeStepper: unknown method code {method}")
@@ -452,6 +458,13 @@ cdef class TreeStepper:
             if state_derivative.ny < self.ny or (state_derivative.ny > self.ny and method != STEPPER_RK):
                 raise ValueError("TreeStepper: a State's y must be (q, u), or (q, u, z) for a Runge-Kutta table")
             self.ny = state_derivative.ny
+        elif nz or batch.nz:
+            if nz < batch.nz:
+                raise ValueError(f"TreeStepper: the force sets read {batch.nz} state variables z; {nz} were given")
+            if method != STEPPER_RK:
+                raise ValueError("TreeStepper: state variables z are stepped by the Runge-Kutta tables only")
+            self.ny = self.nq + self.nu + nz
+        self.nzc = self.ny - self.nq - self.nu if state_derivative is None else 0
         self._A = np.ascontiguousarray(A, dtype=np.float64)
         self._b = np.ascontiguousarray(b, dtype=np.float64)
         self._e = np.ascontiguousarray(e, dtype=np.float64)
@@ -554,6 +567,12 @@ cdef class TreeStepper:
         if self.state_derivative is not None:
             return self.state_derivative.evaluate(t, y, out)
         s.t.time = t  # (the force kinds' functions of time are evaluated at the derivative's t)
+        if self.nzc:
+            # z's derivatives: those the sets' elements write, zero for the others (a disabled muscle's)
+            memset(out + self.nq + self.nu, 0, self.nzc * sizeof(double))
+            s.t.z = y + self.nq + self.nu
+            s.t.zdot = out + self.nq + self.nu
+            s.t.nz = self.nzc
         if reuse == -2:
             bad = _item_udot(s, self.batch.fsets, self.batch.nsets, y, y + self.nq, NULL, self.held_p)
         else:

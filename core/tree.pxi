@@ -73,6 +73,13 @@ cdef struct Tree:
     double time
     const double* inputs
     Py_ssize_t ninputs
+    # the evaluation's auxiliary variables z (read) and their derivatives zdot (written by the force
+    # kinds with state variables, e.g. a muscle's activation and fiber length; nz of each): the
+    # State's z and zdot when a State is realized, the step's y and derivative rows in the compiled
+    # time loop; NULL and 0 until given, never kept past the evaluation that gave them
+    const double* z
+    double* zdot
+    Py_ssize_t nz
     # state copies
     double* q
     double* u

@@ -190,6 +190,8 @@ cdef class TreeKernels:
     cdef bint _abi_valid
     # the evaluation's inputs (set_inputs; None until given), which t.inputs points into
     cdef object _inputs
+    # the arrays t.z and t.zdot point into (set_z), kept alive while bound
+    cdef object _zrefs
 
     def __init__(self, parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM,
                  mass, p_BC, I_B, function_joints=None):
@@ -355,6 +357,9 @@ cdef class TreeKernels:
         t.f = _dp(self._f); t.g = _dp(self._g); t.Ic = _dp(self._Ic)
         t.inputs = _dp(self._inputs) if self._inputs is not None else NULL
         t.ninputs = self._inputs.shape[0] if self._inputs is not None else 0
+        # (z belongs to one State's evaluation: a copy or an unpickled workspace has none bound)
+        t.z = NULL; t.zdot = NULL; t.nz = 0
+        self._zrefs = None
 
     # -- copying ------------------------------------------------------------
 
@@ -420,6 +425,25 @@ cdef class TreeKernels:
             self.t.ninputs = v.shape[0]
         (<cnp.ndarray>self._inputs)[:] = v
         self.t.time = time
+
+    def set_z(self, z, zdot):
+        """Bind the auxiliary variables the next force evaluations read (``z`` (n,)) and the array
+        their derivatives are written into (``zdot`` (n,), writable): a State's z and zdot, bound
+        (not copied) by the elements with state variables before their sets run. ``None, None``
+        unbinds them."""
+        cdef Py_ssize_t n
+        if z is None and zdot is None:
+            self.t.z = NULL; self.t.zdot = NULL; self.t.nz = 0
+            self._zrefs = None
+            return
+        n = z.shape[0] if isinstance(z, cnp.ndarray) and z.ndim == 1 else -1
+        if n < 0 or not _is_f64_vector(z, n, False) or not _is_f64_vector(zdot, n, True):
+            raise ValueError("TreeKernels.set_z: expected C-contiguous float64 vectors z and zdot of one length, "
+                             "zdot writable")
+        self._zrefs = (z, zdot)
+        self.t.z = _dp(z) if n else NULL
+        self.t.zdot = _dp(zdot) if n else NULL
+        self.t.nz = n
 
     # -- stages ---------------------------------------------------------------
 

@@ -728,18 +728,21 @@ def normalize_quaternions(q, qoff) -> None:
 
 
 def make_tree_stepper(batch, method: str, A=None, b=None, e=None, *, fsal: bool = False, error_control: bool = True,
-                      quaternion_q=(), quaternion_bodies=(), constraints=None, c=None, state_derivative=None):
+                      quaternion_q=(), quaternion_bodies=(), constraints=None, c=None, state_derivative=None,
+                      nz: int = 0):
     """A ``simtk_core.TreeStepper`` over ``batch`` (a TreeBatch) for ``method``: "rk" (with the
     table ``A`` (s, s), ``b`` (n_inner,), ``e`` (s,), the nodes ``c`` (s,; None: zeros) and ``fsal``),
     "semi_explicit" or "verlet". ``quaternion_q`` are the offsets in y of the quaternion coordinates,
     ``quaternion_bodies`` their bodies: they are projected (normalized) and weighted as the integrators do.
     ``constraints``: a ``simtk_core.LoopConstraints`` (solved and projected in the steps) or None.
     ``state_derivative``: a ``simtk_core.StateDerivative`` (see ``make_state_derivative``) when the
-    derivatives come from a State realized by its System (``batch`` then has no force sets)."""
+    derivatives come from a State realized by its System (``batch`` then has no force sets). ``nz``: without
+    one, the State's z, all owned by elements of the force sets with state (muscles), stepped with (q, u) by a
+    Runge-Kutta table."""
     z, qq, qb = np.zeros(1), np.asarray(quaternion_q, dtype=np.int64), np.asarray(quaternion_bodies, dtype=np.int64)
     return _k.TreeStepper(batch, _k.STEPPER_METHODS[method], np.zeros((1, 1)) if A is None else A, z if b is None
                           else b, z if e is None else e, bool(fsal), bool(error_control), qq, qb, constraints, c,
-                          state_derivative)
+                          state_derivative, int(nz))
 
 
 def make_state_derivative(system, state, acceleration_stage: int, retake: type, velocity_stage: int):

@@ -23,7 +23,7 @@ step (``core/loop_constraints.pxi``). Everything else Python does after or betwe
 loop in Python: witnesses of triggered events (evaluated after every step), other kinds of
 constraints, Python parts beside constraint equations, Custom mobilizers, auto-update discrete
 variables, z variables under the semi-explicit and Verlet methods, and unit weights of a System's own
-rule.
+rule. The z of compiled elements with state (muscles) the stepper integrates itself with q and u.
 ``Integrator.describe_fast_path()`` says which. A change of the instance between calls (a Property,
 a disabled force) is followed: the loop is chosen again, as the Python path's next realization
 would see the change.
@@ -60,7 +60,8 @@ class CompiledLoop:
         self.stepper = _core.make_tree_stepper(
             batch, method, A, b, e, fsal=fsal, error_control=integrator._has_error_control,
             quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies,
-            constraints=constraints, c=c, state_derivative=state_derivative)
+            constraints=constraints, c=c, state_derivative=state_derivative,
+            nz=integrator._adv.get_nz() if state_derivative is None else 0)
         self._state_derivative = state_derivative
         self._python_parts = python_parts  # () -> the Python parts in words, timed when asked
         # the Force.DiscreteForces elements whose values the steps hold (read from the State at every run),
@@ -95,9 +96,14 @@ class CompiledLoop:
         if self.held:
             text += ("; the values of " + ", ".join(repr(e.get_absolute_path()) for e in self.held) +
                      " (DiscreteForces) are held over the steps")
-        if self.live:
-            text += ("; the controls of " + ", ".join(repr(e.get_absolute_path()) for p in self.live for e in p.elements)
+        actuators = [p for p in self.live if not p.fs.nz]
+        if actuators:
+            text += ("; the controls of " + ", ".join(repr(e.get_absolute_path()) for p in actuators for e in p.elements)
                      + " (Actuators) are held over the steps, their functions of time evaluated in the core")
+        muscles = [e for p in self.live if p.fs.nz for e in p.elements]
+        if muscles:
+            text += (f"; {len(muscles)} muscles are compiled (their laws, paths and states: z is stepped with q and "
+                     "u), their excitations held over the steps, their functions of time evaluated in the core")
         if self._python_parts is not None:
             parts = self._python_parts()
             if parts:
@@ -344,8 +350,9 @@ class CompiledLoopChoice:
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:
             reasons.append("the unit weights of the error norm vary with the State")
-        if s.get_nz() and (derivatives is None or derivatives[4] is None or spec is None or spec[0] != "rk"):
-            # (z is stepped in the compiled loop by the Runge-Kutta tables, when the State is realized there)
+        if s.get_nz() and (derivatives is None or spec is None or spec[0] != "rk"):
+            # (z is stepped in the compiled loop by the Runge-Kutta tables: when the State is realized there,
+            # or when the compiled sets write all of zdot, which _compiled_derivatives checks)
             reasons.append(f"{s.get_nz()} auxiliary variables z are integrated")
         if auto and not state_mode:
             holders = ", ".join(repr(ss.name) for ss in s._subs if any(v.update_entry >= 0 for v in ss.discrete))

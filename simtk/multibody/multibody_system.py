@@ -184,6 +184,14 @@ class MultibodySystem(System):
         """The compiled loop's derivatives from the batch kernels (built-in elements, DiscreteForces held,
         the constraints the loop solves), or (None, why not)."""
         held = self._held_forces(state)
+        nz = state.get_nz()
+        if nz:
+            # z the steps integrate natively: all of them the state variables of elements whose compiled
+            # sets write their derivatives (muscles; a disabled one's are zero)
+            owned = sum(len(f._names_of("state_variable")) for sub in self._force_subsystems
+                        for f in getattr(sub, "_forces", ()) if getattr(type(f), "_compiled_state", False))
+            if held is None or owned != nz:
+                return None, f"{nz - owned if held is not None else nz} auxiliary variables z are integrated in Python"
         for sub in self._subsystems:
             if sub is not matter and sub not in self._force_subsystems and not self._passive(sub):
                 return None, f"subsystem {sub.get_name()!r} ({type(sub).__name__}) is realized in Python"

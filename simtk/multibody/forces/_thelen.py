@@ -12,7 +12,9 @@ Written from OpenSim's published equations so that the same state gives the same
   thresholds) evaluated at a f_L f_V = f_SE / cos(phi) - f_PE: an equilibrium of fiber and tendon;
 - the equilibrium initialization is OpenSim's ``initMuscleState`` (a damped Newton iteration on the
   fiber length, the lengthening speed shared between fiber and tendon by their stiffnesses).
-Nothing here knows about States: ``muscles.py`` feeds it.
+Nothing here knows about States. The element evaluates the law through its compiled kind
+(``core/muscles.pxi``, the same equations in the same order); this module is that kernel's test
+oracle, and gives the equilibrium initialization (``equilibrium``, run once before a simulation).
 """
 from __future__ import annotations
 

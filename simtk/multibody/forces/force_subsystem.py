@@ -266,6 +266,13 @@ class GeneralForceSubsystem(ForceSubsystem):
         groups = self.get_cache_entry(state, self._groups_index)
         # (the sets fed from the State are compiled: the batch gives them the State's inputs)
         fed = [p for _, p in groups.velocity_python if isinstance(p, _InputPacked) and p.compiled_only]
+        stateful = [p for p in fed if p.fs.nz]
+        if stateful:
+            raise NotImplementedError(
+                f"{self._where()}: batched dynamics: {stateful[0].elements[0]!r} has state variables (z: a muscle's "
+                "activation and fiber length) whose derivatives the batch kernels do not integrate; disable it in "
+                "the State passed as state=, or use the State API or an integrator (whose compiled time loop "
+                "steps them)")
         python = ([f for f in groups.custom_position + groups.custom_velocity]
                   + [p.elements[0] for _, p in groups.position_python + groups.velocity_python
                      if getattr(p, "elements", None) and not any(p is x for x in fed)])

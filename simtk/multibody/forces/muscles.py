@@ -5,12 +5,16 @@ state variables ``activation`` and ``fiber_length`` (z, integrated with q and u)
 in the State (the discrete variable ``excitation``, the input ``<path>:excitation`` of a probe or a
 controller; a change invalidates Dynamics), and the tendon force as the tension along its path.
 
-How it is evaluated: once per Dynamics realization, the paths of all enabled muscles are measured by
-one compiled call (``path_measures``), each muscle's law runs once in Python (its tension and the
-derivatives of its two states, written into zdot), and one compiled call applies every tension along
-its path (the GeometryPath kind reading the tensions as its inputs). So a model with muscles keeps the
-compiled time loop, which calls this element where the Dynamics hook would; the law itself is not
-yet a compiled kind, and the batch kernels refuse it by name.
+How it is evaluated: the enabled muscles of an instance are one compiled set of the force kind
+``ThelenMuscle`` (``core/muscles.pxi``): per muscle its path's length and speed, Thelen's law, the
+derivatives of its two states written into zdot, the tendon force applied along its path, in one
+nogil call. The set is fed from the State as the actuators' are (``_inputs``): the held excitations
+are the evaluation's inputs, the excitation functions of time compiled terms of the set, the states
+the evaluation's z. So a realization calls the kernel once, and the compiled time loop steps
+(q, u, z) with no Python per evaluation (Runge-Kutta methods), the excitations held over its steps.
+The getters (tendon force, fiber velocity, ...) read the same kernel (``thelen_info``);
+``_thelen.py`` is its test oracle, and gives the equilibrium initialization. The batch kernels and
+the functional forms refuse muscles by name (their z are not rows of a batch).
 """
 from __future__ import annotations
 
@@ -22,17 +26,87 @@ import numpy as np
 from ... import _core
 from ...common.errors import NonFiniteForceError
 from ...common.function import Function
+from ...common.function._compiled import FunctionTableBuilder
 from ...common.stage import Stage
 from ...common.state import State
 from . import _thelen
-from ._muscle import _Muscle, _MusclesPacked, _number
+from ._inputs import _InputPacked
+from ._muscle import _Muscle, _number
 from .builtin_forces import _element
 from .paths import _CODES, GeometryPath
 
 __all__: list[str] = []
 
 _K = _core._k
-_INPUT_LAW = float(_CODES["input"])
+_KIND = _K.FORCE_KINDS["ThelenMuscle"][0]
+_NP = len(_K.FORCE_KINDS["ThelenMuscle"][2])
+_PROPERTIES = tuple(_thelen.ThelenParams.__dataclass_fields__)
+_INFO = {name: k for k, name in enumerate(_K.THELEN_INFO)}
+_NO_LAW = (float(_CODES["tension"]), 0.0, 0.0, 0.0)  # (a muscle's path rows carry no law of the path kind)
+assert _K.THELEN_COLUMNS[3:] == _PROPERTIES, "core/muscles.pxi's columns are ThelenParams' fields"
+
+
+class _ThelenPacked(_InputPacked):
+    """The enabled Thelen muscles of an instance: their compiled set (one input per muscle, its held
+    excitation; its states read from z), and the excitation functions without a compiled form
+    (evaluated in Python at each evaluation: the element is then a Python part of the time loop)."""
+
+    __slots__ = ("slots", "python_terms")
+
+    def __init__(self, fs, elements: list, offset: int, python_terms: list):
+        super().__init__(fs, elements, offset, len(elements))
+        self.slots = [e._slot("excitation", "discrete_variable") for e in elements]
+        self.python_terms = python_terms
+
+    @property
+    def compiled_only(self) -> bool:
+        return not self.python_terms
+
+    def controls(self, state: State) -> np.ndarray:
+        """Each muscle's held excitation, plus its functions of time that have no compiled form."""
+        c = np.array([sub.get_discrete_variable(state, i) for sub, i in self.slots], dtype=float)
+        if self.python_terms:
+            x = np.array([state.get_time()])
+            for k, f in self.python_terms:
+                c[k] += f.calc_value_unchecked(x)
+        return c
+
+    def add(self, ws, state: State, body_forces: np.ndarray, mobility_forces: np.ndarray) -> None:
+        """The muscles' forces, and their states' derivatives written into the State's zdot."""
+        ws.set_z(state._z, state._zdot)
+        try:
+            super().add(ws, state, body_forces, mobility_forces)
+        finally:
+            ws.set_z(None, None)  # (a workspace keeps no State's arrays past the evaluation)
+
+
+def _muscle_set(elements: list, state: State, input_offset: int) -> tuple:
+    """(one compiled ThelenMuscle set of ``elements``, element k reading input ``input_offset + k``,
+    the (k, function) terms without a compiled form)."""
+    builder = FunctionTableBuilder()
+    bodies: list = []
+    stations: list = []
+    params: list = []
+    terms: list = []
+    python_terms: list = []
+    nq, nu = state.get_nq(), state.get_nu()
+    for k, e in enumerate(elements):
+        b, st, p = e._path._pack_rows(state, k, _NO_LAW, builder, e)
+        za, zl = (e._resolve_variable(state, name) - nq - nu for name in ("activation", "fiber_length"))
+        own = [float(za), float(zl), float(input_offset + k)] + [float(getattr(e._params, f)) for f in _PROPERTIES]
+        bodies += b
+        stations += st
+        params += [row + own for row in p]
+        for f in e._excitation_functions:
+            i = builder.try_add(f)
+            if i is None:
+                python_terms.append((k, f))
+            else:
+                terms.append((k, i))
+    fs = _K.ForceSet(_KIND, np.array(bodies, dtype=np.int64).reshape(-1, 1), np.array(stations).reshape(-1, 1, 3),
+                     np.array(params).reshape(-1, _NP), np.zeros((len(params), 2), dtype=np.int64),
+                     builder.build() if len(builder) else None, np.array(terms, dtype=np.int64).reshape(-1, 2))
+    return fs, python_terms
 
 
 @_element("Thelen2003Muscle")
@@ -75,6 +149,9 @@ class _Thelen2003Muscle(_Muscle):
         outside [0, 1], an unknown property name; the muscle is named and nothing is added.
     """
 
+    _reads_inputs = True  # its excitations: the evaluation's inputs (see _inputs)
+    _compiled_state = True  # its compiled set writes the derivatives of all its state variables
+
     def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
                  tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
                  default_activation: float = 0.05, default_fiber_length: float | None = None,
@@ -108,18 +185,69 @@ class _Thelen2003Muscle(_Muscle):
         return self._params.min_fiber_length
 
     # ------------------------------------------------------------------ the law at a state
-    def _info(self, state: State, L: float | None = None, Ldot: float | None = None) -> _thelen.ThelenInfo:
-        if L is None or Ldot is None:
-            L, Ldot = self._path._measures(state, Stage.Velocity)
-        try:
-            return _thelen.evaluate(self._params, self._z(state, "activation"), self._z(state, "fiber_length"),
-                                    L, Ldot)
-        except (ArithmeticError, ValueError) as exc:
-            raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state ({exc})", self) from None
+    def law_values(self, state: State) -> dict:
+        """The muscle's law at ``state`` as the compiled kernel evaluates it (needs Velocity): by
+        name (``tendon_force``, ``fiber_velocity``, ``activation_rate``, ``fiber_length`` (clamped
+        at its minimum), ``pennation_angle``, ``tendon_length``, ``active_fiber_force``,
+        ``passive_fiber_force``, ``fiber_force``, ``activation`` (clamped to [a_min, 1]), the
+        multipliers, ``tendon_velocity``, ``clamped``, ``excitation``, ``length``,
+        ``lengthening_speed``)."""
+        row = self._kernel_row(state)
+        return {name: float(row[k]) for name, k in _INFO.items()}
+
+    def _kernel_row(self, state: State) -> np.ndarray:
+        ws = self._path._matter._at(state, Stage.Velocity, f"{self!r}: its law").ws
+        fs, python_terms = _muscle_set([self], state, 0)
+        e = float(self.get_discrete_variable_value(state, "excitation"))
+        if python_terms:
+            t = np.array([state.get_time()])
+            e += sum(float(f.calc_value(t)) for _, f in python_terms)
+        ws.set_inputs(state.get_time(), np.array([e]))
+        out = np.empty((1, len(_INFO)))
+        _K.thelen_info(fs, ws, np.ascontiguousarray(state.get_z()), out)
+        return out[0]
+
+    def _value(self, state: State, name: str) -> float:
+        v = float(self._kernel_row(state)[_INFO[name]])
+        if not math.isfinite(v):
+            raise NonFiniteForceError(f"{self!r}: its {name.replace('_', ' ')} is not finite at this state", self)
+        return v
+
+    def get_tendon_force(self, state: State) -> float:
+        """The tendon force, which is the tension along the path (N; needs Velocity)."""
+        return self._value(state, "tendon_force")
+
+    def get_tension(self, state: State) -> float:
+        """The tension along the path: the tendon force."""
+        return self.get_tendon_force(state)
+
+    def get_fiber_force(self, state: State) -> float:
+        """The fiber force, active and passive (N; needs Velocity)."""
+        return self._value(state, "fiber_force")
+
+    def get_active_fiber_force(self, state: State) -> float:
+        """a f_L f_V F_max (N; needs Velocity)."""
+        return self._value(state, "active_fiber_force")
+
+    def get_passive_fiber_force(self, state: State) -> float:
+        """f_PE F_max (N; needs Velocity)."""
+        return self._value(state, "passive_fiber_force")
+
+    def get_fiber_velocity(self, state: State) -> float:
+        """d(fiber length)/dt from the force-velocity curve (m/s; needs Velocity)."""
+        return self._value(state, "fiber_velocity")
+
+    def get_tendon_length(self, state: State) -> float:
+        """Path length minus the fiber's length along the tendon (m; needs Velocity)."""
+        return self._value(state, "tendon_length")
+
+    def get_pennation_angle(self, state: State) -> float:
+        """The fiber's pennation angle (rad; needs Velocity)."""
+        return self._value(state, "pennation_angle")
 
     def get_activation_rate(self, state: State) -> float:
-        """da/dt at the held excitation."""
-        return _thelen.activation_rate(self._params, self.get_activation(state), self.get_excitation(state))
+        """da/dt at the excitation (needs Velocity)."""
+        return self._value(state, "activation_rate")
 
     def compute_initial_fiber_equilibrium(self, state: State) -> None:
         """Set the fiber length to the one in equilibrium with the tendon at the State's activation,
@@ -134,9 +262,8 @@ class _Thelen2003Muscle(_Muscle):
 
     # ------------------------------------------------------------------ bulk protocol
     @classmethod
-    def _pack(cls, elements, matter, state):
-        laws = [(_INPUT_LAW, 1.0, float(k), 0.0) for k in range(len(elements))]
-        fs = GeometryPath._make_set([(e._path, law) for e, law in zip(elements, laws)], state, elements)
+    def _pack(cls, elements, matter, state, input_offset: int = 0):
+        fs, python_terms = _muscle_set(elements, state, input_offset)
         # a disabled muscle's states do not change (OpenSim's zero derivatives)
         enabled = set(map(id, elements))
         for f in elements[0]._forces._forces if elements else ():
@@ -144,30 +271,12 @@ class _Thelen2003Muscle(_Muscle):
                 for name in ("activation", "fiber_length"):
                     sub, i = f._slot(name, "state_variable")
                     sub.upd_zdot(state)[i] = 0.0
-        return _MusclesPacked(fs, elements)
+        return _ThelenPacked(fs, elements, input_offset, python_terms)
 
     @classmethod
     def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        ws = matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws
-        m = len(packed.elements)
-        measures = np.empty((m, 2))
-        _K.path_measures(packed.fs, ws, measures)
-        tensions = np.empty(m)
-        for k, e in enumerate(packed.elements):
-            info = e._info(state, float(measures[k, 0]), float(measures[k, 1]))
-            if not (math.isfinite(info.tendon_force) and math.isfinite(info.fiber_velocity)):
-                raise NonFiniteForceError(f"{e!r}: its tendon force or fiber velocity is not finite at this state", e)
-            tensions[k] = info.tendon_force
-            sub, i = e._slot("activation", "state_variable")
-            zdot = sub.upd_zdot(state)
-            zdot[i] = _thelen.activation_rate(e._params, e._z(state, "activation"), e.get_excitation(state))
-            _, j = e._slot("fiber_length", "state_variable")
-            zdot[j] = info.fiber_velocity
-        ws.set_inputs(state.get_time(), tensions)
-        bad = packed.fs.add(ws, body_forces, mobility_forces)
-        if bad >= 0:
-            e = packed.elements[bad]
-            raise NonFiniteForceError(f"{e!r}: its forces are not finite in this configuration", e)
+        packed.add(matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws, state, body_forces,
+                   mobility_forces)
 
 
 def equilibrate_muscles(system, state: State) -> None:
