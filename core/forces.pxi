@@ -47,7 +47,8 @@ cdef enum:
     FK_PATH = 16
     FK_JIT = 17
     FK_THELEN = 18
-    FK_NUM_KINDS = 19
+    FK_MILLARD = 19
+    FK_NUM_KINDS = 20
 
 # FK_ACTUATOR's "type" parameter
 cdef enum:
@@ -846,6 +847,10 @@ cdef class ForceSet:
             if self.params.shape[1] != MUSCLE_NP:
                 raise ValueError(f"ForceSet (ThelenMuscle): params must have {MUSCLE_NP} columns")
             self.max_q, self.max_u = _path_rows_limits(self.params[:, :PATH_NP], functions)
+        elif kind == FK_MILLARD:
+            if self.params.shape[1] != ML_NP:
+                raise ValueError(f"ForceSet (MillardMuscle): params must have {ML_NP} columns")
+            self.max_q, self.max_u = _path_rows_limits(self.params[:, :PATH_NP], functions)
         elif functions is not None and kind != FK_ACTUATOR:
             raise ValueError(f"ForceSet (kind {kind}): this kind takes no function table")
         self.functions = functions
@@ -870,6 +875,9 @@ cdef class ForceSet:
             self._actuator(terms, functions)
         elif kind == FK_THELEN:
             self.ninputs, self.nz, nmuscles = _thelen_rows(self.params)
+            self._terms(terms, functions, nmuscles, "muscles")
+        elif kind == FK_MILLARD:
+            self.ninputs, self.nz, nmuscles = _millard_rows(self.params)
             self._terms(terms, functions, nmuscles, "muscles")
         elif terms is not None:
             raise ValueError(f"ForceSet (kind {kind}): only the actuator and muscle kinds take terms")

@@ -4,19 +4,51 @@ and ``Force.DeGrooteFregly2016Muscle`` (``_degroote``), with the API of ``Force.
 Their state variables are OpenSim's: ``activation`` unless activation dynamics are ignored, and the
 fiber's state when the tendon is elastic (``fiber_length`` for Millard, ``normalized_tendon_force``
 for DeGroote-Fregly's explicit tendon dynamics); the excitation is held in the State as for every
-muscle. Evaluated as the Thelen muscle is: paths measured in one compiled call, each law once in
+muscle. The Millard muscle is a compiled kind (core/millard.pxi: its curves' control points packed at
+Instance, its law, states and path in the core, as the Thelen muscle's), so the compiled time loop
+steps it with no Python per evaluation; ``_millard`` is its test oracle and its equilibrium. The
+DeGroote-Fregly muscle is evaluated with its paths measured in one compiled call, each law once in
 Python, the tensions applied in one compiled call.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
+from ... import _core
+from ...common.errors import NonFiniteForceError
 from ...common.function import Function
+from ...common.stage import Stage
 from ...common.state import State
 from . import _degroote, _millard
-from ._muscle import _LawMuscle, _number
+from ._muscle import MuscleInfo, _LawMuscle, _number
 from .builtin_forces import _element
+from .muscles import _muscle_set, _ThelenPacked
 from .paths import GeometryPath
+
+_K = _core._k
+_MILLARD_KIND = _K.FORCE_KINDS["MillardMuscle"][0]
+_MILLARD_NP = len(_K.FORCE_KINDS["MillardMuscle"][2])
+_INFO = {name: k for k, name in enumerate(_K.THELEN_INFO)}
+
+
+def millard_columns(law: "_millard.MillardLaw") -> list:
+    """A Millard law's finalized scalars and curves as core/millard.pxi packs them (after za, zl, input)."""
+    p = law.params
+    own = [p.max_isometric_force, p.optimal_fiber_length, p.tendon_slack_length, p.pennation_angle_at_optimal,
+           p.max_contraction_velocity, law.beta, float(law.damped), float(law.elastic),
+           float(p.ignore_activation_dynamics), p.activation_time_constant, p.deactivation_time_constant,
+           p.minimum_activation, p.maximum_pennation_angle, law.height, law.max_sin, law.pen_min, law.pen_min_along,
+           law.min_fiber_length]
+    for name, column, nsec in _K.MILLARD_CURVES:
+        c = getattr(law, name)
+        # the kernel's section counts are fixed by OpenSim's construction of each curve
+        assert len(c.px) == nsec and column == 13 + 3 + len(own), (name, len(c.px), column)
+        own += [c.x0, c.x1, c.y0, c.y1, c.dydx0, c.dydx1]
+        for px, py in zip(c.px, c.py):
+            own += list(px) + list(py)
+    return [float(v) for v in own]
 
 __all__: list[str] = []
 
@@ -99,6 +131,8 @@ class _Millard2012EquilibriumMuscle(_StrategyMuscle):
     """
 
     _law_module = _millard
+    _reads_inputs = True  # its excitations: the evaluation's inputs (see _inputs)
+    _compiled_state = True  # its compiled set (core/millard.pxi) writes the derivatives of its state variables
 
     def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
                  tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
@@ -111,6 +145,62 @@ class _Millard2012EquilibriumMuscle(_StrategyMuscle):
                       **properties)
         self._setup(forces, path, where, name, values, default_activation, default_fiber_length, excitation,
                     excitation_functions)
+
+    def _own_columns(self, state: State, nq: int, nu: int, input_index: int) -> list:
+        # core/millard.pxi's MILLARD_COLUMNS: a variable that is not a state is -1
+        z = [float(self._resolve_variable(state, n) - nq - nu) if n in self._state_names else -1.0
+             for n in ("activation", "fiber_length")]
+        return z + [float(input_index)] + millard_columns(self._mlaw)
+
+    @classmethod
+    def _pack(cls, elements, matter, state, input_offset: int = 0):
+        fs, python_terms = _muscle_set(elements, state, input_offset, _MILLARD_KIND, _MILLARD_NP)
+        # a disabled muscle's states do not change (OpenSim's zero derivatives)
+        enabled = set(map(id, elements))
+        for f in elements[0]._forces._forces if elements else ():
+            if type(f) is cls and id(f) not in enabled:
+                for name in f._state_names:
+                    sub, i = f._slot(name, "state_variable")
+                    sub.upd_zdot(state)[i] = 0.0
+        return _ThelenPacked(fs, elements, input_offset, python_terms)
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        packed.add(matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws, state, body_forces,
+                   mobility_forces)
+
+    def _kernel_row(self, state: State) -> np.ndarray:
+        ws = self._path._matter._at(state, Stage.Velocity, f"{self!r}: its law").ws
+        fs, python_terms = _muscle_set([self], state, 0, _MILLARD_KIND, _MILLARD_NP)
+        e = float(self.get_discrete_variable_value(state, "excitation"))
+        if python_terms:
+            t = np.array([state.get_time()])
+            e += sum(float(f.calc_value(t)) for _, f in python_terms)
+        ws.set_inputs(state.get_time(), np.array([e]))
+        out = np.empty((1, len(_INFO)))
+        _K.millard_info(fs, ws, np.ascontiguousarray(state.get_z()), out)
+        return out[0]
+
+    def law_values(self, state: State) -> dict:
+        """The muscle's law at ``state`` as the compiled kernel evaluates it (needs Velocity), by the
+        names of ``Force.Thelen2003Muscle.law_values`` (``activation_rate`` 0 when activation is not a
+        state)."""
+        row = self._kernel_row(state)
+        return {name: float(row[k]) for name, k in _INFO.items()}
+
+    def _info(self, state: State, L: float | None = None, Ldot: float | None = None) -> MuscleInfo:
+        # the getters read the kernel (the oracle _millard.MillardLaw.evaluate is the tests')
+        r = self._kernel_row(state)
+        if not np.isfinite(r).all():
+            raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state (the fiber velocity "
+                                      "is singular or its Newton iteration does not converge)", self)
+        zdot = tuple(float(r[_INFO["activation_rate" if n == "activation" else "fiber_velocity"]])
+                     for n in self._state_names)
+        g = [float(r[_INFO[n]]) for n in ("activation", "fiber_length", "pennation_angle", "tendon_length",
+                                          "fiber_velocity", "tendon_velocity", "active_force_length_multiplier",
+                                          "passive_force_multiplier", "force_velocity_multiplier", "fiber_force",
+                                          "active_fiber_force", "passive_fiber_force", "tendon_force")]
+        return MuscleInfo(*g, r[_INFO["clamped"]] != 0.0, zdot)
 
     def get_fiber_damping(self) -> float:
         """The fiber's damping coefficient in use (0 for the undamped model)."""

@@ -80,9 +80,10 @@ class _ThelenPacked(_InputPacked):
             ws.set_z(None, None)  # (a workspace keeps no State's arrays past the evaluation)
 
 
-def _muscle_set(elements: list, state: State, input_offset: int) -> tuple:
-    """(one compiled ThelenMuscle set of ``elements``, element k reading input ``input_offset + k``,
-    the (k, function) terms without a compiled form)."""
+def _muscle_set(elements: list, state: State, input_offset: int, kind: int = _KIND, npk: int = _NP) -> tuple:
+    """(one compiled muscle set of ``kind`` (ThelenMuscle, MillardMuscle) of ``elements``, element k
+    reading input ``input_offset + k``, the (k, function) terms without a compiled form); each
+    element gives its own columns (``_own_columns``)."""
     builder = FunctionTableBuilder()
     bodies: list = []
     stations: list = []
@@ -92,8 +93,7 @@ def _muscle_set(elements: list, state: State, input_offset: int) -> tuple:
     nq, nu = state.get_nq(), state.get_nu()
     for k, e in enumerate(elements):
         b, st, p = e._path._pack_rows(state, k, _NO_LAW, builder, e)
-        za, zl = (e._resolve_variable(state, name) - nq - nu for name in ("activation", "fiber_length"))
-        own = [float(za), float(zl), float(input_offset + k)] + [float(getattr(e._params, f)) for f in _PROPERTIES]
+        own = e._own_columns(state, nq, nu, input_offset + k)
         bodies += b
         stations += st
         params += [row + own for row in p]
@@ -103,8 +103,8 @@ def _muscle_set(elements: list, state: State, input_offset: int) -> tuple:
                 python_terms.append((k, f))
             else:
                 terms.append((k, i))
-    fs = _K.ForceSet(_KIND, np.array(bodies, dtype=np.int64).reshape(-1, 1), np.array(stations).reshape(-1, 1, 3),
-                     np.array(params).reshape(-1, _NP), np.zeros((len(params), 2), dtype=np.int64),
+    fs = _K.ForceSet(kind, np.array(bodies, dtype=np.int64).reshape(-1, 1), np.array(stations).reshape(-1, 1, 3),
+                     np.array(params).reshape(-1, npk), np.zeros((len(params), 2), dtype=np.int64),
                      builder.build() if len(builder) else None, np.array(terms, dtype=np.int64).reshape(-1, 2))
     return fs, python_terms
 
@@ -174,6 +174,11 @@ class _Thelen2003Muscle(_Muscle):
         self._params = params
         self._init_muscle(forces, path, name, where, {"activation": a0, "fiber_length": l0}, excitation,
                           excitation_functions)
+
+    def _own_columns(self, state: State, nq: int, nu: int, input_index: int) -> list:
+        # core/muscles.pxi's THELEN_COLUMNS
+        za, zl = (self._resolve_variable(state, name) - nq - nu for name in ("activation", "fiber_length"))
+        return [float(za), float(zl), float(input_index)] + [float(getattr(self._params, f)) for f in _PROPERTIES]
 
     # ------------------------------------------------------------------ properties
     def get_properties(self) -> dict:

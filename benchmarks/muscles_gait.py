@@ -1,0 +1,89 @@
+"""Compiled Millard muscles in the time loop: OpenSim's Gait10dof18musc beside OpenSim's Manager (issue 30).
+
+The published ``gait10dof18musc.osim`` (found by tests/osim_published.py; 10 coordinates, 18
+Millard2012EquilibriumMuscles with elastic damped tendons, on paths of fixed, conditional and moving
+points, its wrap sets empty) is read by ``load_osim`` and simulated from its default State for
+``T_END`` s with Runge-Kutta-Merson at ``ACCURACY``:
+
+* simtk: every muscle is the compiled kind MillardMuscle (core/millard.pxi: its Bezier curves, law,
+  path and two states in the core), so the compiled time loop steps (q, u, z) without calling Python
+  per evaluation (``describe_fast_path`` is printed);
+* OpenSim 4.6's Manager on the same file, the same method and accuracy, one run
+  (``_opensim_manager.run_manager``).
+
+It prints the wall times, their ratio, how many muscles were built, and how far apart the final
+coordinates are (the integrators' errors differ at this accuracy).
+
+Run with ``python benchmarks/muscles_gait.py`` (``--repeats N``: the best of N runs, default 1).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import opensim as osim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _opensim_manager import run_manager  # noqa: E402
+from osim_published import published_model  # noqa: E402
+
+from simtk import Stage  # noqa: E402
+from simtk.io import load_osim  # noqa: E402
+from simtk.math import RungeKuttaMersonIntegrator  # noqa: E402
+
+MODEL = "Models/Gait10dof18musc/gait10dof18musc.osim"
+T_END = 0.2
+ACCURACY = 1e-5
+
+
+def run_simtk(path: str) -> tuple[float, np.ndarray, str, int, int]:
+    """(wall time, final coordinates, describe_fast_path, muscles built, muscles in the file)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = load_osim(path)
+    state = m.initial_state()
+    m.system.realize(state, Stage.Acceleration)
+    integ = RungeKuttaMersonIntegrator(m.system)
+    integ.set_accuracy(ACCURACY)
+    t0 = time.perf_counter()
+    integ.initialize(state)
+    integ.step_to(T_END)
+    wall = time.perf_counter() - t0
+    st = integ.get_state()
+    n_file = osim.Model(path).getMuscles().getSize()
+    return (wall, np.array([m.get_coordinate_value(st, n) for n in m.coordinates]), integ.describe_fast_path(),
+            len(m.muscles), n_file)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=1)
+    args = ap.parse_args()
+    osim.Logger.setLevelString("error")
+    src = published_model(MODEL, skip=False)
+    if src is None:
+        raise SystemExit("OpenSim's published models are not available (see tests/osim_published.py)")
+    path = str(src)
+    best: dict = {}
+    for _ in range(args.repeats):
+        for key, fn in (("simtk", lambda: run_simtk(path)), ("opensim", lambda: run_manager(path, T_END, ACCURACY))):
+            r = fn()
+            if key not in best or r[0] < best[key][0]:
+                best[key] = r
+    wall, q, why, built, n_file = best["simtk"]
+    print(f"Gait10dof18musc, {built} of {n_file} Millard2012EquilibriumMuscles built, {T_END} s, RK-Merson {ACCURACY:g} "
+          f"(best of {args.repeats})")
+    print(f"  simtk:           {wall:.3f} s   ({why})")
+    print(f"  OpenSim Manager: {best['opensim'][0]:.3f} s")
+    print(f"  ratio OpenSim / simtk: {best['opensim'][0] / wall:.1f}")
+    print(f"  max |q_simtk - q_opensim| at the end: {np.abs(q - best['opensim'][1]).max():.2e}")
+
+
+if __name__ == "__main__":
+    main()
