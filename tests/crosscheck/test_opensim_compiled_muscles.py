@@ -1,7 +1,8 @@
-"""The compiled muscles on a published model against OpenSim 4.6's Manager.
+"""The compiled muscles on published models against OpenSim 4.6's Manager.
 
 Law checked: Leg6Dof9Musc (9 Thelen2003Muscles on paths with conditional and moving points, a
-coordinate coupler) read by load_osim, under constant excitations held in the State (OpenSim: a
+coordinate coupler) and Gait10dof18musc (18 Millard2012EquilibriumMuscles, damped elastic tendons,
+compiled kind MillardMuscle) read by load_osim, under constant excitations held in the State (OpenSim: a
 PrescribedController of Constants), integrated 0.2 s by RK-Merson at 1e-8 in the compiled time loop
 with the muscles in the core (no Python part per evaluation), ends where OpenSim's Manager ends at
 the same accuracy: coordinates, activations and fiber lengths within the integrators' error.
@@ -28,8 +29,10 @@ ACCURACY = 1e-8
 TOL = 1e-6
 
 
-def test_leg6dof9musc_simulation_matches_opensim_manager():
-    path = str(published_model("Models/Leg6Dof9Musc/leg6dof9musc.osim"))
+@pytest.mark.parametrize("model, n_muscles", [("Models/Leg6Dof9Musc/leg6dof9musc.osim", 9),
+                                              ("Models/Gait10dof18musc/gait10dof18musc.osim", 18)])
+def test_published_muscle_model_simulation_matches_opensim_manager(model, n_muscles):
+    path = str(published_model(model))
     om = osim.Model(path)
     names = [om.getMuscles().get(i).getName() for i in range(om.getMuscles().getSize())]
     excitations = {n: 0.1 + 0.8 * k / (len(names) - 1) for k, n in enumerate(names)}
@@ -50,7 +53,7 @@ def test_leg6dof9musc_simulation_matches_opensim_manager():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = load_osim(path)
-    assert sorted(m.muscles) == sorted(names)
+    assert sorted(m.muscles) == sorted(names) and len(names) == n_muscles
     state = m.initial_state()
     for n, e in excitations.items():
         m.muscles[n].set_excitation(state, e)
@@ -59,12 +62,12 @@ def test_leg6dof9musc_simulation_matches_opensim_manager():
     integ.set_accuracy(ACCURACY)
     integ.initialize(state)
     text = integ.describe_fast_path()
-    assert text.startswith("compiled time loop") and "9 muscles are compiled" in text and "calls Python" not in text
+    assert text.startswith("compiled time loop") and f"{n_muscles} muscles are compiled" in text and "calls Python" not in text
     integ.step_to(T_END)
     final = integ.get_state()
     q = {n: m.get_coordinate_value(final, n) for n in m.coordinates}
     moved = max(abs(q[n] - m.get_coordinate_value(state, n)) for n in q)
-    assert moved > 1e-3  # the leg moved
+    assert moved > 1e-3  # the model moved
     for n, v in q_os.items():
         assert q[n] == pytest.approx(v, abs=TOL), n
     for n in names:
