@@ -173,3 +173,13 @@ def test_core_refuses_unreadable_rows():
         params[0, col] = value
         with pytest.raises(ValueError, match=why):
             _core._k.ForceSet(fs.kind, fs.bodies, fs.stations, params, fs.index, fs.functions, fs.terms)
+
+
+def test_batch_and_functional_forms_refuse_millard_muscles_by_name():
+    system, matter, block, muscles = _model({})
+    state = system.realize_topology()
+    system.realize(state, Stage.Instance)
+    with pytest.raises(NotImplementedError, match="left"):
+        matter.calc_udot_batch(np.zeros((2, 1)), np.zeros((2, 1)), state=state)
+    with pytest.raises(NotImplementedError):
+        matter.functional_dynamics(state)
