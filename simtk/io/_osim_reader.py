@@ -168,7 +168,15 @@ class _Reader:
         return (el.text or "").strip()
 
     def child(self, el: _Element, tag: str) -> _Element | None:
-        found = [c for c in el if c.tag == tag]
+        # (an element's children by tag, indexed at its first lookup: a reader asks each element for
+        # many properties, and the tree is not changed after it is parsed)
+        index = el.__dict__.get("_by_tag")
+        if index is None:
+            index = {}
+            for c in el:
+                index.setdefault(c.tag, []).append(c)
+            el.__dict__["_by_tag"] = index
+        found = index.get(tag, ())
         if len(found) > 1:
             raise self.error(found[1], f"<{el.tag} name={el.get('name')!r}> has {len(found)} <{tag}> elements; "
                                        "expected one")
@@ -183,27 +191,32 @@ class _Reader:
             for obj in d:
                 self.defaults[obj.tag] = obj
 
-    def numbers(self, el: _Element, tag: str, n: int | None, default=None, what: str = "") -> np.ndarray:
-        """The whitespace-separated finite numbers of child ``tag`` (``n`` of them unless None)."""
+    def _floats(self, el: _Element, tag: str, n: int | None, default, what: str) -> list[float]:
         c = self.child(el, tag)
-        where = f"<{tag}> of {el.tag} {el.get('name')!r}" + (f" ({what})" if what else "")
         if c is None:
             if default is None:
                 raise self.error(el, f"{el.tag} {el.get('name')!r}: expected a <{tag}> element")
-            return np.array(default, dtype=float)
-        words = self._text(c).split()
+            return [float(x) for x in default]
+
+        def where() -> str:
+            return f"<{tag}> of {el.tag} {el.get('name')!r}" + (f" ({what})" if what else "")
+
         try:
-            values = np.array([float(w) for w in words], dtype=float)
+            values = [float(w) for w in self._text(c).split()]
         except ValueError:
-            raise self.error(c, f"{where}: expected numbers, got {self._text(c)[:60]!r}") from None
-        if n is not None and values.size != n:
-            raise self.error(c, f"{where}: expected {n} number{'s' if n > 1 else ''}, got {values.size}")
-        if not np.isfinite(values).all():
-            raise self.error(c, f"{where}: expected finite numbers, got {self._text(c)[:60]!r}")
+            raise self.error(c, f"{where()}: expected numbers, got {self._text(c)[:60]!r}") from None
+        if n is not None and len(values) != n:
+            raise self.error(c, f"{where()}: expected {n} number{'s' if n > 1 else ''}, got {len(values)}")
+        if not all(math.isfinite(v) for v in values):
+            raise self.error(c, f"{where()}: expected finite numbers, got {self._text(c)[:60]!r}")
         return values
 
+    def numbers(self, el: _Element, tag: str, n: int | None, default=None, what: str = "") -> np.ndarray:
+        """The whitespace-separated finite numbers of child ``tag`` (``n`` of them unless None)."""
+        return np.array(self._floats(el, tag, n, default, what), dtype=float)
+
     def number(self, el: _Element, tag: str, default: float | None = None) -> float:
-        return float(self.numbers(el, tag, 1, None if default is None else [default])[0])
+        return self._floats(el, tag, 1, None if default is None else [default], "")[0]
 
     def boolean(self, el: _Element, tag: str, default: bool) -> bool:
         c = self.child(el, tag)
