@@ -56,7 +56,7 @@ def path_drawings(system: Any) -> list[PathDrawing]:
     -------
     list of PathDrawing
     """
-    out = []
+    out: list[PathDrawing] = []
     for sub in system.get_force_subsystems():
         for i in range(sub.get_num_forces()):
             f = sub.get_force(i)
