@@ -85,15 +85,9 @@ def activation_color(a: float) -> tuple[float, float, float]:
 
 
 def _frame(d: PathDrawing, state: Any, max_angle: float) -> PathFrame:
-    poly = d.path.get_polyline(state, max_angle)
-    pts = d.path.get_path_points(state)
-    # The marked vertices are those the polyline shares with the point list (arc samples are not).
-    marks = np.zeros(len(poly), dtype=bool)
-    k = 0
-    for i, p in enumerate(poly):
-        if k < len(pts) and np.array_equal(p, pts[k]):
-            marks[i] = True
-            k += 1
+    if d.force.is_disabled(state):  # it applies no tension: nothing to see
+        return PathFrame(np.zeros((0, 3)), np.zeros(0, dtype=bool), PATH_COLOR)
+    poly, marks = d.path._polyline(state, max_angle)
     rgb = activation_color(d.force.get_activation(state)) if d.muscle else PATH_COLOR
     return PathFrame(poly, marks, rgb)
 

@@ -198,3 +198,13 @@ def test_live_page_draws_the_muscle_red_when_active(browser):
                 assert time.monotonic() < end, f"activation {a}: the muscle's pixel {xy} is{'' if want else ' still'} " \
                                                f"{'not ' if want else ''}red"
                 time.sleep(0.2)
+
+
+def test_a_disabled_path_force_is_not_drawn(tmp_path):
+    system, matter, _, muscle, spring = arm()
+    traj = states(system, matter, muscle)
+    spring.disable(traj[1])
+    D = payload(export_html(traj, tmp_path / "arm.html", camera=CAMERA))
+    counts = decode(D["paths"]["counts"], "<u4").reshape(len(traj), 2)
+    assert counts[1, 1] == 0 and counts[0, 1] == counts[2, 1] == 2
+    assert np.all(counts[:, 0] >= 3)

@@ -299,11 +299,15 @@ class GeometryPath:
         -------
         ndarray, shape (m, 3)
         """
+        return self._polyline(state, max_angle)[0]
+
+    def _polyline(self, state: State, max_angle: float) -> tuple[np.ndarray, np.ndarray]:
+        """`get_polyline` and which of its vertices are `get_path_points` (bool), from one evaluation."""
         if not (isinstance(max_angle, (int, float, np.floating)) and max_angle > 0):
             raise ValueError(f"{self!r}.get_polyline: max_angle must be a positive number, got {max_angle!r}")
         cur = self._current_path(state)
         npts = len(self._rows)
-        pieces = []
+        pieces, marks = [], []
         for i, row in enumerate(cur):
             if row[3] == 2 and i > 0:
                 wrap = self._wrap_rows[int(row[4]) - npts][0]
@@ -315,8 +319,12 @@ class GeometryPath:
                 arc = wrap._arc(r1, r2, float(row[5]), float(max_angle))
                 if len(arc):
                     pieces.append(arc @ R_GW.T + p_GW)
+                    marks.append(np.zeros(len(arc), dtype=bool))
             pieces.append(row[None, :3])
-        return np.concatenate(pieces) if pieces else np.zeros((0, 3))
+            marks.append(np.ones(1, dtype=bool))
+        if not pieces:
+            return np.zeros((0, 3)), np.zeros(0, dtype=bool)
+        return np.concatenate(pieces), np.concatenate(marks)
 
     def calc_generalized_forces(self, state: State, tension: float) -> np.ndarray:
         """The generalized forces (nu,) of ``tension`` along the path: J^T F + the moving points'
