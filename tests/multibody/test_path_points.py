@@ -143,3 +143,23 @@ def test_bad_sampling_angle_is_refused_naming_the_path():
     for bad in (0.0, -1.0, "x"):
         with pytest.raises(ValueError, match="triceps"):
             path.get_polyline(state, bad)
+
+
+def test_core_path_points_refuses_what_it_cannot_write_safely():
+    """The compiled entry point checks the set's kind, the element and the output's size before writing."""
+    from simtk import _core
+
+    k = _core._k
+    system, matter, _, obj, path = _wrapped("cylinder")
+    state = _state(system, matter, [0.3, -1.0])
+    fs = path._make_set([(path, (float(k.PATH_CODES["tension"]), 0.0, 0.0, 0.0))], state, [path])
+    ws = matter._at(state, Stage.Position, "test").ws
+    small = np.full((4, 6), 7.0)  # 3 points + 2 tangent points need 5 rows
+    with pytest.raises(ValueError, match=r"out: expected .* \(>= 5, 6\)"):
+        k.path_points(fs, ws, 0, small)
+    assert np.all(small == 7.0)  # untouched
+    with pytest.raises(ValueError, match="no element 1"):
+        k.path_points(fs, ws, 1, np.zeros((5, 6)))
+    out = np.zeros((5, 6))
+    assert k.path_points(fs, ws, 0, out) == 5
+    assert list(out[:, 3]) == [0, 0, 1, 2, 0]  # point, point, tangent in, tangent out, point
