@@ -258,3 +258,48 @@ def _path_wrap_rows_check(params):
             raise ValueError(f"{what}: length {row[WP_D0 + 1]} is not >= 0")
         if row[WP_QUAD] not in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0):
             raise ValueError(f"{what}: quadrant code {row[WP_QUAD]} is not one of -3..3")
+
+
+def path_points(ForceSet fs, TreeKernels ws, Py_ssize_t element, out):
+    """Write the current path of element ``element`` of the GeometryPath set ``fs`` into ``out``
+    (m, 6), m >= the element's rows plus its wraps: per entry px, py, pz (G), kind (0 an active
+    point, 1 a wrap's first tangent point, 2 its second), the row within the element (a point's
+    index, or the number of points plus the wrap's index), and (kind 2) the length on the surface
+    from the first tangent point. Returns the number of entries, from the workspace's kinematics.
+    For drawing: evaluated once per call, outside the time loop."""
+    cdef PEnt ent[PATH_MAXPTS]
+    cdef double r[3]
+    cdef double v[3]
+    cdef double g[3]
+    cdef Py_ssize_t j0 = 0, j1, jw, n = 0, j, i
+    cdef double* o
+    if fs.kind != FK_PATH:
+        raise ValueError("path_points: expected a GeometryPath ForceSet")
+    fs._fits(ws, ws.nq)
+    while j0 < fs.s.n and <Py_ssize_t>fs.s.params[fs.s.npk * j0 + PP_ELEMENT] != element:
+        j0 = _path_end(&fs.s, j0)
+    if j0 >= fs.s.n:
+        raise ValueError(f"path_points: the set has no element {element}")
+    j1 = _path_end(&fs.s, j0)
+    jw = _path_first_wrap(&fs.s, j0, j1)
+    m = (j1 - j0) + (j1 - jw)
+    if not (isinstance(out, cnp.ndarray) and out.ndim == 2 and out.shape[1] == 6 and out.shape[0] >= m
+            and _is_f64_vector(out, out.shape[0] * 6, True)):
+        raise ValueError(f"path_points: out: expected a writable C-contiguous float64 (>= {m}, 6) array")
+    o = _dp(out)
+    with nogil:
+        if jw < j1:
+            n = _wrap_path(&fs.s, &ws.t, ws.t.q, ws.t.u, j0, jw, j1, ent)
+            for i in range(n):
+                o[6 * i] = ent[i].p[0]; o[6 * i + 1] = ent[i].p[1]; o[6 * i + 2] = ent[i].p[2]
+                o[6 * i + 3] = ent[i].wrap
+                o[6 * i + 4] = ent[i].row - j0 if ent[i].wrap == 0 else (jw - j0) + (ent[i].row - jw)
+                o[6 * i + 5] = ent[i].wlen
+        else:
+            for j in range(j0, j1):
+                if _path_point(&fs.s, &ws.t, ws.t.q, ws.t.u, j, r, o + 6 * n, v, g):
+                    o[6 * n + 3] = 0.0
+                    o[6 * n + 4] = j - j0
+                    o[6 * n + 5] = 0.0
+                    n += 1
+    return n

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..common.stage import Stage
+from ._paths import PathDrawing, path_drawings
 from .decorations import DEFAULT_COLOR, Decoration, Placed
 
 __all__ = ["Part", "Item", "Scene", "build_scene", "tessellate", "quaternions", "poses_of", "up_axis"]
@@ -52,6 +53,7 @@ class Scene:
     geoms: list[Part] = field(default_factory=list)
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per slot: how far its items reach from its origin
     up: str = "+y"
+    paths: list[PathDrawing] = field(default_factory=list)  # drawn per frame, in Ground
 
     def poses(self, state: Any) -> np.ndarray:
         """The slots' poses in ``state`` as (n_slots, 7): w, x, y, z, px, py, pz (realizes Position if needed)."""
@@ -264,7 +266,7 @@ def up_axis(system: Any, default: str = "+y") -> str:
     return default
 
 
-def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None) -> Scene:
+def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None, paths: bool = True) -> Scene:
     """Tessellate and place ``placed`` (each distinct decoration once) for drawing ``system``.
 
     Parameters
@@ -273,6 +275,8 @@ def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None) ->
     placed : sequence of Placed
     up : str, optional
         ``"+x"``, ``"-y"``, ...; found from gravity when None.
+    paths : bool
+        Draw the GeometryPaths of the system's path forces and muscles (see ``_paths``).
 
     Returns
     -------
@@ -280,7 +284,7 @@ def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None) ->
     """
     slots: dict[int, int] = {}
     bodies: list = []
-    scene = Scene(system, bodies, up=up or up_axis(system))
+    scene = Scene(system, bodies, up=up or up_axis(system), paths=path_drawings(system) if paths else [])
     radius: list[float] = []
     cache: dict[Decoration, list[tuple[int, Part]]] = {}
     for pl in placed:

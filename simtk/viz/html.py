@@ -20,6 +20,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ._paths import PathFrame, path_frames
 from ._scene import Scene, build_scene, default_camera, poses_of
 from .decorations import Placed, collect
 
@@ -46,9 +47,29 @@ def _geom_payload(scene: Scene) -> list[dict]:
     return out
 
 
+def _paths_payload(scene: Scene, frames: Sequence[Sequence[PathFrame]], n: int) -> dict:
+    """Per frame and path: its vertex count, then all vertices (float32), marks (uint8) and colours."""
+    npaths = len(scene.paths)
+    if len(frames) != n or any(len(f) != npaths for f in frames):
+        raise ValueError(f"replay_html: paths must hold {npaths} PathFrame(s) for each of the {n} frames")
+    counts = np.array([len(pf.points) for f in frames for pf in f], dtype="<u4")
+    pts = [pf.points for f in frames for pf in f]
+    marks = [pf.marks for f in frames for pf in f]
+    rgb = np.array([pf.rgb for f in frames for pf in f], dtype=float).reshape(-1, 3)
+    return {
+        "n": npaths,
+        "names": [d.name for d in scene.paths],
+        "counts": _b64(counts),
+        "pts": _b64(np.concatenate(pts).astype("<f4") if pts else np.zeros(0, "<f4")),
+        "marks": _b64(np.concatenate(marks).astype("u1") if marks else np.zeros(0, "u1")),
+        "rgb": _b64(np.rint(np.clip(rgb, 0, 1) * 255).astype("u1")),
+    }
+
+
 def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: dict | None = None,
                 title: str = "simtk replay", autoplay: bool = True, loop: bool = True,
-                background: Sequence[float] = (1.0, 1.0, 1.0)) -> str:
+                background: Sequence[float] = (1.0, 1.0, 1.0),
+                paths: Sequence[Sequence[PathFrame]] | None = None) -> str:
     """The replay page of ``scene`` with slot ``poses`` (n, n_slots, 7) at ``times`` (n,), as a string.
 
     Parameters
@@ -63,6 +84,8 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
     title : str
     autoplay, loop : bool
     background : 3 floats in [0, 1]
+    paths : sequence of sequence of PathFrame, optional
+        ``paths[i][k]``: the scene's path k at frame i (``_paths.path_frames``); none drawn when None.
 
     Returns
     -------
@@ -88,6 +111,7 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
         "background": [float(c) for c in background],
         "autoplay": bool(autoplay),
         "loop": bool(loop),
+        "paths": None if paths is None else _paths_payload(scene, paths, len(times)),
     }
     # "</" cannot appear in the JSON's strings (base64 and numbers) except in a title: escape "<" anyway.
     payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
@@ -98,7 +122,7 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
 def export_html(trajectory: Iterable[Any], path: str | os.PathLike, system: Any = None, *, contact: bool = True,
                 urdf: str | None = "visuals", decorations: Iterable[Placed] = (), camera: dict | None = None,
                 title: str | None = None, autoplay: bool = True, loop: bool = True,
-                background: Sequence[float] = (1.0, 1.0, 1.0), up: str | None = None) -> Path:
+                background: Sequence[float] = (1.0, 1.0, 1.0), up: str | None = None, paths: bool = True) -> Path:
     """Write a self-contained HTML file that replays ``trajectory``.
 
     Parameters
@@ -123,6 +147,9 @@ def export_html(trajectory: Iterable[Any], path: str | os.PathLike, system: Any 
     background : 3 floats in [0, 1]
     up : str, optional
         The up axis (``"+z"``...) for the default camera; from gravity when None.
+    paths : bool
+        Draw the GeometryPath of every path force (muscles coloured by activation, blue 0 to red 1),
+        as a polyline through its points, along its wrap surfaces.
 
     Returns
     -------
@@ -134,12 +161,13 @@ def export_html(trajectory: Iterable[Any], path: str | os.PathLike, system: Any 
         raise ValueError("export_html: the trajectory has no States")
     source = states[0].get_system() if system is None else system
     sys_, placed = collect(source, contact=contact, urdf=urdf, extra=decorations)
-    scene = build_scene(sys_, placed, up=up)
+    scene = build_scene(sys_, placed, up=up, paths=paths)
     times = np.array([s.get_time() for s in states])
     poses = poses_of(scene.bodies, states)
+    frames = path_frames(scene.paths, states) if scene.paths else None
     name = title if title is not None else f"{getattr(sys_, 'name', '') or 'simtk'} replay"
     page = replay_html(scene, times, poses, camera=camera, title=name, autoplay=autoplay, loop=loop,
-                       background=background)
+                       background=background, paths=frames)
     out = Path(path)
     out.write_text(page, encoding="utf-8")
     return out

@@ -6,6 +6,9 @@
 //   items:  [{slot, geom, q: [w,x,y,z], p: [x,y,z], rgba: [r,g,b,a]}]    (the part's pose in its body)
 //   times:  base64 float32 (F),  poses: base64 float32 (F * nslots * 7: w,x,y,z,px,py,pz per slot)
 //   camera: {eye, target, up, fov (degrees)}, background: [r,g,b], autoplay, loop, title
+//   paths:  null, or {n, names, counts: base64 uint32 (F*n vertices per frame and path), pts: base64
+//           float32 (their x,y,z in Ground, frame by frame, path by path), marks: base64 uint8 (1 where
+//           a vertex is a path or tangent point), rgb: base64 uint8 (F*n*3)}
 // window.simtkReplay offers seek(i), play(), pause(), frame(), draw() for scripts and tests.
 (function () {
   "use strict";
@@ -136,6 +139,17 @@
   const poses = new Float32Array(bytes(D.poses));
   const nslots = D.nslots, F = times.length;
 
+  // ---------------------------------------------------------------- paths (a polyline per frame)
+  const P = D.paths ? D.paths.n : 0;
+  const pathCounts = P ? new Uint32Array(bytes(D.paths.counts)) : new Uint32Array(0);
+  const pathPts = P ? new Float32Array(bytes(D.paths.pts)) : new Float32Array(0);
+  const pathMarks = P ? new Uint8Array(bytes(D.paths.marks)) : new Uint8Array(0);
+  const pathRgb = P ? new Uint8Array(bytes(D.paths.rgb)) : new Uint8Array(0);
+  const pathStart = new Uint32Array(pathCounts.length + 1);  // first vertex of (frame, path)
+  for (let i = 0; i < pathCounts.length; i++) pathStart[i + 1] = pathStart[i] + pathCounts[i];
+  const pathBuf = P ? gl.createBuffer() : null;
+  const IDENTITY = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+
   // ---------------------------------------------------------------- camera (orbit about the target)
   const cam = {};
   function resetCamera() {
@@ -209,6 +223,58 @@
       gl.drawElements(g.lines ? gl.LINES : gl.TRIANGLES, g.count, g.type, 0);
     }
     gl.depthMask(true);
+    if (P) drawPaths(vp);
+  }
+
+  function drawPaths(vp) {
+    // Ribbons of constant width on screen (WebGL draws lines one pixel wide): each segment is a quad
+    // in normalized device coordinates, each path point a small square, drawn with identity matrices.
+    const W = canvas.width / 2, H = canvas.height / 2, dpr = window.devicePixelRatio || 1;
+    const half = 2.0 * dpr, dot = 3.5 * dpr;
+    gl.disable(gl.BLEND);
+    gl.uniformMatrix4fv(loc.vp, false, IDENTITY);
+    gl.uniformMatrix4fv(loc.model, false, IDENTITY);
+    gl.uniform1f(loc.lit, 0);
+    gl.disableVertexAttribArray(loc.nrm);
+    gl.vertexAttrib3f(loc.nrm, 0, 0, 0);
+    gl.bindBuffer(gl.ARRAY_BUFFER, pathBuf);
+    for (let k = 0; k < P; k++) {
+      const i = current * P + k, n = pathCounts[i], v0 = pathStart[i];
+      if (n < 1) continue;
+      const ndc = new Float32Array(3 * n), ok = new Uint8Array(n);
+      for (let j = 0; j < n; j++) {
+        const x = pathPts[3 * (v0 + j)], y = pathPts[3 * (v0 + j) + 1], z = pathPts[3 * (v0 + j) + 2];
+        const w = vp[3] * x + vp[7] * y + vp[11] * z + vp[15];
+        ok[j] = w > 1e-9 ? 1 : 0;
+        if (!ok[j]) continue;
+        ndc[3 * j] = (vp[0] * x + vp[4] * y + vp[8] * z + vp[12]) / w;
+        ndc[3 * j + 1] = (vp[1] * x + vp[5] * y + vp[9] * z + vp[13]) / w;
+        ndc[3 * j + 2] = (vp[2] * x + vp[6] * y + vp[10] * z + vp[14]) / w;
+      }
+      const tri = [];
+      function quad(ax, ay, bx, by, z0, z1, ox, oy) {
+        tri.push(ax - ox, ay - oy, z0, ax + ox, ay + oy, z0, bx + ox, by + oy, z1,
+          ax - ox, ay - oy, z0, bx + ox, by + oy, z1, bx - ox, by - oy, z1);
+      }
+      for (let j = 0; j + 1 < n; j++) {
+        if (!ok[j] || !ok[j + 1]) continue;
+        const ax = ndc[3 * j], ay = ndc[3 * j + 1], bx = ndc[3 * j + 3], by = ndc[3 * j + 4];
+        const dx = (bx - ax) * W, dy = (by - ay) * H, m = Math.hypot(dx, dy);
+        if (m < 1e-12) continue;
+        quad(ax, ay, bx, by, ndc[3 * j + 2], ndc[3 * j + 5], -dy / m * half / W, dx / m * half / H);
+      }
+      for (let j = 0; j < n; j++) {
+        if (!ok[j] || !pathMarks[v0 + j]) continue;
+        const x = ndc[3 * j], y = ndc[3 * j + 1], z = ndc[3 * j + 2];
+        quad(x - dot / W, y, x + dot / W, y, z, z, 0, dot / H);
+      }
+      if (!tri.length) continue;
+      gl.uniform4f(loc.color, pathRgb[3 * i] / 255, pathRgb[3 * i + 1] / 255, pathRgb[3 * i + 2] / 255, 1);
+      gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(tri), gl.DYNAMIC_DRAW);
+      gl.enableVertexAttribArray(loc.pos);
+      gl.vertexAttribPointer(loc.pos, 3, gl.FLOAT, false, 0, 0);
+      gl.drawArrays(gl.TRIANGLES, 0, tri.length / 3);
+    }
   }
 
   // ---------------------------------------------------------------- playback and controls
@@ -301,6 +367,7 @@
 
   window.simtkReplay = {
     nFrames: F,
+    nPaths: P,
     times: Array.from(times),
     seek: function (i) { setPlaying(false); current = Math.max(0, Math.min(F - 1, i | 0)); show(current); draw(); },
     play: function () { setPlaying(true); },

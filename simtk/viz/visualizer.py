@@ -22,6 +22,7 @@ import numpy as np
 from ..common.events import PeriodicEventReporter
 from ..common.state import State
 from ..simulation.agents import Monitor
+from ._paths import PathFrame, path_frames
 from ._scene import Scene, build_scene, default_camera, poses_of
 from .decorations import Placed, collect
 
@@ -63,6 +64,9 @@ class Visualizer:
     environment_map : bool
         Light the scene with viser's image-based environment as well as its lights; without it the
         page draws an order of magnitude faster on a browser without a GPU (software WebGL).
+    paths : bool
+        Draw the GeometryPath of every path force as a polyline through its points and along its
+        wrap surfaces, a muscle's coloured by its activation (blue 0 to red 1), redrawn each frame.
 
     Examples
     --------
@@ -73,11 +77,11 @@ class Visualizer:
     def __init__(self, system: Any, *, host: str = "127.0.0.1", port: int = 8080, contact: bool = True,
                  urdf: str | None = "visuals", decorations: Iterable[Placed] = (), camera: dict | None = None,
                  up: str | None = None, shadows: bool = False,
-                 environment_map: bool = True) -> None:
+                 environment_map: bool = True, paths: bool = True) -> None:
         viser = _import_viser()
         sys_, placed = collect(system, contact=contact, urdf=urdf, extra=decorations)
         self.system = sys_
-        self.scene: Scene = build_scene(sys_, placed, up=up)
+        self.scene: Scene = build_scene(sys_, placed, up=up, paths=paths)
         self._server = viser.ViserServer(host=host, port=port, verbose=False)
         self._host = host
         self._server.scene.set_up_direction(self.scene.up)
@@ -91,6 +95,8 @@ class Visualizer:
         if camera is not None:
             self.set_camera(**camera)
         self._replay: tuple[np.ndarray, np.ndarray] | None = None
+        self._replay_paths: list[list[PathFrame]] | None = None
+        self._dot: float | None = None
         self._slider: Any = None
         self._time_box: Any = None
         self._play_box: Any = None
@@ -157,9 +163,27 @@ class Visualizer:
         ----------
         state : State
         """
-        self._draw(poses_of(self.scene.bodies, [state])[0])
+        frames = path_frames(self.scene.paths, [state])[0] if self.scene.paths else None
+        self._draw(poses_of(self.scene.bodies, [state])[0], frames)
 
-    def _draw(self, poses: np.ndarray) -> None:
+    def _draw_paths(self, frames: list[PathFrame]) -> None:
+        # A path's vertex count changes with the pose: its nodes are replaced (same names) each frame.
+        sc = self._server.scene
+        if self._dot is None:
+            pts = np.concatenate([f.points for f in frames]) if frames else np.zeros((0, 3))
+            size = float(np.linalg.norm(np.ptp(pts, axis=0))) if len(pts) else 0.0
+            self._dot = 0.015 * size if size > 0 else 0.005
+        for k, f in enumerate(frames):
+            rgb = tuple(int(round(255 * c)) for c in f.rgb)
+            name = f"/simtk_paths/{k}_{self.scene.paths[k].name or 'path'}"
+            if len(f.points) >= 2:
+                sc.add_line_segments(f"{name}/line", np.stack([f.points[:-1], f.points[1:]], 1), colors=rgb,
+                                     thickness=4.0, thickness_units="screen")
+            if f.marks.any():
+                sc.add_point_cloud(f"{name}/points", f.points[f.marks].astype(np.float32), colors=rgb,
+                                   point_size=self._dot, point_shape="circle", precision="float32")
+
+    def _draw(self, poses: np.ndarray, paths: list[PathFrame] | None = None) -> None:
         if not self._camera_set:  # frame the first picture drawn
             self.set_camera(**default_camera(self.scene, poses[None]))
         last = self._last
@@ -171,6 +195,8 @@ class Visualizer:
                     continue
                 h.wxyz = row[:4]
                 h.position = row[4:]
+            if paths:
+                self._draw_paths(paths)
         self._last = poses.copy()
 
     def reporter(self, fps: float = 30.0, realtime: bool = False) -> PeriodicEventReporter:
@@ -220,6 +246,7 @@ class Visualizer:
             raise ValueError("Visualizer.show_trajectory: the trajectory has no States")
         times = np.array([s.get_time() for s in states])
         self._replay = (times, poses_of(self.scene.bodies, states))
+        self._replay_paths = path_frames(self.scene.paths, states) if self.scene.paths else None
         n = len(states)
         gui = self._server.gui
         if self._slider is None:
@@ -241,7 +268,7 @@ class Visualizer:
             raise RuntimeError("Visualizer.show_frame: call show_trajectory first")
         times, poses = self._replay
         i = int(min(max(i, 0), len(times) - 1))
-        self._draw(poses[i])
+        self._draw(poses[i], self._replay_paths[i] if self._replay_paths is not None else None)
         if self._time_box is not None:
             self._time_box.value = float(times[i])
 

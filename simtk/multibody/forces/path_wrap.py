@@ -64,6 +64,11 @@ class WrapObject:
     def _dims(self) -> tuple[float, float, float]:
         raise NotImplementedError
 
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float) -> np.ndarray:
+        """Points strictly between tangent points r1 and r2 (in W) along the surface, for drawing; none
+        (a straight chord) for a surface that does not say how it is wrapped."""
+        return np.zeros((0, 3))
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} on {self.body!r}>"
 
@@ -102,6 +107,21 @@ class WrapCylinder(WrapObject):
     def _dims(self) -> tuple[float, float, float]:
         return (self.radius, self.length, 0.0)
 
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float) -> np.ndarray:
+        # The helix about z from r1 to r2: its turn is the short one or the long way round, whichever
+        # has the length the kernel found (OpenSim's _make_spiral_path may go the far way).
+        short = float(np.arctan2(r1[0] * r2[1] - r1[1] * r2[0], r1[0] * r2[0] + r1[1] * r2[1]))
+        axial = float(r2[2] - r1[2])
+        turn = np.sqrt(max(wlen * wlen - axial * axial, 0.0)) / self.radius
+        other = short - np.copysign(2.0 * np.pi, short if short != 0.0 else 1.0)
+        theta = short if abs(abs(short) - turn) <= abs(abs(other) - turn) else other
+        n = int(np.ceil(abs(theta) / max_angle))
+        s = np.arange(1, n) / n if n > 1 else np.zeros(0)
+        a0 = np.arctan2(r1[1], r1[0])
+        rho = np.hypot(r1[0], r1[1]) + s * (np.hypot(r2[0], r2[1]) - np.hypot(r1[0], r1[1]))
+        a = a0 + s * theta
+        return np.stack([rho * np.cos(a), rho * np.sin(a), r1[2] + s * axial], -1)
+
 
 class WrapSphere(WrapObject):
     """A sphere of ``radius`` centred at W's origin (OpenSim's WrapSphere).
@@ -126,6 +146,28 @@ class WrapSphere(WrapObject):
 
     def _dims(self) -> tuple[float, float, float]:
         return (self.radius, 0.0, 0.0)
+
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float) -> np.ndarray:
+        # The great circle through r1 and r2, the short arc or the long one, whichever has the
+        # kernel's length.
+        c = np.cross(r1, r2)
+        sc = float(np.linalg.norm(c))
+        short = float(np.arctan2(sc, float(r1 @ r2)))
+        if sc > 0.0:
+            axis = c / sc
+        else:  # r1 and r2 (anti)parallel: any great circle through them
+            e = np.eye(3)[int(np.argmin(np.abs(r1)))]
+            axis = np.cross(r1, e) / np.linalg.norm(np.cross(r1, e))
+        theta = short
+        if abs(2.0 * np.pi - short - wlen / self.radius) < abs(short - wlen / self.radius):
+            theta = short - 2.0 * np.pi  # the other way round the same circle
+        n = int(np.ceil(abs(theta) / max_angle))
+        s = np.arange(1, n) / n if n > 1 else np.zeros(0)
+        u = r1 / np.linalg.norm(r1)
+        v = np.cross(axis, u)
+        rho = np.linalg.norm(r1) + s * (np.linalg.norm(r2) - np.linalg.norm(r1))
+        a = (s * theta)[:, None]
+        return rho[:, None] * (np.cos(a) * u + np.sin(a) * v)
 
 
 @dataclass(frozen=True)

@@ -261,6 +261,71 @@ class GeometryPath:
         """dL/dt (needs Velocity)."""
         return self._measures(state, Stage.Velocity)[1]
 
+    def _current_path(self, state: State) -> np.ndarray:
+        """The kernel's current path at ``state`` (n, 6): p in G, kind, row, surface length (see
+        ``_core._k.path_points``)."""
+        fs = self._make_set([(self, (float(_CODES["tension"]), 0.0, 0.0, 0.0))], state, [self])
+        ws = self._matter._at(state, Stage.Position, f"{self!r}: points").ws
+        out = np.zeros((len(self._rows) + 2 * len(self._wrap_rows), 6))
+        n = _K.path_points(fs, ws, 0, out)
+        return out[:n]
+
+    def get_path_points(self, state: State) -> np.ndarray:
+        """The current path in Ground (n, 3): the active points and, where the path wraps, each wrap
+        object's two tangent points, in path order (OpenSim's getCurrentPath; needs Position).
+
+        Parameters
+        ----------
+        state : State
+
+        Returns
+        -------
+        ndarray, shape (n, 3)
+        """
+        return self._current_path(state)[:, :3].copy()
+
+    def get_polyline(self, state: State, max_angle: float = np.pi / 24) -> np.ndarray:
+        """The path in Ground as a polyline to draw (m, 3): `get_path_points` with, between a wrap's
+        two tangent points, points along the surface (a helix on a cylinder, a great circle on a
+        sphere) at most ``max_angle`` apart (needs Position; evaluated per call, for viewers).
+
+        Parameters
+        ----------
+        state : State
+        max_angle : float
+            The largest turn (rad) about the surface between consecutive points, > 0.
+
+        Returns
+        -------
+        ndarray, shape (m, 3)
+        """
+        return self._polyline(state, max_angle)[0]
+
+    def _polyline(self, state: State, max_angle: float) -> tuple[np.ndarray, np.ndarray]:
+        """`get_polyline` and which of its vertices are `get_path_points` (bool), from one evaluation."""
+        if not (isinstance(max_angle, (int, float, np.floating)) and max_angle > 0):
+            raise ValueError(f"{self!r}.get_polyline: max_angle must be a positive number, got {max_angle!r}")
+        cur = self._current_path(state)
+        npts = len(self._rows)
+        pieces, marks = [], []
+        for i, row in enumerate(cur):
+            if row[3] == 2 and i > 0:
+                wrap = self._wrap_rows[int(row[4]) - npts][0]
+                X = wrap.body.get_body_transform(state)
+                R_GB, p_GB = X.R.matrix, np.asarray(X.p, dtype=float)
+                R_GW = R_GB @ wrap.X_BW.R.matrix
+                p_GW = p_GB + R_GB @ np.asarray(wrap.X_BW.p, dtype=float)
+                r1, r2 = (cur[i - 1, :3] - p_GW) @ R_GW, (row[:3] - p_GW) @ R_GW
+                arc = wrap._arc(r1, r2, float(row[5]), float(max_angle))
+                if len(arc):
+                    pieces.append(arc @ R_GW.T + p_GW)
+                    marks.append(np.zeros(len(arc), dtype=bool))
+            pieces.append(row[None, :3])
+            marks.append(np.ones(1, dtype=bool))
+        if not pieces:
+            return np.zeros((0, 3)), np.zeros(0, dtype=bool)
+        return np.concatenate(pieces), np.concatenate(marks)
+
     def calc_generalized_forces(self, state: State, tension: float) -> np.ndarray:
         """The generalized forces (nu,) of ``tension`` along the path: J^T F + the moving points'
         gearing forces, i.e. -tension dL/dq (needs Position)."""
