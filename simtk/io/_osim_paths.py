@@ -9,9 +9,7 @@ location is carried into the body).
 
 A PathWrapSet's PathWraps over WrapCylinders and WrapSpheres (of a body's WrapObjectSet, on the
 body or an offset frame of it) become `PathWrap`s, their 1-based ``range`` (-1: first/last point)
-made 0-based; an inactive wrap object wraps nothing and is left out. A path over two or more
-objects one of which is a cylinder with a quadrant is not built yet (its lengths differ from
-OpenSim's by millimetres, a difference not found yet), nor is a path wrapping over a
+made 0-based; an inactive wrap object wraps nothing and is left out. A path wrapping over a
 WrapEllipsoid or WrapTorus is not built at all (noted in the warning), never built without its
 wraps, which would give other lengths than OpenSim's.
 A PathActuator's control is held in the State (``Force.PathActuator.set_control``, 0 by default);
@@ -202,11 +200,6 @@ def _describe_wraps(r: _Reader, out, gp: _Element, owner: _Element, where: str, 
                           frame=np.concatenate([X_BW.R.matrix.ravel(), X_BW.p]),
                           dims=np.array([radius, length, 0.0]), quadrant=quadrant.lower(),
                           range=np.array([start, end], dtype=float), method=method))
-    if len(wraps) > 1 and any(w["kind"] == "cylinder" and w["quadrant"] != "all" for w in wraps):
-        # (simtk's lengths differ from OpenSim's by millimetres there: not found yet, so not built)
-        _flag_note(r.notes, owner, "its path wraps over more than one object, one a cylinder with a quadrant, "
-                                   "which simtk does not build yet")
-        return None
     return wraps
 
 
