@@ -229,7 +229,7 @@ PUBLISHED = ["Gait10dof18musc/subject01_metabolics_path_spring.osim",
 @pytest.mark.parametrize("rel", PUBLISHED)
 def test_published_paths_and_muscle_paths(tmp_path, rel):
     """Every PathSpring, PathActuator and muscle path without wrap objects or wrapping only over
-    cylinders and spheres (the others are noted, not built) at random poses, some beyond the
+    cylinders, spheres and ellipsoids (tori are noted, not built) at random poses, some beyond the
     coordinates' ranges (where moving points are clamped)."""
     src = published_model("Models/" + rel)
     om = osim.Model(str(src))
@@ -256,10 +256,10 @@ def test_published_paths_and_muscle_paths(tmp_path, rel):
     def simtk_wraps(n):
         ws = get_path(n).getWrapSet()
         objs = [ws.get(i).getWrapObject() for i in range(ws.getSize())]
-        return all(o.getConcreteClassName() in ("WrapCylinder", "WrapSphere") for o in objs)
+        return all(o.getConcreteClassName() in ("WrapCylinder", "WrapSphere", "WrapEllipsoid") for o in objs)
 
     buildable = [n for n in paths if simtk_wraps(n)]
-    assert built == buildable and built  # exactly the paths without ellipsoids and tori are built
+    assert built == buildable and built  # exactly the paths without tori are built
     coords = [c for c in m.coordinates if not m.coordinates[c].locked][:14]
     worst = _compare_paths(om, s, m, st, built, get_path, coords, np.random.default_rng(5), n=3, lo=-0.6, hi=0.6)
     assert worst[0] <= LEN_TOL and worst[1] <= LEN_TOL and worst[2] <= ARM_TOL, worst
@@ -315,15 +315,16 @@ def test_gastrocnemius_over_a_quadrant_cylinder_and_another_follows_opensim(tmp_
     assert stale > 1e-4, stale
 
 
-def test_path_over_an_ellipsoid_is_in_the_warning_and_not_built(tmp_path):
+def test_path_over_a_torus_is_in_the_warning_and_not_built(tmp_path):
     mdl = path_model()
-    cyl = osim.WrapEllipsoid()
+    cyl = osim.WrapTorus()
     cyl.setName("ell")
-    cyl.set_dimensions(v3(0.02, 0.03, 0.04))
+    cyl.set_inner_radius(0.02)
+    cyl.set_outer_radius(0.05)
     mdl.getBodySet().get("b0").addWrapObject(cyl)
     osim.PathSpring.safeDownCast(mdl.getForceSet().get("spring")).updGeometryPath().addPathWrap(cyl)
     path = write(mdl, tmp_path)
-    with pytest.warns(UserWarning, match="spring.*wraps over WrapEllipsoid 'ell'"):
+    with pytest.warns(UserWarning, match="spring.*wraps over WrapTorus 'ell'"):
         m = load_osim(path)
     assert "spring" not in m.force_elements and "act" in m.force_elements
     assert isinstance(m.force_elements["act"][0], Force.PathActuator)
