@@ -58,6 +58,7 @@ cdef struct PEnt:
     double p[3]             # location (G)
     double v[3]             # velocity (G)
     double g[3]             # R_GB dp/dq of a moving point, else 0
+    double gl[3]            # the location OpenSim's lengths and directions use (see _ent_gloc)
 
 
 # ------------------------------------------------------------------ OpenSim's WrapMath, as it computes

@@ -43,15 +43,34 @@ cdef void _tangent_entry(const FSet* s, const Tree* t, Py_ssize_t w, const doubl
     e.wlen = wlen
 
 
-cdef double _ents_length(const PEnt* ent, Py_ssize_t n) noexcept nogil:
-    # OpenSim's calcLengthAfterPathComputation
+cdef inline void _ent_gloc(PEnt* e, Py_ssize_t jw, double* gc, bint* gv) noexcept nogil:
+    # OpenSim's Point::getLocationInGround caches a point's location the first time it is asked in a
+    # realization, and a PathWrapPoint's setLocation does not invalidate it: when the passes over two
+    # or more wraps move a tangent point after it was first measured, OpenSim's lengths and force
+    # directions keep using its first location (its wrapLine and produceForces' application point use
+    # the new one). e.gl is that location: per tangent point (wrap row, which), the first one asked.
+    cdef Py_ssize_t k
+    if e.wrap == 0:
+        e.gl[0] = e.p[0]; e.gl[1] = e.p[1]; e.gl[2] = e.p[2]
+        return
+    k = 2 * (e.row - jw) + e.wrap - 1
+    if not gv[k]:
+        gc[3 * k] = e.p[0]; gc[3 * k + 1] = e.p[1]; gc[3 * k + 2] = e.p[2]
+        gv[k] = True
+    e.gl[0] = gc[3 * k]; e.gl[1] = gc[3 * k + 1]; e.gl[2] = gc[3 * k + 2]
+
+
+cdef double _ents_length(PEnt* ent, Py_ssize_t n, Py_ssize_t jw, double* gc, bint* gv) noexcept nogil:
+    # OpenSim's calcLengthAfterPathComputation (every entry's location asked, as it asks them)
     cdef double L = 0.0
     cdef Py_ssize_t i
+    for i in range(n):
+        _ent_gloc(&ent[i], jw, gc, gv)
     for i in range(1, n):
         if ent[i - 1].wrap and ent[i].wrap and ent[i - 1].row == ent[i].row:
             L += ent[i].wlen
         else:
-            L += _wsqrt(_dist2(ent[i - 1].p, ent[i].p))
+            L += _wsqrt(_dist2(ent[i - 1].gl, ent[i].gl))
     return L
 
 
@@ -66,8 +85,22 @@ cdef inline void _ents_remove(PEnt* ent, Py_ssize_t* n, Py_ssize_t w) noexcept n
 
 
 cdef Py_ssize_t _wrap_path(const FSet* s, const Tree* t, const double* q, const double* u, Py_ssize_t j0,
-                           Py_ssize_t jw, Py_ssize_t j1, PEnt* ent) noexcept nogil:
-    # OpenSim's computePath: the active points, then applyWrapObjects; returns the entries' count
+                           Py_ssize_t jw, Py_ssize_t j1, PEnt* ent, double* L) noexcept nogil:
+    # OpenSim's computePath: the active points, applyWrapObjects, then the length (L) as OpenSim's
+    # calcLengthAfterPathComputation makes it, which also fixes every entry's gl; the entries' count
+    cdef double gc[3 * PATH_MAXPTS]
+    cdef bint gv[PATH_MAXPTS]
+    cdef Py_ssize_t i, n
+    for i in range(PATH_MAXPTS):
+        gv[i] = False
+    n = _wrap_apply_objects(s, t, q, u, j0, jw, j1, ent, gc, gv)
+    L[0] = _ents_length(ent, n, jw, gc, gv)
+    return n
+
+
+cdef Py_ssize_t _wrap_apply_objects(const FSet* s, const Tree* t, const double* q, const double* u, Py_ssize_t j0,
+                                    Py_ssize_t jw, Py_ssize_t j1, PEnt* ent, double* gc, bint* gv) noexcept nogil:
+    # the active points, then OpenSim's applyWrapObjects
     cdef bint act[PATH_MAXPTS]
     cdef int order[PATH_MAXPTS]
     cdef int result[PATH_MAXPTS]
@@ -132,8 +165,11 @@ cdef Py_ssize_t _wrap_path(const FSet* s, const Tree* t, const double* q, const 
                 if kind == PT_WRAP_CYLINDER:
                     code = _wrap_cylinder(P1, P2, prm[WP_D0], prm[WP_D0 + 1], <int>prm[WP_QUAD], single, r1, r2,
                                           &wlen)
-                else:
+                elif kind == PT_WRAP_SPHERE:
                     code = _wrap_sphere(P1, P2, prm[WP_D0], <int>prm[WP_QUAD], r1, r2, &wlen)
+                else:
+                    code = _wrap_ellipsoid(P1, P2, prm + WP_D0, <int>prm[WP_QUAD], <int>prm[WP_METHOD], r1, r2,
+                                           &wlen)
                 result[i] = code
                 if code == WRAP_MANDATORY:
                     bend = pt1 + 1
@@ -142,7 +178,11 @@ cdef Py_ssize_t _wrap_path(const FSet* s, const Tree* t, const double* q, const 
                     bwlen = wlen
                     break
                 elif code == WRAP_WRAPPED:
-                    # OpenSim's calcPathLengthChange
+                    # OpenSim's calcPathLengthChange, over the locations its points' caches hold
+                    _ent_gloc(&ent[pt1], jw, gc, gv)
+                    _ent_gloc(&ent[pt1 + 1], jw, gc, gv)
+                    _to_wrap(R_GW, p_GW, ent[pt1].gl, P1)
+                    _to_wrap(R_GW, p_GW, ent[pt1 + 1].gl, P2)
                     change = (_wsqrt(_dist2(P1, r1)) + wlen + _wsqrt(_dist2(r2, P2))) - _wsqrt(_dist2(P1, P2))
                     if change < best:
                         best = change
@@ -156,7 +196,7 @@ cdef Py_ssize_t _wrap_path(const FSet* s, const Tree* t, const double* q, const 
                 _tangent_entry(s, t, w, R_GW, p_GW, b1, 1, 0.0, &ent[bend])
                 _tangent_entry(s, t, w, R_GW, p_GW, b2, 2, bwlen, &ent[bend + 1])
                 n += 2
-        length = _ents_length(ent, n)
+        length = _ents_length(ent, n, jw, gc, gv)
         if _wfabs(length - last) < 0.0005:
             break
         last = length
@@ -171,17 +211,16 @@ cdef Py_ssize_t _wrap_path(const FSet* s, const Tree* t, const double* q, const 
 cdef void _wrap_measure(const FSet* s, const Tree* t, const double* q, const double* u, Py_ssize_t j0,
                         Py_ssize_t jw, Py_ssize_t j1, double* L, double* Ldot) noexcept nogil:
     cdef PEnt ent[PATH_MAXPTS]
-    cdef Py_ssize_t n = _wrap_path(s, t, q, u, j0, jw, j1, ent), i
+    cdef Py_ssize_t n = _wrap_path(s, t, q, u, j0, jw, j1, ent, L), i
     cdef double d[3]
     cdef double dv[3]
     cdef double m
     cdef int k
-    L[0] = _ents_length(ent, n)
     Ldot[0] = 0.0
     for i in range(1, n):
-        # OpenSim's Point::calcSpeedBetween
+        # OpenSim's Point::calcSpeedBetween (its cached locations, the velocities of the final ones)
         for k in range(3):
-            d[k] = ent[i].p[k] - ent[i - 1].p[k]
+            d[k] = ent[i].gl[k] - ent[i - 1].gl[k]
             dv[k] = ent[i].v[k] - ent[i - 1].v[k]
         m = _wsqrt(dot3(d, d))
         if m < _WEPS:
@@ -194,7 +233,8 @@ cdef void _wrap_apply(const FSet* s, const Tree* t, const double* q, const doubl
                       Py_ssize_t jw, Py_ssize_t j1, double T, double* bf, double* mf) noexcept nogil:
     # OpenSim's GeometryPath::produceForces over the wrapped path
     cdef PEnt ent[PATH_MAXPTS]
-    cdef Py_ssize_t n = _wrap_path(s, t, q, u, j0, jw, j1, ent), i
+    cdef double L
+    cdef Py_ssize_t n = _wrap_path(s, t, q, u, j0, jw, j1, ent, &L), i
     cdef double f[3]
     cdef double dirn[3]
     cdef double prev[3]
@@ -207,7 +247,7 @@ cdef void _wrap_apply(const FSet* s, const Tree* t, const double* q, const doubl
             f[0] -= T * prev[0]; f[1] -= T * prev[1]; f[2] -= T * prev[2]
         if i + 1 < n and ent[i + 1].body != ent[i].body:
             for k in range(3):
-                dirn[k] = ent[i + 1].p[k] - ent[i].p[k]
+                dirn[k] = ent[i + 1].gl[k] - ent[i].gl[k]
             m = _wsqrt(dot3(dirn, dirn))
             if m > 0.0:
                 dirn[0] /= m; dirn[1] /= m; dirn[2] /= m
@@ -234,7 +274,7 @@ def _path_wrap_rows_check(params):
         if j and row[PP_ELEMENT] != params[j - 1][PP_ELEMENT]:
             first, npts, nwr = j, 0, 0
         kind = row[PP_TYPE]
-        if kind not in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE):
+        if kind not in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE, PT_WRAP_ELLIPSOID):
             if nwr:
                 raise ValueError(f"ForceSet (GeometryPath): row {j}: a point after its path's wrap rows")
             npts += 1
@@ -256,6 +296,11 @@ def _path_wrap_rows_check(params):
             raise ValueError(f"{what}: radius {row[WP_D0]} is not positive")
         if kind == PT_WRAP_CYLINDER and not (row[WP_D0 + 1] >= 0.0 and isfinite(row[WP_D0 + 1])):
             raise ValueError(f"{what}: length {row[WP_D0 + 1]} is not >= 0")
+        if kind == PT_WRAP_ELLIPSOID:
+            if not all(row[WP_D0 + k] > 0.0 and isfinite(row[WP_D0 + k]) for k in range(3)):
+                raise ValueError(f"{what}: semi-axes {list(row[WP_D0:WP_D0 + 3])} are not all positive")
+            if row[WP_METHOD] not in (WM_HYBRID, WM_MIDPOINT, WM_AXIAL):
+                raise ValueError(f"{what}: method code {row[WP_METHOD]} is not 0 (hybrid), 1 (midpoint) or 2 (axial)")
         if row[WP_QUAD] not in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0):
             raise ValueError(f"{what}: quadrant code {row[WP_QUAD]} is not one of -3..3")
 

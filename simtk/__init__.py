@@ -69,6 +69,7 @@ from .multibody import (
     PathWrap,
     SimbodyMatterSubsystem,
     WrapCylinder,
+    WrapEllipsoid,
     WrapSphere,
 )
 from .spatial import Body, Inertia, MassProperties, Rotation, Transform
@@ -95,7 +96,7 @@ __all__ = [
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody
     "MultibodySystem", "SimbodyMatterSubsystem", "MobilizedBody", "GeneralForceSubsystem", "ForceSubsystem", "Force",
-    "GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere",
+    "GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere", "WrapEllipsoid",
     "Constraint", "Motion",
     # contact
     "ContactGeometry",

@@ -24,6 +24,7 @@ from simtk import (
     Rotation,
     Transform,
     WrapCylinder,
+    WrapEllipsoid,
     WrapSphere,
 )
 from simtk.multibody.contact.geometry import ContactGeometry
@@ -256,7 +257,7 @@ def _path(ctx, refs, v, where: str):
     return GeometryPath(ctx.matter, points, name=label, wraps=_wraps(ctx, refs, v))
 
 
-_WRAP_KINDS = {"cylinder": WrapCylinder, "sphere": WrapSphere}
+_WRAP_KINDS = {"cylinder": WrapCylinder, "sphere": WrapSphere, "ellipsoid": WrapEllipsoid}
 
 
 def _str(e):
@@ -283,6 +284,8 @@ def _wraps(ctx, refs, v) -> list:
             X = Transform(Rotation.from_matrix(frames[k][:9].reshape(3, 3)), frames[k][9:])
             if kinds[k] == "cylinder":
                 obj = WrapCylinder(bodies[k], X, dims[k][0], dims[k][1], quadrants[k], name=names[k])
+            elif kinds[k] == "ellipsoid":
+                obj = WrapEllipsoid(bodies[k], X, dims[k], quadrants[k], name=names[k])
             else:
                 obj = WrapSphere(bodies[k], X, dims[k][0], quadrants[k], name=names[k])
         except (TypeError, ValueError) as why:

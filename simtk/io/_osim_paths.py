@@ -7,12 +7,10 @@ functions of one coordinate, the coordinate's range clamping them as OpenSim's
 ``MovingPathPoint::getLocation`` does). A point's frame may be an offset frame of a body (the
 location is carried into the body).
 
-A PathWrapSet's PathWraps over WrapCylinders and WrapSpheres (of a body's WrapObjectSet, on the
+A PathWrapSet's PathWraps over WrapCylinders, WrapSpheres and WrapEllipsoids (of a body's WrapObjectSet, on the
 body or an offset frame of it) become `PathWrap`s, their 1-based ``range`` (-1: first/last point)
-made 0-based; an inactive wrap object wraps nothing and is left out. A path over two or more
-objects one of which is a cylinder with a quadrant is not built yet (its lengths differ from
-OpenSim's by millimetres, a difference not found yet), nor is a path wrapping over a
-WrapEllipsoid or WrapTorus is not built at all (noted in the warning), never built without its
+made 0-based; an inactive wrap object wraps nothing and is left out. A path wrapping over a
+WrapTorus is not built at all (noted in the warning), never built without its
 wraps, which would give other lengths than OpenSim's.
 A PathActuator's control is held in the State (``Force.PathActuator.set_control``, 0 by default);
 PrescribedControllers do not drive it yet.
@@ -135,7 +133,7 @@ def _point(r: _Reader, out, el: _Element, where: str) -> dict:
 
 
 #: the wrap objects simtk builds: OpenSim tag -> the description's kind
-WRAP_KINDS = {"WrapCylinder": "cylinder", "WrapSphere": "sphere"}
+WRAP_KINDS = {"WrapCylinder": "cylinder", "WrapSphere": "sphere", "WrapEllipsoid": "ellipsoid"}
 
 
 def _wrap_objects(r: _Reader) -> dict:
@@ -185,7 +183,13 @@ def _describe_wraps(r: _Reader, out, gp: _Element, owner: _Element, where: str, 
         if quadrant.lower() not in ("all", "x", "+x", "-x", "y", "+y", "-y", "z", "+z", "-z"):
             raise r.error(r.child(wel, "quadrant"), f"{wel.tag} {name!r}: quadrant {quadrant!r} is not one of "
                                                     "all, +x, -x, +y, -y, +z, -z")
-        radius = r.number(wel, "radius", 1.0 if wel.tag == "WrapSphere" else 1.0)
+        semi = [1.0, 1.0, 1.0]
+        if wel.tag == "WrapEllipsoid":
+            semi = r.numbers(wel, "dimensions", 3, [1.0, 1.0, 1.0])
+            if not all(d > 0.0 for d in semi):
+                raise r.error(r.child(wel, "dimensions"), f"{wel.tag} {name!r}: dimensions {list(semi)} are not "
+                                                          "all positive")
+        radius = r.number(wel, "radius", 1.0) if wel.tag != "WrapEllipsoid" else 1.0
         length = r.number(wel, "length", 1.0) if wel.tag == "WrapCylinder" else 0.0
         if not radius > 0.0:
             raise r.error(r.child(wel, "radius"), f"{wel.tag} {name!r}: radius {radius} is not positive")
@@ -200,13 +204,9 @@ def _describe_wraps(r: _Reader, out, gp: _Element, owner: _Element, where: str, 
         method = method.lower() if method.lower() in ("hybrid", "midpoint", "axial") else "hybrid"
         wraps.append(dict(kind=WRAP_KINDS[wel.tag], body=out.bodies[bname], name=_clean_name(name),
                           frame=np.concatenate([X_BW.R.matrix.ravel(), X_BW.p]),
-                          dims=np.array([radius, length, 0.0]), quadrant=quadrant.lower(),
+                          dims=(np.array(semi, dtype=float) if wel.tag == "WrapEllipsoid"
+                                else np.array([radius, length, 0.0])), quadrant=quadrant.lower(),
                           range=np.array([start, end], dtype=float), method=method))
-    if len(wraps) > 1 and any(w["kind"] == "cylinder" and w["quadrant"] != "all" for w in wraps):
-        # (simtk's lengths differ from OpenSim's by millimetres there: not found yet, so not built)
-        _flag_note(r.notes, owner, "its path wraps over more than one object, one a cylinder with a quadrant, "
-                                   "which simtk does not build yet")
-        return None
     return wraps
 
 

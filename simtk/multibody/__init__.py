@@ -13,6 +13,7 @@ from .forces import (
     PathPoint,
     PathWrap,
     WrapCylinder,
+    WrapEllipsoid,
     WrapSphere,
 )
 from .matter import SimbodyMatterSubsystem
@@ -32,7 +33,7 @@ __all__ = [
     "MovingPathPoint",
     "PathWrap",
     "WrapCylinder",
-    "WrapSphere",
+    "WrapSphere", "WrapEllipsoid",
     "MobilizedBody",
     "MultibodySystem",
     "SimbodyMatterSubsystem",

@@ -1,4 +1,4 @@
-"""Paths wrapping over WrapCylinder and WrapSphere (no OpenSim needed; tests/crosscheck/test_opensim_wrap.py
+"""Paths wrapping over WrapCylinder, WrapSphere and WrapEllipsoid (no OpenSim needed; tests/crosscheck/test_opensim_wrap.py
 compares with OpenSim 4.6).
 
 Laws checked:
@@ -29,6 +29,7 @@ from simtk import (
     Stage,
     TimeStepper,
     WrapCylinder,
+    WrapEllipsoid,
     WrapSphere,
 )
 from simtk.spatial import Body, MassProperties, Transform
@@ -47,8 +48,11 @@ def _arm(kind: str, z=(0.0, 0.0), quadrant="all"):
     b1 = MobilizedBody.Pin(matter.ground, Transform(), mp, Transform(p=[0.0, 0.2, 0.0]))
     b2 = MobilizedBody.Pin(b1, Transform(p=[0.0, -0.4, 0.0]), mp, Transform())
     X = Transform(p=[0.0, -0.4, 0.0])
-    obj = (WrapCylinder(b1, X, R, 0.3, quadrant, name="elbow") if kind == "cylinder"
-           else WrapSphere(b1, X, R, quadrant, name="elbow"))
+    if kind == "ellipsoid":
+        obj = WrapEllipsoid(b1, X, (R, R, R), quadrant, name="elbow")
+    else:
+        obj = (WrapCylinder(b1, X, R, 0.3, quadrant, name="elbow") if kind == "cylinder"
+               else WrapSphere(b1, X, R, quadrant, name="elbow"))
     path = GeometryPath(matter, [PathPoint(b1, [0.045, -0.35, z[0]]), PathPoint(b2, [0.045, -0.2, z[1]])],
                         name="triceps", wraps=[PathWrap(obj)])
     return system, matter, forces, (b1, b2), path
@@ -89,6 +93,33 @@ def test_planar_cylinder_wrap_is_tangents_and_arc():
         want = np.linalg.norm(p2 - p1) if misses else L
         assert path.get_length(state) == pytest.approx(want, abs=1e3 * EPS)
         checked += not misses
+    assert checked >= 5
+
+
+def test_ellipsoid_with_equal_axes_wraps_as_the_planar_construction():
+    """An ellipsoid of equal semi-axes with the path in a plane through its centre: OpenSim's
+    algorithm (its tangent points iterated to a residual of 1e-4 in units of a third of the axes'
+    sum, its 1 mm polyline) approaches the two tangents and the great-circle arc; the chords of the
+    polyline fall short of the arc by about arc * h^2 / (24 R^2) (h = 1 mm), the tangent points'
+    residual (each end up to 1e-4 R off the surface or the tangency) moves each end's pieces by
+    about that much."""
+    system, matter, forces, (b1, b2), path = _arm("ellipsoid")
+    checked = 0
+    for q1 in np.linspace(-2.2, 2.2, 23):
+        state = _state(system, matter, [0.2, q1], [0.0, 0.0])
+        p1 = b1.find_station_location_in_ground(state, [0.045, -0.35, 0.0])
+        p2 = b2.find_station_location_in_ground(state, [0.045, -0.2, 0.0])
+        c = b1.find_station_location_in_ground(state, [0.0, -0.4, 0.0])
+        L, arc = _planar_wrapped_length(p1, p2, c, R)
+        d = p2[:2] - p1[:2]
+        t = np.clip((c[:2] - p1[:2]) @ d / (d @ d), 0, 1)
+        if np.linalg.norm(p1[:2] + t * d - c[:2]) >= R:
+            assert path.get_length(state) == pytest.approx(np.linalg.norm(p2 - p1), abs=1e3 * EPS)
+            continue
+        chord_deficit = R * arc * 2e-3 ** 2 / (24 * R * R)  # pieces of 1 to 2 mm
+        residual = 2 * 1e-4 * R
+        assert abs(path.get_length(state) - L) <= chord_deficit + residual + 1e3 * EPS
+        checked += 1
     assert checked >= 5
 
 
@@ -154,6 +185,13 @@ def test_bad_wraps_are_refused_naming_them():
         WrapCylinder(b1, Transform(), 0.0, 0.1, name="c")
     with pytest.raises(ValueError, match="WrapSphere 's'.*radius"):
         WrapSphere(b1, Transform(), -1.0, name="s")
+    with pytest.raises(ValueError, match=r"WrapEllipsoid 'e'.*dimensions\[1\]"):
+        WrapEllipsoid(b1, Transform(), (0.1, 0.0, 0.1), name="e")
+    with pytest.raises(ValueError, match="WrapEllipsoid 'e'.*dimensions"):
+        WrapEllipsoid(b1, Transform(), (0.1, 0.1), name="e")
+    with pytest.raises(ValueError, match="GeometryPath 'p'.*wrap 0.*method"):
+        GeometryPath(matter, [PathPoint(b1, [0.045, -0.35, 0.0]), PathPoint(b2, [0.045, -0.2, 0.0])], name="p",
+                     wraps=[PathWrap(WrapEllipsoid(b1, Transform(), (0.1, 0.1, 0.1)), method="fan")])
     with pytest.raises(ValueError, match="WrapSphere 's'.*quadrant"):
         WrapSphere(b1, Transform(), 0.1, "+w", name="s")
     pts = [PathPoint(b1, [0.045, -0.35, 0.0]), PathPoint(b2, [0.045, -0.2, 0.0])]

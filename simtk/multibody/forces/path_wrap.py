@@ -1,12 +1,13 @@
-"""Wrap objects of geometry paths: OpenSim's WrapCylinder and WrapSphere, and PathWrap.
+"""Wrap objects of geometry paths: OpenSim's WrapCylinder, WrapSphere and WrapEllipsoid, and PathWrap.
 
 A wrap object is a surface fixed in a body (its frame W placed by ``X_BW`` in the body's frame B);
 a `PathWrap` lets a `GeometryPath` wrap over it between two of its points. The path is made as
 OpenSim makes it (``GeometryPath::applyWrapObjects``, ``WrapCylinder::wrapLine``,
-``WrapSphere::wrapLine``): the segment of the range that crosses the object (or, with a quadrant,
+``WrapSphere::wrapLine``, ``WrapEllipsoid::wrapLine``): the segment of the range that crosses the object (or, with a quadrant,
 the one lengthening the path least) is replaced by a straight segment to a tangent point r1, the
 length on the surface to r2 (a helix on a cylinder, an arc on a sphere) and a straight segment from
-r2. The tension acts at r1 and r2 on the wrap object's body. The computation is compiled
+r2 (on an ellipsoid, OpenSim's polyline of about 1 mm pieces in the wrapping plane its method
+chooses). The tension acts at r1 and r2 on the wrap object's body. The computation is compiled
 (``core/path_wrap.pxi``), in the kernel's passes over the path.
 
 A wrap object's body need not carry a point of the path (OpenSim's models wrap the knee's muscles
@@ -23,7 +24,7 @@ import numpy as np
 from ...spatial import Transform
 from ..tree.mobilized_body import MobilizedBody
 
-__all__ = ["WrapObject", "WrapCylinder", "WrapSphere", "PathWrap", "QUADRANTS"]
+__all__ = ["WrapObject", "WrapCylinder", "WrapSphere", "WrapEllipsoid", "PathWrap", "QUADRANTS"]
 
 #: OpenSim's quadrant names -> the code the kernel reads: 0 all, +-(axis + 1) one side of an axis
 QUADRANTS = {"all": 0, "x": 1, "+x": 1, "-x": -1, "y": 2, "+y": 2, "-y": -2, "z": 3, "+z": 3, "-z": -3}
@@ -170,11 +171,45 @@ class WrapSphere(WrapObject):
         return rho[:, None] * (np.cos(a) * u + np.sin(a) * v)
 
 
+class WrapEllipsoid(WrapObject):
+    """An ellipsoid of semi-axes ``dimensions`` along W's x, y, z axes, centred at W's origin
+    (OpenSim's WrapEllipsoid; the `PathWrap`'s ``method`` chooses how its wrapping plane is found).
+
+    Parameters
+    ----------
+    body : MobilizedBody
+    X_BW : Transform, optional
+    dimensions : sequence of 3 floats
+        The semi-axes, each > 0.
+    quadrant : str
+        As WrapCylinder's.
+    name : str
+    """
+
+    _type = "wrap_ellipsoid"
+
+    def __init__(self, body: MobilizedBody, X_BW: Any = None, dimensions: Any = (1.0, 1.0, 1.0),
+                 quadrant: str = "all", name: str = "ellipsoid"):
+        super().__init__(body, X_BW, quadrant, name)
+        try:
+            dims = list(dimensions)
+        except TypeError:
+            raise TypeError(f"WrapEllipsoid {self.name!r}: dimensions: expected 3 numbers, got {dimensions!r}") from None
+        if len(dims) != 3:
+            raise ValueError(f"WrapEllipsoid {self.name!r}: dimensions: expected 3 numbers, got {dimensions!r}")
+        self.dimensions = tuple(_positive(d, f"WrapEllipsoid {self.name!r}: dimensions[{k}]")
+                                for k, d in enumerate(dims))
+
+    def _dims(self) -> tuple[float, float, float]:
+        return self.dimensions
+
+
 @dataclass(frozen=True)
 class PathWrap:
     """The path wraps over ``wrap`` between its points ``range`` = (a, b) (0-based, inclusive; None
     for the whole path). OpenSim's PathWrap ``range`` is 1-based with -1 for "first"/"last":
-    ``load_osim`` converts it. ``method`` is OpenSim's (read for ellipsoids; kept for the others)."""
+    ``load_osim`` converts it. ``method`` is OpenSim's ("hybrid", "midpoint" or "axial": how an
+    ellipsoid's wrapping plane is found; kept, unused, for the others)."""
 
     wrap: WrapObject
     range: Any = None
@@ -182,7 +217,7 @@ class PathWrap:
 
     def _resolved(self, npoints: int, where: str) -> tuple[int, int]:
         if not isinstance(self.wrap, WrapObject):
-            raise TypeError(f"{where}: expected a WrapCylinder or WrapSphere, got {type(self.wrap).__name__}")
+            raise TypeError(f"{where}: expected a WrapCylinder, WrapSphere or WrapEllipsoid, got {type(self.wrap).__name__}")
         if self.method not in ("hybrid", "midpoint", "axial"):
             raise ValueError(f"{where}: method {self.method!r} is not 'hybrid', 'midpoint' or 'axial'")
         if self.range is None:

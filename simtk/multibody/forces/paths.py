@@ -4,8 +4,9 @@ A `GeometryPath` is a chain of points on bodies: `PathPoint` (fixed in its body)
 `ConditionalPathPoint` (part of the path only while a coordinate is in a range) and
 `MovingPathPoint` (its location in its body a Function of a coordinate). Its length L is the sum of
 the straight segments between consecutive active points, and with ``wraps`` (`PathWrap` over a
-`WrapCylinder` or `WrapSphere`, see ``path_wrap``) the lengths on the surfaces it wraps over. `Force.PathSpring` (OpenSim's PathSpring
-law) and `Force.PathActuator` (``optimal_force`` times a control) apply a tension T along it.
+`WrapCylinder`, `WrapSphere` or `WrapEllipsoid`, see ``path_wrap``) the lengths on the surfaces it
+wraps over. `Force.PathSpring` (OpenSim's PathSpring law) and `Force.PathActuator` (``optimal_force``
+times a control) apply a tension T along it.
 
 Both are the compiled force kind ``GeometryPath`` (``core/paths.pxi``): one row per point, the
 moving points' functions in a function table of the set's own, so that a model with paths keeps the
@@ -165,7 +166,7 @@ class GeometryPath:
                 raise TypeError(f"{what}: expected a PathWrap, got {type(pw).__name__}")
             a, b = pw._resolved(len(points), f"{what} ({getattr(pw.wrap, 'name', '?')!r})")
             _body(pw.wrap.body, f"{what} ({pw.wrap.name!r}): body", system=system)
-            wrap_rows.append((pw.wrap, a, b))
+            wrap_rows.append((pw.wrap, a, b, _K.PATH_WRAP_METHODS[pw.method]))
         limit = _K.PATH_WRAP_MAX_POINTS
         if wrap_rows and len(points) + 2 * len(wrap_rows) > limit:
             raise ValueError(f"{where}: a wrapped path holds at most {limit} points and tangent points; it has "
@@ -221,11 +222,11 @@ class GeometryPath:
             bodies.append([body._index])
             stations.append([station])
             params.append([float(element_index), float(code), float(q), float(u), lo, hi, *fns, *law])
-        for wrap, a, b in self._wrap_rows:
+        for wrap, a, b, method in self._wrap_rows:
             bodies.append([wrap.body._index])
             stations.append([np.asarray(wrap.X_BW.p, dtype=float)])
             params.append([float(element_index), float(_CODES[wrap._type]), *wrap.X_BW.R.to_quaternion(),
-                           *wrap._dims(), float(wrap._quadrant), float(a), float(b), 0.0])
+                           *wrap._dims(), float(wrap._quadrant), float(a), float(b), float(method)])
         return bodies, stations, params
 
     @staticmethod
