@@ -317,6 +317,7 @@ def path_points(ForceSet fs, TreeKernels ws, Py_ssize_t element, out):
     cdef double v[3]
     cdef double g[3]
     cdef Py_ssize_t j0 = 0, j1, jw, n = 0, j, i
+    cdef double Lw  # (the wrapped length, which drawing does not need)
     cdef double* o
     if fs.kind != FK_PATH:
         raise ValueError("path_points: expected a GeometryPath ForceSet")
@@ -334,7 +335,7 @@ def path_points(ForceSet fs, TreeKernels ws, Py_ssize_t element, out):
     o = _dp(out)
     with nogil:
         if jw < j1:
-            n = _wrap_path(&fs.s, &ws.t, ws.t.q, ws.t.u, j0, jw, j1, ent)
+            n = _wrap_path(&fs.s, &ws.t, ws.t.q, ws.t.u, j0, jw, j1, ent, &Lw)
             for i in range(n):
                 o[6 * i] = ent[i].p[0]; o[6 * i + 1] = ent[i].p[1]; o[6 * i + 2] = ent[i].p[2]
                 o[6 * i + 3] = ent[i].wrap
