@@ -85,3 +85,26 @@ def test_unregistered_and_unknown_kernels_are_refused_naming_the_element():
         register_kernel(jk.mobility, "has space")
     with pytest.raises(TypeError, match="expected a kernel"):
         register_kernel(lambda: None, "jit_tests.not_a_kernel")
+
+
+def test_an_edited_kernel_is_compiled_again_not_taken_from_numbas_cache(tmp_path, monkeypatch):
+    """The trampolines are cached by the kernel's code: the same function edited in place (same file,
+    name and lines) must give the new forces, in a fresh process's view of the cache as in this one."""
+    import importlib
+    import sys
+
+    src = ("import simtk.jit as sj\n\n\n@sj.force\ndef edited(ctx, params, body_forces, mobility_forces):\n"
+           "    mobility_forces[0] += {c} * params[0]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    got = []
+    for c in ("1.0", "-3.0"):
+        (tmp_path / "jit_edited_kernel.py").write_text(src.format(c=c))
+        sys.modules.pop("jit_edited_kernel", None)
+        importlib.invalidate_caches()
+        module = importlib.import_module("jit_edited_kernel")
+        js, jm, forces, _, _ = _random_model(2, False, n_elements=0)
+        e = Force.Jit(forces, jm, module.edited, [2.0])
+        state = js.realize_topology()
+        js.realize(state, Stage.Velocity)
+        got.append(e.calc_force_contribution(state)[1][0])
+    assert got == [2.0, -6.0]
