@@ -29,6 +29,7 @@ imports numba; ``import simtk`` does not.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 import marshal
 from typing import Any, Callable
@@ -148,6 +149,17 @@ def _check_signature(fn: Callable, names: tuple, what: str) -> None:
                         f"({', '.join(names)}), got {inspect.signature(fn)}")
 
 
+def _find(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in module ``module`` (imported), or None."""
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError:
+        return None
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
 class NumbaForceKernel(ForceKernel):
     """A force kernel written in Python and compiled by numba (made by :func:`force`).
 
@@ -175,6 +187,11 @@ class NumbaForceKernel(ForceKernel):
                                   if potential_energy is not None else None)
 
     def __reduce__(self):
+        # A kernel decorated at a module's top level is that module's attribute, not its function: found
+        # again by name (pickling the function by reference would find the kernel, not the function).
+        fn = self.py_func
+        if _find(fn.__module__, fn.__qualname__) is self:
+            return (_find, (fn.__module__, fn.__qualname__))
         return (NumbaForceKernel, (self.py_func, self.energy_py_func, self.depends_only_on_positions, self.cache))
 
     def _build(self, cache: bool) -> tuple:

@@ -108,3 +108,17 @@ def test_an_edited_kernel_is_compiled_again_not_taken_from_numbas_cache(tmp_path
         js.realize(state, Stage.Velocity)
         got.append(e.calc_force_contribution(state)[1][0])
     assert got == [2.0, -6.0]
+
+
+def test_a_module_level_kernel_pickles_by_reference_and_a_local_one_is_refused_by_pickle():
+    import pickle
+
+    assert pickle.loads(pickle.dumps(jk.spring_damper)) is jk.spring_damper
+
+    @sj.force
+    def local(ctx, params, body_forces, mobility_forces):
+        mobility_forces[0] += params[0]
+
+    # (pickle cannot hold a local function: the kernel's own reduction says so, not a crash)
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps(local)
