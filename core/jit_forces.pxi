@@ -16,11 +16,12 @@
 #
 # A kernel adds into the accumulators directly, so an element that failed or gave a non-finite value
 # cannot be left out as the built-in kinds leave theirs: the set stops at it and returns its index
-# (the caller raises, naming it). To tell which element made a sum non-finite, the accumulators are
-# checked after every element (when they were finite before the set).
+# (the caller raises, naming it). The accumulators are checked once after the set (when they were
+# finite before it); if they went non-finite, the elements are run again into scratch to tell which.
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
+from libc.stdlib cimport calloc, free
 
 JIT_FORCE_CAPSULE = "simtk.jit.force_kernel"
 JIT_ENERGY_CAPSULE = "simtk.jit.energy_kernel"
@@ -55,9 +56,26 @@ cdef inline int64_t _jit_call_add(const FSet* s, const Tree* t, const double* q,
                                   s.params + s.npk * j, s.index[2 * j], bf, mf)
 
 
+cdef Py_ssize_t _jit_find_non_finite(const FSet* s, const Tree* t, const double* q, const double* u) noexcept nogil:
+    # The sums went non-finite in this set: its elements again, summed into scratch from zero, and the
+    # first that makes the scratch non-finite (or fails) is named; when none does alone (the sums
+    # overflowed with what was there before), the last. (A failure's path: it may allocate.)
+    cdef Py_ssize_t j, nbf = 6 * t.nb, bad = s.n - 1
+    cdef double* bf = <double*>calloc(nbf + t.nu + 1, sizeof(double))
+    if bf == NULL:
+        return bad
+    for j in range(s.n):
+        if _jit_call_add(s, t, q, u, j, bf, bf + nbf) != 0 or not _jit_all_finite(bf, nbf + t.nu):
+            bad = j
+            break
+    free(bf)
+    return bad
+
+
 cdef Py_ssize_t _add_jit(const FSet* s, const Tree* t, const double* q, const double* u, double* bf,
                          double* mf) noexcept nogil:
     # Each element's kernel in order; the first element that failed or made the sums non-finite, or -1.
+    # The sums are checked once after the set (per element it cost as much as a small kernel).
     cdef Py_ssize_t j, nbf = 6 * t.nb
     cdef bint check
     if s.jit_add == NULL:
@@ -66,8 +84,8 @@ cdef Py_ssize_t _add_jit(const FSet* s, const Tree* t, const double* q, const do
     for j in range(s.n):
         if _jit_call_add(s, t, q, u, j, bf, mf) != 0:
             return j
-        if check and not (_jit_all_finite(bf, nbf) and _jit_all_finite(mf, t.nu)):
-            return j
+    if check and not (_jit_all_finite(bf, nbf) and _jit_all_finite(mf, t.nu)):
+        return _jit_find_non_finite(s, t, q, u)
     return -1
 
 

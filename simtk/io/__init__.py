@@ -8,6 +8,7 @@ import importlib
 
 _WHERE = {
     "save_model": "model_file", "load_model": "model_file", "register_class": "model_file",
+    "register_kernel": "_model_registry_jit",
     "save_state": "snapshot", "load_state": "snapshot", "load_continuation": "snapshot",
     "model_to_text": "model_file", "model_from_text": "model_file", "ModelFileWarning": "model_file",
     "SnapshotError": "snapshot",

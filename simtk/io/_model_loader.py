@@ -23,7 +23,10 @@ from simtk import (
     Transform,
 )
 
-from . import _model_registry_osim  # noqa: F401  (registers the kinds the OpenSim reader describes)
+from . import (
+    _model_registry_jit,  # noqa: F401  (registers Force.Jit)
+    _model_registry_osim,  # noqa: F401  (registers the kinds the OpenSim reader describes)
+)
 from ._inertia_policy import as_written
 from ._model_parser import _Node, _Parser, _tokenize
 from ._model_registry import _BY_NAME, FORMAT, ModelFileWarning, _declared, _Spec

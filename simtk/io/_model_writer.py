@@ -22,7 +22,10 @@ from simtk import (
     Transform,
 )
 
-from . import _model_registry_osim  # noqa: F401  (registers the kinds the OpenSim reader describes)
+from . import (
+    _model_registry_jit,  # noqa: F401  (registers Force.Jit)
+    _model_registry_osim,  # noqa: F401  (registers the kinds the OpenSim reader describes)
+)
 from ._model_registry import (
     _BY_CLASS,
     _NO_DEFAULT,

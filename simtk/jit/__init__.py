@@ -28,7 +28,10 @@ imports numba; ``import simtk`` does not.
 """
 from __future__ import annotations
 
+import hashlib
+import importlib
 import inspect
+import marshal
 from typing import Any, Callable
 
 import numpy as np
@@ -36,6 +39,7 @@ import numpy as np
 try:
     import numba
     from numba import carray, types
+    from numba.core.serialize import dumps as numba_dumps
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     raise ImportError("simtk.jit needs numba: pip install 'simtk[jit]'") from exc
 
@@ -67,32 +71,66 @@ _ENERGY_SIG = types.int64(types.float64, _P, _P, _P, _P, _P, types.int64, types.
                           types.int64, _P)
 
 
-def _force_trampoline(kernel, cache: bool):
-    # The C entry point of core/jit_forces.pxi around the user's kernel: the context as arrays over the
-    # core's buffers (no copy, no allocation); any exception inside is the status 1. (A closure: numba's
-    # cache keys it by the kernel it holds.)
+def _code_key(fn: Callable) -> str | None:
+    # numba's cache keys a closure (the trampolines) by its pickled cells, and a dispatcher pickles with a
+    # random id: the dispatchers made here are named by the function's code and its pickled self instead,
+    # so the trampolines are found in the cache by the next run, and an edited kernel is compiled again.
+    try:
+        return hashlib.sha256(marshal.dumps(fn.__code__) + numba_dumps(fn)).hexdigest()
+    except Exception:  # (something in it cannot be pickled: compiled every run)
+        return None
+
+
+def _named(dispatcher: Any, key: str | None, what: str) -> Any:
+    if key is not None:
+        dispatcher._set_uuid(f"simtk.jit.{what}-{key}")
+    return dispatcher
+
+
+def _bodies(fn: Callable, energy: bool, cache: bool) -> Any:
+    # The trampoline's body: the context as arrays over the core's buffers (no copy, no allocation) and
+    # the user's function inlined (numba's IR inlining). Called as a function of its own, numba passes
+    # every array as its seven fields and counts references on each, several times the kernel's cost;
+    # this body is called with pointers and sizes only. (A raise inlined into the trampoline's try
+    # would not be caught: numba catches the errors of calls.)
+    key = _code_key(fn)
+    kernel = _named(numba.njit(inline="always", boundscheck=True)(fn), key, "inlined")
+    if energy:
+        def body(t, q, u, R, p, V, nb, nq, nu, prm, nprm, out):
+            ctx = JitContext(t, carray(q, (nq,)), carray(u, (nu,)), carray(R, (nb, 3, 3)), carray(p, (nb, 3)),
+                             carray(V, (nb, 2, 3)))
+            carray(out, (1,))[0] = kernel(ctx, carray(prm, (nprm,)))
+    else:
+        def body(t, q, u, R, p, V, nb, nq, nu, prm, nprm, bf, mf):  # type: ignore[misc]
+            ctx = JitContext(t, carray(q, (nq,)), carray(u, (nu,)), carray(R, (nb, 3, 3)), carray(p, (nb, 3)),
+                             carray(V, (nb, 2, 3)))
+            kernel(ctx, carray(prm, (nprm,)), carray(bf, (nb, 2, 3)), carray(mf, (nu,)))
+    return _named(numba.njit(boundscheck=True, cache=cache)(body), key, "energy" if energy else "force")
+
+
+def _force_trampoline(fn: Callable, cache: bool):
+    # The C entry point of core/jit_forces.pxi around the user's kernel; any exception inside is the status 1.
+    body = _bodies(fn, False, cache)
+
     @numba.cfunc(_FORCE_SIG, nopython=True, cache=cache)
     def trampoline(t, q, u, R, p, V, nb, nq, nu, prm, nprm, bf, mf):
-        ctx = JitContext(t, carray(q, (nq,)), carray(u, (nu,)), carray(R, (nb, 3, 3)), carray(p, (nb, 3)),
-                         carray(V, (nb, 2, 3)))
         try:
-            kernel(ctx, carray(prm, (nprm,)), carray(bf, (nb, 2, 3)), carray(mf, (nu,)))
+            body(t, q, u, R, p, V, nb, nq, nu, prm, nprm, bf, mf)
         except Exception:
             return 1
         return 0
     return trampoline
 
 
-def _energy_trampoline(kernel, cache: bool):
+def _energy_trampoline(fn: Callable, cache: bool):
+    body = _bodies(fn, True, cache)
+
     @numba.cfunc(_ENERGY_SIG, nopython=True, cache=cache)
     def trampoline(t, q, u, R, p, V, nb, nq, nu, prm, nprm, out):
-        ctx = JitContext(t, carray(q, (nq,)), carray(u, (nu,)), carray(R, (nb, 3, 3)), carray(p, (nb, 3)),
-                         carray(V, (nb, 2, 3)))
         try:
-            e = kernel(ctx, carray(prm, (nprm,)))
+            body(t, q, u, R, p, V, nb, nq, nu, prm, nprm, out)
         except Exception:
             return 1
-        carray(out, (1,))[0] = e
         return 0
     return trampoline
 
@@ -109,6 +147,17 @@ def _check_signature(fn: Callable, names: tuple, what: str) -> None:
     if len(positional) != len(params) or len(params) != len(names):
         raise TypeError(f"{what}: {getattr(fn, '__qualname__', fn)!r} must take exactly "
                         f"({', '.join(names)}), got {inspect.signature(fn)}")
+
+
+def _find(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in module ``module`` (imported), or None."""
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError:
+        return None
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
 
 
 class NumbaForceKernel(ForceKernel):
@@ -138,11 +187,16 @@ class NumbaForceKernel(ForceKernel):
                                   if potential_energy is not None else None)
 
     def __reduce__(self):
+        # A kernel decorated at a module's top level is that module's attribute, not its function: found
+        # again by name (pickling the function by reference would find the kernel, not the function).
+        fn = self.py_func
+        if _find(fn.__module__, fn.__qualname__) is self:
+            return (_find, (fn.__module__, fn.__qualname__))
         return (NumbaForceKernel, (self.py_func, self.energy_py_func, self.depends_only_on_positions, self.cache))
 
     def _build(self, cache: bool) -> tuple:
-        add = _force_trampoline(self.dispatcher, cache)
-        energy = (_energy_trampoline(self.energy_dispatcher, cache) if self.energy_dispatcher is not None
+        add = _force_trampoline(self.py_func, cache)
+        energy = (_energy_trampoline(self.energy_py_func, cache) if self.energy_py_func is not None
                   else None)
         return add, energy
 

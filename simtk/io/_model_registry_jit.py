@@ -1,0 +1,87 @@
+"""Force.Jit in the model format: its kernel saved by a registered name (the code stays in the user's module).
+
+A file holds ``Force.Jit [ name="..." kernel="my_spring" params=[ ... ] ]``; loading it finds the kernel
+registered under ``my_spring`` by :func:`register_kernel` (the user's module, imported before
+``load_model``, registers it, as ``register_class`` does for Python classes).
+"""
+from __future__ import annotations
+
+from simtk import Force
+from simtk.multibody.forces.jit_force import ForceKernel
+
+from ._model_registry import _WORD, _builtin
+from .errors import ModelFileError
+
+__all__ = ["register_kernel"]
+
+_KERNELS: dict[str, ForceKernel] = {}
+_NAMES: dict[int, str] = {}  # id(kernel) -> name (the kernel is held by _KERNELS, so its id stays its own)
+
+
+def register_kernel(kernel: ForceKernel, name: str | None = None) -> str:
+    """Register a ``Force.Jit`` kernel so that models using it save and load by ``name``.
+
+    Parameters
+    ----------
+    kernel : ForceKernel
+        Made by ``@simtk.jit.force`` or ``ForceKernel.from_capsule``.
+    name : str, optional
+        The name written in files (default: the kernel's name, its function's ``__qualname__``).
+        A word of letters, digits, ``_`` and ``.``, not starting with a digit.
+
+    Returns
+    -------
+    str
+        The registered name.
+
+    Raises
+    ------
+    TypeError
+        ``kernel`` is not a ForceKernel.
+    ValueError
+        ``name`` is not a valid word, or is taken by another kernel (a kernel registered again under
+        its own name is accepted).
+    """
+    if not isinstance(kernel, ForceKernel):
+        raise TypeError(f"register_kernel: expected a kernel made by @simtk.jit.force or ForceKernel.from_capsule, "
+                        f"got {type(kernel).__name__}")
+    name = kernel.name if name is None else name
+    if not isinstance(name, str) or not _WORD.fullmatch(name) or name in ("true", "false"):
+        raise ValueError(f"register_kernel: {name!r} is not a valid kernel name for a model file (letters, digits, "
+                         "'_' and '.'; give name=)")
+    old = _KERNELS.get(name)
+    if old is not None and old is not kernel:
+        raise ValueError(f"register_kernel: the name {name!r} is taken by {old!r}")
+    previous = _NAMES.get(id(kernel))
+    if previous is not None and previous != name:
+        raise ValueError(f"register_kernel: {kernel!r} is registered as {previous!r} already")
+    _KERNELS[name] = kernel
+    _NAMES[id(kernel)] = name
+    return name
+
+
+def _kernel_name(e) -> str:
+    kernel = e.get_kernel()
+    name = _NAMES.get(id(kernel))
+    if name is None or _KERNELS.get(name) is not kernel:
+        raise ModelFileError(f"{e.get_absolute_path()} (Force.Jit): cannot be written: its kernel {kernel.name!r} is "
+                             "not registered with simtk.io.register_kernel")
+    return name
+
+
+def _build(ctx, owner, refs, v, name):
+    kname, line = ctx.get(v, "kernel")
+    if not isinstance(kname, str):
+        raise ctx.error(f"kernel: expected the quoted name of a registered kernel, got {kname!r}", line)
+    kernel = _KERNELS.get(kname)
+    if kernel is None:
+        raise ctx.error(f"kernel: no kernel is registered as {kname!r} (import the module that registers it with "
+                        "simtk.io.register_kernel before loading)", line)
+    params = ctx.vector(v, "params") if "params" in v else ()
+    position_only = ctx.flag(v, "depends_only_on_positions") if "depends_only_on_positions" in v else None
+    return Force.Jit(owner, ctx.matter, kernel, params, depends_only_on_positions=position_only, name=name)
+
+
+_builtin("Force.Jit", Force.Jit, "force", _build,
+         extras=[("kernel", _kernel_name), ("params", lambda e: e.get_params()),
+                 ("depends_only_on_positions", lambda e: e._position_only_flag)])
