@@ -10,7 +10,7 @@ The script checks the kernel against tutorial 6's Python implementation (forces,
 trajectory), runs ``check_force`` on it, times both, and saves the model with the kernel registered by
 name (``simtk.io.register_kernel``).
 
-Run: ``python tutorials/24_jit_forces.py``
+Run: ``python tutorials/25_jit_forces.py``
 """
 import importlib
 import time
