@@ -1,20 +1,22 @@
-"""Compiled muscles in the time loop: OpenSim's Leg6Dof9Musc (9 Thelen2003Muscles) beside OpenSim's Manager.
+"""Compiled muscles in the time loop: OpenSim's published muscle models beside OpenSim's Manager (issue 30).
 
-The published ``leg6dof9musc.osim`` (found by tests/osim_published.py; 9 Thelen2003Muscles on paths of
-fixed, conditional and moving points, no wrapping, a CoordinateCouplerConstraint for the knee) is
-read by ``load_osim`` and simulated from its default State for ``T_END`` s with Runge-Kutta-Merson at
-``ACCURACY``:
+The published ``leg6dof9musc.osim`` (9 Thelen2003Muscles, a knee coupler), ``gait10dof18musc.osim``
+(10 coordinates, 18 Millard2012EquilibriumMuscles with elastic damped tendons, its wrap sets empty)
+and ``gait2392_millard2012muscle.osim`` (23 coordinates, 92 Millard muscles), found by
+tests/osim_published.py, are each read by ``load_osim`` and simulated from its default State for its
+``t_end`` s with Runge-Kutta-Merson at ``ACCURACY``:
 
-* simtk: every muscle is the compiled kind ThelenMuscle (its path, law and two states in the core),
-  so the compiled time loop steps (q, u, z) without calling Python per evaluation
-  (``describe_fast_path`` is printed);
+* simtk: every muscle is a compiled kind (ThelenMuscle, core/muscles.pxi; MillardMuscle,
+  core/millard.pxi: its curves, law, path and states in the core), so the compiled time loop steps
+  (q, u, z) without calling Python per evaluation (``describe_fast_path`` is printed);
 * OpenSim 4.6's Manager on the same file, the same method and accuracy, one run
   (``_opensim_manager.run_manager``).
 
 It prints the wall times, their ratio, how many muscles were built, and how far apart the final
 coordinates are (the integrators' errors differ at this accuracy).
 
-Run with ``python benchmarks/muscles.py`` (``--repeats N``: the best of N runs, default 3).
+Run with ``python benchmarks/muscles.py`` (``--repeats N``: the best of N runs, default 1; ``--quick``: the
+two small models only).
 """
 from __future__ import annotations
 
@@ -37,12 +39,14 @@ from simtk import Stage  # noqa: E402
 from simtk.io import load_osim  # noqa: E402
 from simtk.math import RungeKuttaMersonIntegrator  # noqa: E402
 
-MODEL = "Models/Leg6Dof9Musc/leg6dof9musc.osim"
-T_END = 0.5
+#: label -> (published file, seconds simulated)
+MODELS = {"Leg6Dof9Musc (Thelen)": ("Models/Leg6Dof9Musc/leg6dof9musc.osim", 0.5),
+          "Gait10dof18musc (Millard)": ("Models/Gait10dof18musc/gait10dof18musc.osim", 0.2),
+          "Gait2392 (Millard)": ("Models/Gait2392_Simbody/gait2392_millard2012muscle.osim", 0.2)}
 ACCURACY = 1e-5
 
 
-def run_simtk(path: str) -> tuple[float, np.ndarray, str, int, int]:
+def run_simtk(path: str, t_end: float) -> tuple[float, np.ndarray, str, int, int]:
     """(wall time, final coordinates, describe_fast_path, muscles built, muscles in the file)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -53,7 +57,7 @@ def run_simtk(path: str) -> tuple[float, np.ndarray, str, int, int]:
     integ.set_accuracy(ACCURACY)
     t0 = time.perf_counter()
     integ.initialize(state)
-    integ.step_to(T_END)
+    integ.step_to(t_end)
     wall = time.perf_counter() - t0
     st = integ.get_state()
     n_file = osim.Model(path).getMuscles().getSize()
@@ -63,26 +67,31 @@ def run_simtk(path: str) -> tuple[float, np.ndarray, str, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="the two small models only")
     args = ap.parse_args()
     osim.Logger.setLevelString("error")
-    src = published_model(MODEL, skip=False)
-    if src is None:
-        raise SystemExit("OpenSim's published models are not available (see tests/osim_published.py)")
-    path = str(src)
-    best: dict = {}
-    for _ in range(args.repeats):
-        for key, fn in (("simtk", lambda: run_simtk(path)), ("opensim", lambda: run_manager(path, T_END, ACCURACY))):
-            r = fn()
-            if key not in best or r[0] < best[key][0]:
-                best[key] = r
-    wall, q, why, built, n_file = best["simtk"]
-    print(f"Leg6Dof9Musc, {built} of {n_file} Thelen2003Muscles built, {T_END} s, RK-Merson {ACCURACY:g} "
-          f"(best of {args.repeats})")
-    print(f"  simtk:           {wall:.3f} s   ({why})")
-    print(f"  OpenSim Manager: {best['opensim'][0]:.3f} s")
-    print(f"  ratio OpenSim / simtk: {best['opensim'][0] / wall:.1f}")
-    print(f"  max |q_simtk - q_opensim| at the end: {np.abs(q - best['opensim'][1]).max():.2e}")
+    for label, (model, t_end) in MODELS.items():
+        if args.quick and "2392" in label:
+            continue
+        src = published_model(model, skip=False)
+        if src is None:
+            raise SystemExit("OpenSim's published models are not available (see tests/osim_published.py)")
+        path = str(src)
+        best: dict = {}
+        for _ in range(args.repeats):
+            for key, fn in (("simtk", lambda: run_simtk(path, t_end)),
+                            ("opensim", lambda: run_manager(path, t_end, ACCURACY))):
+                r = fn()
+                if key not in best or r[0] < best[key][0]:
+                    best[key] = r
+        wall, q, why, built, n_file = best["simtk"]
+        print(f"{label}, {built} of {n_file} muscles built, {t_end} s, RK-Merson "
+              f"{ACCURACY:g} (best of {args.repeats})")
+        print(f"  simtk:           {wall:.3f} s   ({why})")
+        print(f"  OpenSim Manager: {best['opensim'][0]:.3f} s")
+        print(f"  ratio OpenSim / simtk: {best['opensim'][0] / wall:.1f}")
+        print(f"  max |q_simtk - q_opensim| at the end: {np.abs(q - best['opensim'][1]).max():.2e}")
 
 
 if __name__ == "__main__":
