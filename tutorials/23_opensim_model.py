@@ -157,6 +157,10 @@ def main(out_dir: Path) -> None:
         print(f"accelerations vs OpenSim at 3 random states: max relative difference "
               f"{check_against_opensim(osim, path, model):.1e}")
 
+    # This arm is driven by a PD controller on its elbow: its muscles (tutorial 24's subject) are
+    # switched off, as OpenSim's appliesForce = false does.
+    for muscle in model.muscles.values():
+        muscle.disable(state)
     target = ElbowTarget()
     # Start on the target, set by OpenSim path (as OpenSim's setStateVariableValue).
     system.set_state_variable_value(state, ELBOW + "/value", target.calc_value([0.0]))
