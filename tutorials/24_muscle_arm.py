@@ -6,13 +6,13 @@ brachialis, Thelen2003Muscle, wrapping over cylinders and ellipsoids at the shou
 their ``activation`` and ``fiber_length`` state variables (a simtk that does not build a muscle
 says so and the script drives the others).
 
-The script equilibrates the fibers, then simulates 1.5 s while input probes write an excitation
-pattern into four of the muscles (the named input ``<muscle path>:excitation``): the short biceps
-and the brachialis fire first, then the lateral and medial triceps; the long heads rest. An output
-probe records each muscle's ``tendon_force`` and ``activation_value`` and the elbow angle; the recording is written as CSV, plotted (matplotlib, Agg
-backend) to a PNG, and the motion is written as an HTML replay (``simtk.viz.export_html``) in which
-each muscle is drawn along its path (through its points and around its wrap cylinders), coloured by
-its activation from blue (0) to red (1).
+The script equilibrates the fibers, then simulates 1.5 s while input probes write an excitation pattern into
+four of the muscles (the named input ``<muscle path>:excitation``): the short biceps and the brachialis fire
+first, then the lateral and medial triceps; the long heads rest. An output probe records each muscle's
+``tendon_force`` and ``activation_value`` and the elbow angle; the recording is written as CSV, plotted
+(matplotlib, Agg backend) to a PNG, and the motion is written as an HTML replay (``simtk.viz.export_html``) in
+which each muscle is drawn along its path (through its points and around its wrap cylinders), coloured by its
+activation from blue (0) to red (1).
 
 The model comes from OpenSim's published models (``$SIMTK_OPENSIM_MODELS``, or a local mirror of
 opensim-org/opensim-models, through ``tests/osim_published.py``); without them the script says so
