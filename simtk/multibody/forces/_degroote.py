@@ -21,7 +21,7 @@ slack):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ._muscle import MuscleInfo
 
@@ -222,15 +222,6 @@ class DeGrooteLaw:
                 r_left = residual(left)
             it += 1
         return tuple(mid if n == "normalized_tendon_force" else v for n, v in zip(self.state_names, z))
-
-
-def make_params(values: dict, where: str) -> DeGrooteParams:
-    """DeGrooteParams from OpenSim's property names (unknown names refused, naming ``where``)."""
-    known = DeGrooteParams.__dataclass_fields__
-    for k in values:
-        if k not in known:
-            raise TypeError(f"{where}: unknown property {k!r} (known: {', '.join(sorted(known))})")
-    return replace(DeGrooteParams(1.0, 1.0, 1.0), **values)
 
 
 PARAMS = DeGrooteParams

@@ -20,7 +20,7 @@ same numbers:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import _bezier
 from ._muscle import MuscleInfo, first_order_activation_rate
@@ -326,15 +326,6 @@ class MillardLaw:
                                   f"200 Newton iterations (activation {a!r}, path length {L!r})")
         lce = max(lce, lmin)
         return tuple(lce if n == "fiber_length" else v for n, v in zip(self.state_names, z))
-
-
-def make_params(values: dict, where: str) -> MillardParams:
-    """MillardParams from OpenSim's property names (unknown names refused, naming ``where``)."""
-    known = MillardParams.__dataclass_fields__
-    for k in values:
-        if k not in known:
-            raise TypeError(f"{where}: unknown property {k!r} (known: {', '.join(sorted(known))})")
-    return replace(MillardParams(1.0, 1.0, 1.0), **values)
 
 
 PARAMS = MillardParams

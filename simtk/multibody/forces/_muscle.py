@@ -16,7 +16,7 @@ A law object is plain Python over floats, so it can become a compiled kernel unc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -65,6 +65,16 @@ class MuscleInfo:
     tendon_force: float
     clamped: bool
     zdot: tuple = ()
+
+
+def make_params(cls: type, values: dict, where: str):
+    """A law's parameter dataclass ``cls`` from OpenSim's property names (its three required fields, the
+    isometric force and lengths, then ``values``; unknown names refused, naming ``where``)."""
+    known = cls.__dataclass_fields__
+    for k in values:
+        if k not in known:
+            raise TypeError(f"{where}: unknown property {k!r} (known: {', '.join(sorted(known))})")
+    return replace(cls(1.0, 1.0, 1.0), **values)
 
 
 def first_order_activation_rate(a: float, e: float, tau_act: float, tau_deact: float, a_min: float) -> float:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ._muscle import MuscleInfo, first_order_activation_rate
+
 __all__: list[str] = []
 
 _EPS = 2.220446049250313e-16
@@ -195,33 +197,11 @@ def clamp_activation(p: ThelenParams, a: float) -> float:
 
 
 def activation_rate(p: ThelenParams, a: float, e: float) -> float:
-    ac = clamp_activation(p, a)
-    if e > ac:
-        return (e - ac) / (p.activation_time_constant * (0.5 + 1.5 * ac))
-    return (e - ac) * (0.5 + 1.5 * ac) / p.deactivation_time_constant
+    return first_order_activation_rate(a, e, p.activation_time_constant, p.deactivation_time_constant,
+                                       p.minimum_activation)
 
 
-@dataclass
-class ThelenInfo:
-    """What OpenSim's MuscleLengthInfo, FiberVelocityInfo and MuscleDynamicsInfo hold (the parts used)."""
-
-    activation: float
-    fiber_length: float
-    pennation_angle: float
-    tendon_length: float
-    fiber_velocity: float
-    tendon_velocity: float
-    active_force_length_multiplier: float
-    passive_force_multiplier: float
-    force_velocity_multiplier: float
-    fiber_force: float
-    active_fiber_force: float
-    passive_fiber_force: float
-    tendon_force: float
-    clamped: bool
-
-
-def evaluate(p: ThelenParams, a_state: float, lce_state: float, L: float, Ldot: float) -> ThelenInfo:
+def evaluate(p: ThelenParams, a_state: float, lce_state: float, L: float, Ldot: float) -> MuscleInfo:
     """The muscle at activation and fiber-length states ``a_state``, ``lce_state`` and path length
     and lengthening speed ``L``, ``Ldot`` (OpenSim's calcMuscleLengthInfo, calcFiberVelocityInfo,
     calcMuscleDynamicsInfo)."""
@@ -247,7 +227,7 @@ def evaluate(p: ThelenParams, a_state: float, lce_state: float, L: float, Ldot: 
     else:
         aFm = a * f_al * fv * fiso
         Fm = (a * f_al * fv + f_pe) * fiso
-    return ThelenInfo(a, lce, phi, tl, dlce, dtl, f_al, f_pe, fv, Fm, aFm, f_pe * fiso, f_se * fiso, clamped)
+    return MuscleInfo(a, lce, phi, tl, dlce, dtl, f_al, f_pe, fv, Fm, aFm, f_pe * fiso, f_se * fiso, clamped)
 
 
 def _dFm_dlce(p: ThelenParams, lce: float, a: float, fv: float) -> float:

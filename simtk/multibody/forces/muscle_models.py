@@ -22,7 +22,7 @@ from ...common.function import Function
 from ...common.stage import Stage
 from ...common.state import State
 from . import _degroote, _millard
-from ._muscle import MuscleInfo, _LawMuscle, _number
+from ._muscle import MuscleInfo, _LawMuscle, _number, make_params
 from .builtin_forces import _element
 from .muscles import _muscle_set, _ThelenPacked
 from .paths import GeometryPath
@@ -71,7 +71,7 @@ class _StrategyMuscle(_LawMuscle):
     def _setup(self, forces, path, where, name, values: dict, default_activation, default_fiber_length,
                excitation, excitation_functions) -> None:
         mod = self._law_module
-        params = mod.make_params(_law_values(where, mod.PARAMS.__dataclass_fields__, values), where)
+        params = make_params(mod.PARAMS, _law_values(where, mod.PARAMS.__dataclass_fields__, values), where)
         law = mod.LAW(params, where)
         a0 = _number(default_activation, f"{where}: default_activation")
         l0 = params.optimal_fiber_length if default_fiber_length is None else _number(
