@@ -180,10 +180,12 @@ class _Muscle(_PathForce):
         return self._z(state, "fiber_length")
 
     def set_fiber_length(self, state: State, value: float) -> None:
-        """Set the fiber-length state variable (invalidates Dynamics)."""
+        """Set the fiber-length state variable (invalidates Dynamics). Zero is allowed: it is the
+        minimum fiber length of an unpennated Thelen fiber, where OpenSim's equilibrium puts a fiber
+        that the path leaves no room for."""
         v = _number(value, f"{self!r}.set_fiber_length: value")
-        if not v > 0.0:
-            raise ValueError(f"{self!r}.set_fiber_length: a fiber length must be greater than zero, got {value!r}")
+        if not v >= 0.0:
+            raise ValueError(f"{self!r}.set_fiber_length: a fiber length must not be negative, got {value!r}")
         self.set_state_variable_value(state, "fiber_length", v)
 
     def get_excitation(self, state: State) -> float:

@@ -235,14 +235,32 @@ def _dFm_dlce(p: ThelenParams, lce: float, a: float, fv: float) -> float:
     return (a * fv * dfal(p, lceN) + dfpe(p, lceN)) * p.max_isometric_force / p.optimal_fiber_length
 
 
+def _ieee_div(a: float, b: float) -> float:
+    """a / b as C++ computes it: 0/0 is NaN and x/0 an infinity, not an exception. OpenSim's Newton
+    search for the fiber equilibrium divides by the fiber length, which is 0 for an unpennated fiber
+    pressed to its minimum; its NaN then stops the search at the fiber's lower bound."""
+    if b != 0.0:
+        return a / b
+    if a == 0.0 or a != a:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _sign(x: float) -> float:
+    """SimTK::sign: 1, -1, or 0 (also for NaN)."""
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
 def _dFmAT_dlce(lce: float, cosphi: float, Fm: float, dFm: float, h: float) -> float:
     h2, l2 = h * h, lce * lce
-    return dFm * cosphi + Fm * (h2 / (l2 * lce * (1.0 - h2 / l2) ** 0.5))
+    inside = 1.0 - _ieee_div(h2, l2)
+    return dFm * cosphi + Fm * _ieee_div(h2, l2 * lce * (math.sqrt(inside) if inside >= 0.0 else math.nan))
 
 
 def _dFse_dlce(p: ThelenParams, tl: float, lce: float, phi: float, vol: float) -> float:
-    r = vol / lce
-    dphi = -vol / (lce * lce * (1.0 - r * r) ** 0.5)
+    r = _ieee_div(vol, lce)
+    inside = 1.0 - r * r
+    dphi = _ieee_div(-vol, lce * lce * (math.sqrt(inside) if inside >= 0.0 else math.nan))
     dtl = -math.cos(phi) + lce * math.sin(phi) * dphi
     return dfse(p, tl / p.tendon_slack_length) * dtl * (p.max_isometric_force / p.tendon_slack_length)
 
@@ -311,11 +329,11 @@ def equilibrium(p: ThelenParams, a: float, L: float, Ldot: float, where: str) ->
         slope = s["dFmAT_dlce"] - s["dFt_dlce"]
         h = 1.0
         while abs(s["ferr"]) >= abs(ferr_prev):
-            step = -h * ferr_prev / slope
+            step = _ieee_div(-h * ferr_prev, slope)
             if abs(step) > _SIGNIFICANT:
                 s["lce"] = lce_prev + step
             else:
-                s["lce"] = lce_prev - math.copysign(1.0, step) * _SQRT_EPS if step != 0.0 else lce_prev
+                s["lce"] = lce_prev - _sign(step) * _SQRT_EPS
                 h = 0.0
             if s["lce"] < lmin:
                 s["lce"] = lmin
