@@ -275,9 +275,10 @@ cdef void _ell_tangent(double p1e, double* r1, const double* p1, const double* m
 
 cdef void _ell_distance(const double* r1, const double* r2, const double* m, const double* a, const double* vs,
                         double vs4, bint far, double factor, double* length, double* w1,
-                        double* w2) noexcept nogil:
+                        double* w2, double* pts=NULL) noexcept nogil:
     # CalcDistanceOnEllipsoid: the polyline over the surface in the plane (vs, vs4), in about 1 mm
-    # pieces (at most 499); its length; w1, w2 its second and second-to-last points
+    # pieces (at most 499); its length; w1, w2 its second and second-to-last points; its interior
+    # points (at most 498, scaled) into pts when given (for drawing)
     cdef double dr[3]
     cdef double u[3]
     cdef double a0[3]
@@ -346,6 +347,8 @@ cdef void _ell_distance(const double* r1, const double* r2, const double* m, con
             cur[j] = a0[j] + mu3 * r[j]
         if i == 0:
             w1[0] = cur[0]; w1[1] = cur[1]; w1[2] = cur[2]
+        if pts != NULL:
+            pts[3 * i] = cur[0]; pts[3 * i + 1] = cur[1]; pts[3 * i + 2] = cur[2]
         length[0] += _wsqrt(_dist2(prev, cur))
         prev[0] = cur[0]; prev[1] = cur[1]; prev[2] = cur[2]
     if ninterior == 0:
@@ -368,9 +371,15 @@ cdef inline int _ell_npts(const double* r1, const double* r2, double factor) noe
     return n + 1
 
 
-cdef int _wrap_ellipsoid(const double* P1, const double* P2, const double* dims, int quad, int method, double* r1o,
-                         double* r2o, double* wlen) noexcept nogil:
-    # WrapEllipsoid::wrapLine in the ellipsoid's frame (centred at the origin, semi-axes dims)
+cdef inline int _wrap_ellipsoid(const double* P1, const double* P2, const double* dims, int quad, int method,
+                                double* r1o, double* r2o, double* wlen) noexcept nogil:
+    return _wrap_ellipsoid_pts(P1, P2, dims, quad, method, r1o, r2o, wlen, NULL, NULL)
+
+
+cdef int _wrap_ellipsoid_pts(const double* P1, const double* P2, const double* dims, int quad, int method,
+                             double* r1o, double* r2o, double* wlen, double* pts, int* npts) noexcept nogil:
+    # WrapEllipsoid::wrapLine in the ellipsoid's frame (centred at the origin, semi-axes dims); with
+    # pts (room for 498 points) the wrap's interior points along the surface and their count in npts
     cdef double p1[3]
     cdef double p2[3]
     cdef double m[3]
@@ -400,7 +409,7 @@ cdef int _wrap_ellipsoid(const double* P1, const double* P2, const double* dims,
     cdef double q1[3]
     cdef double q2[3]
     cdef double factor, p1e = -1.0, p2e = -1.0, ppm, aa, bb, cc, disc, l1, l2, s, tt, vs4, fan = -INFINITY
-    cdef double bis
+    cdef double bis, again
     cdef int i, j, best = 0, ax = abs(quad) - 1, sgn = (1 if quad > 0 else -1) if quad != 0 else 0
     cdef bint far = False, use_c1
     wlen[0] = 0.0
@@ -559,5 +568,37 @@ cdef int _wrap_ellipsoid(const double* P1, const double* P2, const double* dims,
     for i in range(3):
         r1o[i] = r1[i] / factor
         r2o[i] = r2[i] / factor
+    if pts != NULL:
+        # the same polyline again, its points kept (the loop above may have switched to the far side)
+        _ell_distance(r1, r2, m, a, vs, vs4, far, factor, &again, w1, w2, pts)
+        npts[0] = _ell_npts(r1, r2, factor) - 2
+        for i in range(3 * npts[0]):
+            pts[i] /= factor
     return WRAP_MANDATORY
+
+
+def ellipsoid_wrap_points(P1, P2, dims, int quadrant, int method):
+    """OpenSim's wrap of the line P1-P2 (in the ellipsoid's frame W) over the ellipsoid of semi-axes
+    ``dims``: (code, r1 (3,), r2 (3,), wrap length, the polyline's interior points (n, 3)); for
+    drawing a path (the compiled sets compute the same without keeping the points)."""
+    cdef double[::1] p1 = np.ascontiguousarray(P1, dtype=np.float64)
+    cdef double[::1] p2 = np.ascontiguousarray(P2, dtype=np.float64)
+    cdef double[::1] d = np.ascontiguousarray(dims, dtype=np.float64)
+    if p1.shape[0] != 3 or p2.shape[0] != 3 or d.shape[0] != 3:
+        raise ValueError("ellipsoid_wrap_points: P1, P2 and dims must have 3 entries")
+    for i in range(3):
+        if not (d[i] > 0.0 and d[i] < INFINITY):
+            raise ValueError(f"ellipsoid_wrap_points: dims must be positive and finite, got {np.asarray(d)!r}")
+    if method not in (WM_HYBRID, WM_MIDPOINT, WM_AXIAL) or not -3 <= quadrant <= 3:
+        raise ValueError(f"ellipsoid_wrap_points: method {method} or quadrant {quadrant} out of range")
+    r1 = np.zeros(3)
+    r2 = np.zeros(3)
+    pts = np.zeros((498, 3))
+    cdef double[::1] r1v = r1
+    cdef double[::1] r2v = r2
+    cdef double[:, ::1] pv = pts
+    cdef double wlen = 0.0
+    cdef int n = 0, code
+    code = _wrap_ellipsoid_pts(&p1[0], &p2[0], &d[0], quadrant, method, &r1v[0], &r2v[0], &wlen, &pv[0, 0], &n)
+    return code, r1, r2, wlen, pts[:n].copy()
 

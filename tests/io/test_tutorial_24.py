@@ -109,10 +109,10 @@ def test_tutorial_24_replay_draws_the_muscles_paths(run):
     om.realizePosition(s)
     lengths = np.cumsum(np.r_[0, counts[0]])
     for k, name in enumerate(P["names"]):
-        if name in ELLIPSOID_WRAPPED:
-            continue  # (the viewer draws a wrap over an ellipsoid as a straight segment: not sampled yet)
         poly = pts[lengths[k]:lengths[k + 1]]
         L = om.getMuscles().get(name).getGeometryPath().getLength(s)
         Lpoly = np.linalg.norm(np.diff(poly, axis=0), axis=1).sum()
-        # float32 vertices (1e-7 relative) and the chords' deficit on the wrap arcs
-        assert abs(L - Lpoly) <= L * ((np.pi / 24) ** 2 / 24 + 1e-6), (name, L, Lpoly)
+        # float32 vertices (1e-7 relative) and the chords' deficit on the wrap arcs (an ellipsoid's
+        # samples are thinned from the kernel's polyline, so their turn may pass max_angle by a piece)
+        deficit = (np.pi / 24) ** 2 / (8 if name in ELLIPSOID_WRAPPED else 24)
+        assert abs(L - Lpoly) <= L * (deficit + 1e-6), (name, L, Lpoly)

@@ -8,6 +8,10 @@ Checked by independent means:
   tangent to it (the geometric condition, written here), every sample of the drawn arc lies on the
   surface, and the polyline's length tends to the path's length L as the samples get closer, within
   the chord's deficit L max_angle^2 / 24 (a wrong way round would miss by a whole arc);
+- over an ellipsoid, every drawn point lies on the surface, in one plane with the tangent points
+  (OpenSim's wrap lies in its wrapping plane), and the polyline's length tends to the path's as the
+  samples get closer (the kernel's own length is over its 1 mm polyline, so the bound adds that
+  polyline's deficit);
 - a bad sampling angle is refused, naming the path.
 """
 from __future__ import annotations
@@ -27,6 +31,7 @@ from simtk import (
     SimbodyMatterSubsystem,
     Stage,
     WrapCylinder,
+    WrapEllipsoid,
     WrapSphere,
 )
 from simtk.common.function import Function
@@ -135,6 +140,47 @@ def test_wrapped_polyline_lies_on_the_surface_and_has_the_paths_length(kind):
             Lpoly = np.linalg.norm(np.diff(poly, axis=0), axis=1).sum()
             assert -1e3 * EPS * L <= L - Lpoly <= L * max_angle ** 2 / 24 + 1e3 * EPS * L, (q2, max_angle)
     assert wrapped >= 5, "the poses chosen should wrap the path"
+
+
+@pytest.mark.parametrize("method", ["hybrid", "midpoint", "axial"])
+def test_ellipsoid_polyline_lies_on_the_surface_in_the_wrapping_plane(method):
+    system, matter, b1, b2 = _two_pins()
+    dims = np.array([0.05, 0.035, 0.06])
+    obj = WrapEllipsoid(b1, Transform(p=[0.0, -0.4, 0.0]), dims, name="elbow")
+    path = GeometryPath(matter, [PathPoint(b1, [0.045, -0.15, 0.0]), PathPoint(b1, [0.06, -0.35, 0.01]),
+                                 PathPoint(b2, [0.06, -0.2, -0.01])], name="triceps",
+                        wraps=[PathWrap(obj, method=method)])
+    wrapped = sampled = 0
+    for q2 in np.linspace(-2.4, 2.4, 25):
+        state = _state(system, matter, [0.3, q2])
+        pts = path.get_path_points(state)
+        L = path.get_length(state)
+        if len(pts) == 3:
+            np.testing.assert_array_equal(path.get_polyline(state), pts)
+            continue
+        wrapped += 1
+        X = b1.get_body_transform(state)
+        R_GW = X.R.matrix @ obj.X_BW.R.matrix
+        p_GW = np.asarray(X.p) + X.R.matrix @ np.asarray(obj.X_BW.p)
+        lengths = []
+        for max_angle in (np.pi / 12, np.pi / 48):
+            poly = path.get_polyline(state, max_angle)
+            np.testing.assert_array_equal(poly[:3], pts[:3])
+            np.testing.assert_array_equal(poly[-2:], pts[-2:])
+            arc = (poly[2:-1] - p_GW) @ R_GW  # r1, the samples, r2 in W
+            # the samples on the surface (the tangent points are only as close as OpenSim's tangent
+            # search converges)
+            np.testing.assert_allclose(np.sum((arc[1:-1] / dims) ** 2, axis=1), 1.0, rtol=1e-9, atol=0)
+            if len(arc) > 3:
+                sampled += 1
+                # one plane: the samples' offsets from r1 have rank 2 at most
+                sv = np.linalg.svd(arc[1:] - arc[0], compute_uv=False)
+                assert sv[-1] <= 1e-9 * sv[0], sv
+            lengths.append(np.linalg.norm(np.diff(poly, axis=0), axis=1).sum())
+            # a chord's deficit below L max_angle^2 / 8 (the turn between samples is below ~max_angle)
+            assert -1e3 * EPS * L <= L - lengths[-1] <= L * max_angle ** 2 / 8 + 1e3 * EPS * L, (q2, max_angle)
+        assert abs(L - lengths[1]) <= abs(L - lengths[0]) + 1e3 * EPS * L
+    assert wrapped >= 5 and sampled >= 5, "the poses chosen should wrap the path, some of them a long way"
 
 
 def test_bad_sampling_angle_is_refused_naming_the_path():

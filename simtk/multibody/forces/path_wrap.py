@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import _core
 from ...spatial import Transform
 from ..tree.mobilized_body import MobilizedBody
 
@@ -65,9 +66,12 @@ class WrapObject:
     def _dims(self) -> tuple[float, float, float]:
         raise NotImplementedError
 
-    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float) -> np.ndarray:
-        """Points strictly between tangent points r1 and r2 (in W) along the surface, for drawing; none
-        (a straight chord) for a surface that does not say how it is wrapped."""
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float, P1: Any = None, P2: Any = None,
+             method: int = 0) -> np.ndarray:
+        """Points strictly between tangent points r1 and r2 (in W) along the surface, for drawing (P1 and
+        P2, the path's points before and after the wrap in W, and the PathWrap's method code, for a
+        surface whose wrap depends on them); none (a straight chord) for a surface that does not say
+        how it is wrapped."""
         return np.zeros((0, 3))
 
     def __repr__(self) -> str:
@@ -108,7 +112,8 @@ class WrapCylinder(WrapObject):
     def _dims(self) -> tuple[float, float, float]:
         return (self.radius, self.length, 0.0)
 
-    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float) -> np.ndarray:
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float, P1: Any = None,
+             P2: Any = None, method: int = 0) -> np.ndarray:
         # The helix about z from r1 to r2: its turn is the short one or the long way round, whichever
         # has the length the kernel found (OpenSim's _make_spiral_path may go the far way).
         short = float(np.arctan2(r1[0] * r2[1] - r1[1] * r2[0], r1[0] * r2[0] + r1[1] * r2[1]))
@@ -148,7 +153,8 @@ class WrapSphere(WrapObject):
     def _dims(self) -> tuple[float, float, float]:
         return (self.radius, 0.0, 0.0)
 
-    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float) -> np.ndarray:
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float, P1: Any = None,
+             P2: Any = None, method: int = 0) -> np.ndarray:
         # The great circle through r1 and r2, the short arc or the long one, whichever has the
         # kernel's length.
         c = np.cross(r1, r2)
@@ -202,6 +208,27 @@ class WrapEllipsoid(WrapObject):
 
     def _dims(self) -> tuple[float, float, float]:
         return self.dimensions
+
+    def _arc(self, r1: np.ndarray, r2: np.ndarray, wlen: float, max_angle: float, P1: Any = None, P2: Any = None,
+             method: int = 0) -> np.ndarray:
+        # The kernel's own polyline over the surface (OpenSim's CalcDistanceOnEllipsoid: up to 498
+        # points in the wrapping plane), wrapped again from the path's neighbouring points; thinned to
+        # about max_angle of turn between kept points. A chord when the neighbours do not reproduce
+        # the path's tangent points (a wrap computed from another wrap's earlier tangent points).
+        if P1 is None or P2 is None:
+            return np.zeros((0, 3))
+        code, q1, q2, _, pts = _core._k.ellipsoid_wrap_points(P1, P2, self.dimensions, self._quadrant, method)
+        scale = max(self.dimensions)
+        if code < 2 or len(pts) == 0 or max(np.abs(q1 - r1).max(), np.abs(q2 - r2).max()) > 1e-9 * scale:
+            return np.zeros((0, 3))
+        line = np.concatenate([r1[None], pts, r2[None]])
+        d = np.diff(line, axis=0)  # len(pts) + 1 pieces; interior point j turns from piece j to j + 1
+        n = np.linalg.norm(d, axis=1)
+        both = (n[:-1] > 0.0) & (n[1:] > 0.0)
+        cosines = np.einsum("ij,ij->i", d[:-1], d[1:]) / np.where(both, n[:-1] * n[1:], 1.0)
+        turned = np.cumsum(np.arccos(np.clip(np.where(both, cosines, 1.0), -1.0, 1.0)))
+        steps = np.floor(turned / max_angle)
+        return pts[np.diff(np.concatenate([[0.0], steps])) > 0]
 
 
 @dataclass(frozen=True)

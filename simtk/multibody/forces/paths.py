@@ -288,7 +288,8 @@ class GeometryPath:
     def get_polyline(self, state: State, max_angle: float = np.pi / 24) -> np.ndarray:
         """The path in Ground as a polyline to draw (m, 3): `get_path_points` with, between a wrap's
         two tangent points, points along the surface (a helix on a cylinder, a great circle on a
-        sphere) at most ``max_angle`` apart (needs Position; evaluated per call, for viewers).
+        sphere, the wrapping plane's section of an ellipsoid) at most ``max_angle`` apart (needs
+        Position; evaluated per call, for viewers).
 
         Parameters
         ----------
@@ -311,13 +312,16 @@ class GeometryPath:
         pieces, marks = [], []
         for i, row in enumerate(cur):
             if row[3] == 2 and i > 0:
-                wrap = self._wrap_rows[int(row[4]) - npts][0]
+                wrap, _, _, method = self._wrap_rows[int(row[4]) - npts]
                 X = wrap.body.get_body_transform(state)
                 R_GB, p_GB = X.R.matrix, np.asarray(X.p, dtype=float)
                 R_GW = R_GB @ wrap.X_BW.R.matrix
                 p_GW = p_GB + R_GB @ np.asarray(wrap.X_BW.p, dtype=float)
                 r1, r2 = (cur[i - 1, :3] - p_GW) @ R_GW, (row[:3] - p_GW) @ R_GW
-                arc = wrap._arc(r1, r2, float(row[5]), float(max_angle))
+                # the path's points around the wrap, which an ellipsoid's wrap is found from again
+                P1 = (cur[i - 2, :3] - p_GW) @ R_GW if i >= 2 else None
+                P2 = (cur[i + 1, :3] - p_GW) @ R_GW if i + 1 < len(cur) else None
+                arc = wrap._arc(r1, r2, float(row[5]), float(max_angle), P1, P2, int(method))
                 if len(arc):
                     pieces.append(arc @ R_GW.T + p_GW)
                     marks.append(np.zeros(len(arc), dtype=bool))
