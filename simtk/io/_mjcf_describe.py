@@ -106,7 +106,8 @@ class _Described:
                              outboard_frame=Transform(),
                              mass_properties=desc.mass_properties(a, np.zeros(3), a * np.eye(3)))
             desc.add("Constraint.SpeedCoupler", desc.matter, self._name(f"{j.name}_armature{suffix}"), line=line,
-                     element=element, speed_bodies=[rotor, self.joint_nodes[j.name]], speed_indices=[0, k], coord_bodies=[], coord_indices=[],
+                     element=element, speed_bodies=[rotor, self.joint_nodes[j.name]], speed_indices=[0, k],
+                     coord_bodies=[], coord_indices=[],
                      function=Function.Linear([1.0, -1.0, 0.0]))
             nodes.append(rotor)
         self.rotor_nodes[j.name] = nodes

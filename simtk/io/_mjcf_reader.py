@@ -135,9 +135,11 @@ class _Reader:
             self._children(wb, 0, None, names)
         self._mass()
         jnames = {j.name for j in self.joints}
+        self._n_actuators = 0  # MuJoCo's index of the next actuator (names unnamed ones)
         for sec in x.root.findall("actuator"):
-            for k, el in enumerate(sec):
+            for el in sec:
                 self._actuator(el, jnames)
+                self._n_actuators += 1
         contact = [g for g in self.geoms if g.contype or g.conaffinity]
         if contact:
             self.unbuilt.append(f"{len(contact)} contact geom(s) (kept in MjcfModel.geoms; no contact surfaces)")
@@ -357,7 +359,7 @@ class _Reader:
         if el.tag not in _ACTUATOR_TAGS:
             raise x.error(el, f"unknown actuator <{el.tag}>: expected one of {', '.join(_ACTUATOR_TAGS)}")
         a = x.attrs(el, None, "actuator")
-        name = el.get("name") or f"actuator{len(self.actuators)}"
+        name = el.get("name") or f"actuator{self._n_actuators}"
         if any(t in a for t in ("tendon", "site", "body", "jointinparent", "cranksite")):
             self.unbuilt.append(f"actuator {name!r} (line {x.line(el)}): only joint transmissions are built")
             return
