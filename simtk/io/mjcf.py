@@ -19,6 +19,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ class MjcfModel(LoadedModel):
     stops: dict = field(default_factory=dict)
     actuators: dict = field(default_factory=dict)
     ctrlrange: dict = field(default_factory=dict)
-    actuation: object = None
+    actuation: Any = None
     gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     timestep: float = 0.002
     qpos0: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -244,7 +245,7 @@ def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: 
 def _read(path: Path, limits: bool, limit_stiffness: float, limit_dissipation: float) -> _Described:
     rd = _Reader(path)
     d = _Described(rd, limits, limit_stiffness, limit_dissipation)
-    d.desc.geoms = rd.geoms  # type: ignore[attr-defined]  (kept for a later contact model)
+    setattr(d.desc, "geoms", rd.geoms)  # kept for a later contact model
     return d
 
 
@@ -255,7 +256,7 @@ def _result(d: _Described, path: Path) -> MjcfModel:
                       name=rd.x.model_name, gravity=np.array(rd.gravity), timestep=rd.timestep, geoms=rd.geoms)
     model.bodies = NamedDict({b: comps[n.path] for b, n in d.body_nodes.items() if b != "world"}, "body", path)
     model.joints = NamedDict({j: comps[n.path] for j, n in d.joint_nodes.items()}, "joint", path)
-    qpos0 = []
+    qpos0: list = []
     for j in rd.joints:
         model.joint_types[j.name] = j.type
         model.qpos_adr[j.name], model.dof_adr[j.name] = model.nq, model.nv

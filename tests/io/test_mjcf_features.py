@@ -8,10 +8,11 @@ import warnings
 
 import numpy as np
 import pytest
-from mjcf_common import compare_mass, compare_qacc, mujoco_without_unbuilt
+from mjcf_common import compare_mass, compare_qacc, mujoco_without_unbuilt, random_state
 
 from simtk import Stage
-from simtk.io import ModelFileError, load_mjcf
+from simtk.io import ModelFileError, describe_mjcf, load_mjcf
+from simtk.io.model_file import model_from_text
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -202,3 +203,49 @@ def test_actuator_on_undefined_joint(tmp_path):
     with pytest.raises(ModelFileError, match="joint 'k' is not defined") as e:
         load_mjcf(p)
     assert e.value.line == 9
+
+
+def test_limits_are_stops_in_radians(features):
+    """A hinge range in degrees becomes a stop in radians at MuJoCo's compiled jnt_range; a slide's as
+    written."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = load_mjcf(features, limit_stiffness=2e4, limit_dissipation=0.5)
+    m = mujoco.MjModel.from_xml_path(str(features))
+    limited = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt) if m.jnt_limited[j]]
+    assert sorted(model.stops) == sorted(limited) == ["tip_z"]
+    stop = model.stops["tip_z"]
+    j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "tip_z")
+    np.testing.assert_allclose([stop.q_low, stop.q_high], m.jnt_range[j], rtol=4 * EPS, atol=0)
+    assert (stop.stiffness, stop.dissipation) == (2e4, 0.5)
+    assert not load_mjcf_quiet(features, limits=False).stops
+
+
+def load_mjcf_quiet(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_mjcf(path, **kw)
+
+
+def test_description_text_rebuilds_the_same_system(features):
+    """Law: the description written as model-file text and read back by ``model_from_text`` is the same
+    System: the same accelerations at the same random state and controls."""
+    model = load_mjcf_quiet(features)
+    text = describe_mjcf(features).to_text()
+    system = model_from_text(text)
+    rng = np.random.default_rng(11)
+    m = mujoco.MjModel.from_xml_path(str(features))
+    qpos, qvel, ctrl = random_state(m, rng)
+    s1 = model.default_state()
+    model.state_from_mujoco(s1, qpos, qvel)
+    model.set_controls(s1, ctrl)
+    model.system.realize(s1, Stage.Acceleration)
+    s2 = system.realize_topology()
+    s2.set_q(s1.get_q())
+    s2.set_u(s1.get_u())
+    acts = system.get_component("/forces/actuators")
+    for name in model.actuators.values():
+        acts.set_control(s2, name, model.actuation.get_control(s1, name))
+    system.realize(s2, Stage.Acceleration)
+    scale = max(1.0, float(np.abs(s1.get_udot()).max()))
+    np.testing.assert_allclose(s2.get_udot(), s1.get_udot(), rtol=0, atol=100 * EPS * scale)
