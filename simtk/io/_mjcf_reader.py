@@ -166,32 +166,45 @@ class _Reader:
                 self.gravity = np.zeros(3)
 
     # -- bodies -------------------------------------------------------------------------------------
-    def _children(self, el: ET.Element, parent: int, childclass: str | None, names: set) -> None:
+    def _children(self, el: ET.Element, parent: int, childclass: str | None, names: set,
+                  frame: tuple | None = None) -> None:
+        """Read ``el``'s bodies, joints, geoms and inertial into body ``parent``; ``frame`` (R, p): the
+        enclosing ``<frame>`` elements' pose in the body, applied to the bodies and geoms inside."""
         x = self.x
         for ch in el:
             if ch.tag == "body":
-                self._body(ch, parent, childclass, names)
+                self._body(ch, parent, childclass, names, frame)
             elif ch.tag in ("joint", "freejoint"):
                 if parent == 0:
                     raise x.error(ch, "a joint in the worldbody: joints belong in a <body>")
+                if frame is not None:
+                    raise x.error(ch, "a joint inside a <frame>: expected joints directly in their <body>")
                 self._joint(ch, parent, childclass)
             elif ch.tag == "geom":
-                self._geom(ch, parent, childclass)
+                self._geom(ch, parent, childclass, frame)
             elif ch.tag == "inertial":
                 if parent == 0:
                     raise x.error(ch, "an <inertial> in the worldbody: the world has no mass")
+                if frame is not None:
+                    raise x.error(ch, "an <inertial> inside a <frame>: expected it directly in its <body>")
                 self._inertial(ch, self.bodies[parent])
             elif ch.tag == "frame":
-                raise x.error(ch, "<frame> is not supported yet: expected bodies, joints and geoms")
-            elif ch.tag not in ("site", "camera", "light", "composite", "replicate", "attach", "plugin"):
-                self.unbuilt.append(f"<{ch.tag}> in {_describe(el)} (line {x.line(ch)})")
-            elif ch.tag in ("composite", "replicate", "attach"):
+                cc = ch.get("childclass") or childclass
+                if cc is not None and cc not in x.defaults:
+                    raise x.error(ch, f"childclass={cc!r}: no <default class={cc!r}> is defined")
+                R, p = x.frame(ch, dict(ch.attrib))
+                self._children(ch, parent, cc, names, (R, p) if frame is None else _compose(frame, (R, p)))
+            elif ch.tag in ("composite", "replicate", "attach", "flexcomp"):
                 raise x.error(ch, f"<{ch.tag}> is not supported: expected plain bodies")
+            elif ch.tag not in ("site", "camera", "light", "plugin"):
+                self.unbuilt.append(f"<{ch.tag}> in {_describe(el)} (line {x.line(ch)})")
 
-    def _body(self, el: ET.Element, parent: int, childclass: str | None, names: set) -> None:
+    def _body(self, el: ET.Element, parent: int, childclass: str | None, names: set, frame: tuple | None) -> None:
         x = self.x
         a = dict(el.attrib)
         R, p = x.frame(el, a)
+        if frame is not None:
+            R, p = _compose(frame, (R, p))
         name = el.get("name") or f"body{len(self.bodies)}"
         if name in names or name == "world":
             raise x.error(el, f"duplicate body name {name!r}")
@@ -268,7 +281,7 @@ class _Reader:
         body.inertial = True
         body.mass, body.com, body.inertia = m, p, I
 
-    def _geom(self, el: ET.Element, b: int, childclass: str | None) -> None:
+    def _geom(self, el: ET.Element, b: int, childclass: str | None, frame: tuple | None = None) -> None:
         x = self.x
         a = x.attrs(el, childclass, "geom")
         kind = a.get("type", "sphere")
@@ -290,6 +303,8 @@ class _Reader:
             size[1 if kind in ("capsule", "cylinder") else 2] = 0.5 * L
         else:
             R, p = x.frame(el, a)
+        if frame is not None:
+            R, p = _compose(frame, (R, p))
         g = MjcfGeom(el.get("name"), self.bodies[b].name, kind, size, R, p, mesh=a.get("mesh"))
         for k in ("contype", "conaffinity", "condim", "group"):
             if k in a:
@@ -408,3 +423,8 @@ class _Reader:
         if any(name == b.name for b in self.actuators):
             raise x.error(el, f"duplicate actuator name {name!r}")
         self.actuators.append(_Actuator(name, el, j.name, float(gear[0]), gain, bias, rng))
+
+
+def _compose(outer: tuple, inner: tuple) -> tuple:
+    """(R, p) of a pose ``inner`` given in the frame ``outer``, in ``outer``'s own parent."""
+    return outer[0] @ inner[0], outer[0] @ inner[1] + outer[1]

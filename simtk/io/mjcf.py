@@ -245,7 +245,7 @@ def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: 
 def _read(path: Path, limits: bool, limit_stiffness: float, limit_dissipation: float) -> _Described:
     rd = _Reader(path)
     d = _Described(rd, limits, limit_stiffness, limit_dissipation)
-    setattr(d.desc, "geoms", rd.geoms)  # kept for a later contact model
+    d.desc.geoms = rd.geoms  # kept for a later contact model
     return d
 
 

@@ -1,6 +1,6 @@
 """`load_mjcf` on small models written here, each exercising MJCF features the published models do not
 (ball and free joints with armature, several joints in one body, ref and springref, every way of
-writing an orientation, nested default classes, includes, position/velocity/general actuators), checked
+writing an orientation, frames, nested default classes, includes, position/velocity/general actuators), checked
 against MuJoCo's compiler and ``mj_forward``; and the errors on bad input."""
 from __future__ import annotations
 
@@ -45,9 +45,15 @@ FEATURES = """<mujoco model="features">
           </body>
         </body>
       </body>
-      <body name="fixed" pos="-0.2 0 0" quat="0 0 0 1">
-        <geom type="cylinder" size="0.03 0.1" mass="0.5"/>
-      </body>
+      <frame pos="-0.1 0.02 0" euler="0 0 40">
+        <body name="fixed" pos="-0.1 0 0" quat="0 0 0 1">
+          <geom type="cylinder" size="0.03 0.1" mass="0.5"/>
+          <geom type="box" size="0.01 0.02 0.03" pos="0.01 0 0"/>
+        </body>
+        <frame euler="30 0 0">
+          <geom type="box" size="0.02 0.01 0.08" pos="0 0.05 0"/>
+        </frame>
+      </frame>
     </body>
   </worldbody>
   <actuator>
