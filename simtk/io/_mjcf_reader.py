@@ -19,6 +19,11 @@ _SOLIDS = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: top-level sections read; the others are named in the warning when they hold something
 _READ = {"compiler", "option", "default", "worldbody", "actuator", "size", "visual", "statistic", "asset",
          "include"}
+#: attributes that change the dynamics and are not built: named in the warning when given (not zero)
+_UNBUILT_ATTRS = {"body": ("gravcomp",), "joint": ("springdamper", "actuatorfrcrange", "actuatorgravcomp"),
+                  "geom": ("shellinertia", "fluidshape"),
+                  "actuator": ("dampratio", "actlimited", "actrange", "actearly", "lengthrange")}
+_OPTION_ATTRS = ("wind", "magnetic", "o_margin", "o_solref", "o_solimp", "o_friction")
 _NOT_BUILT = {"tendon": "tendon(s)", "equality": "equality constraint(s)", "sensor": "sensor(s)",
               "contact": "contact pair/exclude element(s)", "keyframe": "keyframe(s)", "custom": "custom element(s)",
               "extension": "extension(s)", "deformable": "deformable(s)"}
@@ -149,6 +154,12 @@ class _Reader:
             if n or tag not in _NOT_BUILT:
                 self.unbuilt.append(f"{n} {what} (<{tag}>, line {x.line(x.root.find(tag))})")
 
+    def _note_attrs(self, el: ET.Element, a: dict, kind: str) -> None:
+        for k in _UNBUILT_ATTRS[kind]:
+            v = a.get(k)
+            if v is not None and v.strip() not in ("0", "false", "0 0", "0 0 0", "none", "auto"):
+                self.unbuilt.append(f"{k}={v!r} of {_describe(el)} (line {self.x.line(el)})")
+
     # -- option -------------------------------------------------------------------------------------
     def _option(self, el: ET.Element) -> None:
         x = self.x
@@ -161,9 +172,16 @@ class _Reader:
         for k in ("density", "viscosity"):
             if el.get(k) is not None and x.number(el, el.get(k), k) != 0.0:
                 self.unbuilt.append(f"the fluid's {k} {el.get(k)} (<option>, line {x.line(el)}): no fluid forces")
+        for k in _OPTION_ATTRS:
+            if el.get(k) is not None and not (x.numbers(el, el.get(k), k) == 0).all():
+                self.unbuilt.append(f"<option {k}={el.get(k)!r}> (line {x.line(el)})")
         for fl in el.findall("flag"):
-            if fl.get("gravity") == "disable":
-                self.gravity = np.zeros(3)
+            for k, v in fl.attrib.items():
+                if k == "gravity" and v == "disable":
+                    self.gravity = np.zeros(3)
+                elif k in ("passive", "actuation", "clampctrl", "override") and v != \
+                        ("disable" if k == "override" else "enable"):
+                    self.unbuilt.append(f"<flag {k}={v!r}> (line {x.line(fl)})")
 
     # -- bodies -------------------------------------------------------------------------------------
     def _children(self, el: ET.Element, parent: int, childclass: str | None, names: set,
@@ -202,6 +220,7 @@ class _Reader:
     def _body(self, el: ET.Element, parent: int, childclass: str | None, names: set, frame: tuple | None) -> None:
         x = self.x
         a = dict(el.attrib)
+        self._note_attrs(el, a, "body")
         R, p = x.frame(el, a)
         if frame is not None:
             R, p = _compose(frame, (R, p))
@@ -224,6 +243,7 @@ class _Reader:
             a = {"type": "free", **el.attrib}
         else:
             a = x.attrs(el, childclass, "joint")
+            self._note_attrs(el, a, "joint")
         jtype = a.get("type", "hinge")
         if jtype not in _JOINT_TYPES:
             raise x.error(el, f"joint type {jtype!r}: expected one of {', '.join(_JOINT_TYPES)}")
@@ -284,6 +304,7 @@ class _Reader:
     def _geom(self, el: ET.Element, b: int, childclass: str | None, frame: tuple | None = None) -> None:
         x = self.x
         a = x.attrs(el, childclass, "geom")
+        self._note_attrs(el, a, "geom")
         kind = a.get("type", "sphere")
         if kind not in _GEOM_TYPES:
             raise x.error(el, f"geom type {kind!r}: expected one of {', '.join(_GEOM_TYPES)}")
@@ -374,6 +395,7 @@ class _Reader:
         if el.tag not in _ACTUATOR_TAGS:
             raise x.error(el, f"unknown actuator <{el.tag}>: expected one of {', '.join(_ACTUATOR_TAGS)}")
         a = x.attrs(el, None, "actuator")
+        self._note_attrs(el, a, "actuator")
         name = el.get("name") or f"actuator{self._n_actuators}"
         if any(t in a for t in ("tendon", "site", "body", "jointinparent", "cranksite")):
             self.unbuilt.append(f"actuator {name!r} (line {x.line(el)}): only joint transmissions are built")
@@ -412,7 +434,13 @@ class _Reader:
             self.unbuilt.append(f"<{tag}> actuator {name!r} (line {x.line(el)})")
             return
         rng = None
-        if x.limited(el, a, "ctrllimited", "ctrlrange"):
+        inherit = x.number(el, a["inheritrange"], "inheritrange") if tag == "position" and "inheritrange" in a else 0.0
+        if inherit > 0:  # the joint's range about its middle, scaled (MuJoCo's position actuators)
+            if j.range is None:
+                raise x.error(el, f"actuator {name!r}: inheritrange from joint {j.name!r}, which has no range")
+            mid, half = 0.5 * (j.range[0] + j.range[1]), 0.5 * inherit * (j.range[1] - j.range[0])
+            rng = (mid - half, mid + half)
+        elif x.limited(el, a, "ctrllimited", "ctrlrange"):
             lo, hi = x.numbers(el, a["ctrlrange"], "ctrlrange", 2)
             if lo > hi:
                 raise x.error(el, f"actuator {name!r}: ctrlrange {a['ctrlrange']!r} has its lower bound above the "

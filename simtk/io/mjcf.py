@@ -5,13 +5,18 @@
 (`describe_mjcf`), which the builder every reader shares turns into the System. See
 `simtk.io._mjcf_describe` for how bodies, joints, armature, passive forces and actuators are mapped.
 
-What is built: the body tree (pos, quat, euler, axisangle, xyaxes, zaxis), mass properties from
+What is built: the body tree (pos, quat, euler, axisangle, xyaxes, zaxis; ``<frame>``), mass properties from
 ``<inertial>`` or from the geoms (sphere, capsule, cylinder, ellipsoid, box) as MuJoCo's compiler
 makes them, hinge, slide, ball and free joints (several per body composed in order), joint damping,
 stiffness about springref, armature, limits (as stops), gravity, and motor, position, velocity and
-general (fixed gain, affine bias) actuators on joints. What is not (tendons, equality constraints,
-sensors, contacts, fluid forces, friction loss, ...) is named in one `MjcfWarning`. The geoms are kept
-as `MjcfGeom` records.
+general (fixed gain, affine bias) actuators on joints (ctrlrange, inheritrange). What is not (tendons,
+equality constraints, sensors, contacts, fluid forces, friction loss, gravcomp, disabled passive forces,
+...) is named in one `MjcfWarning`. The geoms are kept as `MjcfGeom` records. Unnamed bodies, joints and
+actuators are named ``body<i>``, ``joint<i>``, ``actuator<i>`` after their MuJoCo index.
+
+The armature rotors (see `simtk.io._mjcf_describe`) add a mobility and a speed constraint each:
+`MjcfModel.state_from_mujoco` sets their speeds; a State whose joint speeds are set otherwise
+violates those constraints until projected.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 from mjcf_common import compare_mass, compare_qacc, mujoco_without_unbuilt, random_state
 
 from simtk import Stage
-from simtk.io import ModelFileError, describe_mjcf, load_mjcf
+from simtk.io import MjcfWarning, ModelFileError, describe_mjcf, load_mjcf
 from simtk.io.model_file import model_from_text
 
 mujoco = pytest.importorskip("mujoco")
@@ -59,6 +59,7 @@ FEATURES = """<mujoco model="features">
   <actuator>
     <motor name="m_x" joint="arm_x" gear="2.5" ctrlrange="-1 1"/>
     <position name="p_s" joint="arm_s" kp="50" kv="4" gear="1.5"/>
+    <position name="p_tip" joint="tip_z" kp="5" inheritrange="0.8"/>
     <velocity name="v_y" joint="arm_y" kv="3"/>
     <general name="g_tip" joint="tip_z" gainprm="7" biastype="affine" biasprm="0.4 -2 -0.5" gear="0.8"/>
   </actuator>
@@ -255,3 +256,20 @@ def test_description_text_rebuilds_the_same_system(features):
     system.realize(s2, Stage.Acceleration)
     scale = max(1.0, float(np.abs(s1.get_udot()).max()))
     np.testing.assert_allclose(s2.get_udot(), s1.get_udot(), rtol=0, atol=100 * EPS * scale)
+
+
+def test_inheritrange_and_unbuilt_attributes(features, tmp_path):
+    """A position actuator's inheritrange gives MuJoCo's compiled ctrlrange; attributes that change
+    the dynamics and are not built (gravcomp, <flag passive>) are named in the one warning."""
+    model = load_mjcf_quiet(features)
+    m = mujoco.MjModel.from_xml_path(str(features))
+    k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, "p_tip")
+    np.testing.assert_allclose(model.ctrlrange["p_tip"], m.actuator_ctrlrange[k], rtol=4 * EPS, atol=0)
+    p = tmp_path / "unbuilt.xml"
+    p.write_text('<mujoco>\n  <option><flag passive="disable"/></option>\n  <worldbody>\n'
+                 '    <body name="b" gravcomp="1">\n      <joint name="j"/>\n      <geom size="0.1"/>\n'
+                 '    </body>\n  </worldbody>\n</mujoco>\n')
+    with pytest.warns(MjcfWarning) as caught:
+        load_mjcf(p)
+    (msg,) = [str(w.message) for w in caught if issubclass(w.category, MjcfWarning)]
+    assert "gravcomp='1' of <body name='b'> (line 4)" in msg and "<flag passive='disable'> (line 2)" in msg
