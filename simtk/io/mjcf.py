@@ -140,6 +140,22 @@ class MjcfModel(LoadedModel):
             for k, rotor in enumerate(self.rotors.get(name, ())):
                 rotor.set_u(state, u[k:k + 1])
 
+    def state_to_mujoco(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """MuJoCo's ``(qpos, qvel)`` of ``state`` (the inverse of `state_from_mujoco`; quaternions with
+        simtk's sign, which describes the same rotation as its negative)."""
+        qpos, qvel = np.zeros(self.nq), np.zeros(self.nv)
+        for name, mb in self.joints.items():
+            t, a, d = self.joint_types[name], self.qpos_adr[name], self.dof_adr[name]
+            q, u = np.asarray(mb.get_q(state), dtype=float), np.asarray(mb.get_u(state), dtype=float)
+            if t in ("hinge", "slide"):
+                qpos[a], qvel[d] = q[0], u[0]
+            elif t == "ball":
+                qpos[a:a + 4], qvel[d:d + 3] = q, _R(q).T @ u
+            else:
+                qpos[a:a + 3], qpos[a + 3:a + 7] = q[4:7], q[:4]
+                qvel[d:d + 3], qvel[d + 3:d + 6] = u[3:6], _R(q[:4]).T @ u[:3]
+        return qpos, qvel
+
     def udot_to_mujoco(self, state: State) -> np.ndarray:
         """MuJoCo's ``qacc`` (nv) from ``state`` realized to Acceleration: each joint's udot in MuJoCo's
         order and frames (ball and free angular accelerations in the body frame)."""
