@@ -1,4 +1,4 @@
-"""Files: simtk's own model format, State snapshots, and URDF and OpenSim model import.
+"""Files: simtk's own model format, State snapshots, and URDF, OpenSim and MJCF model import.
 
 The readers and writers are imported when first used, so ``import simtk`` stays light.
 """
@@ -14,6 +14,7 @@ _WHERE = {
     "SnapshotError": "snapshot",
     "load_urdf": "urdf", "describe_urdf": "urdf", "UrdfModel": "urdf", "UrdfWarning": "urdf", "Geometry": "urdf",
     "load_osim": "osim", "describe_osim": "osim", "OsimModel": "osim", "OsimFileError": "osim",
+    "load_mjcf": "mjcf", "describe_mjcf": "mjcf", "MjcfModel": "mjcf", "MjcfWarning": "mjcf", "MjcfGeom": "mjcf",
     "ModelFileError": "errors", "ModelDescription": "_description", "LoadedModel": "_loaded_model",
 }
 

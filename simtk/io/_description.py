@@ -57,6 +57,9 @@ class ModelDescription:
     ----------
     root, matter, forces : _Node
         The ``MultibodySystem`` node and its two subsystems (``/matter``, ``/forces``).
+    geoms : list
+        Shapes the reader recorded and the builder does not build (the MJCF reader's `MjcfGeom`
+        records, kept for a later contact model).
     """
 
     def __init__(self, name: str, file: str | os.PathLike | None = None,
@@ -68,6 +71,7 @@ class ModelDescription:
         self.forces = self._child(self.root, _Node("GeneralForceSubsystem", 1, {"name": ("forces", 1)}))
         self._names: dict[str, set] = {"/": {"matter", "forces"}, "/matter": {"ground"}, "/forces": set()}
         self.ground = _Node("MobilizedBody.Ground", 1, path="/matter/ground")
+        self.geoms: list = []
 
     @staticmethod
     def _child(owner: _Node, node: _Node) -> _Node:
