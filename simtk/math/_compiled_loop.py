@@ -350,6 +350,12 @@ class CompiledLoopChoice:
                            f"({s.get_nq_err()} position and {s.get_nu_err()} velocity constraint equations)")
         if self._weights_vary and derivatives is None:
             reasons.append("the unit weights of the error norm vary with the State")
+        if (derivatives is not None and spec is not None and spec[0] != "rk"
+                and (s.get_nq(), s.get_nu()) != (derivatives[0].ws.nq, derivatives[0].ws.nu)):
+            # (the semi-explicit and Verlet steps split y into the tree's q and u; a Runge-Kutta table
+            # steps a realized State's y whole)
+            reasons.append(f"{s.get_nq() - derivatives[0].ws.nq} q and {s.get_nu() - derivatives[0].ws.nu} u of "
+                           "subsystems other than the matter are stepped")
         if s.get_nz() and (derivatives is None or spec is None or spec[0] != "rk"):
             # (z is stepped in the compiled loop by the Runge-Kutta tables: when the State is realized there,
             # or when the compiled sets write all of zdot, which _compiled_derivatives checks)

@@ -133,13 +133,18 @@ class MultibodySystem(System):
         return self.get_matter_subsystem().calc_system_mass_center_location_in_ground(state)
 
     # ------------------------------------------------------------------ energy
+    def _other_subsystems(self) -> list:
+        """Subsystems that are neither the matter nor force subsystems (deformable bodies, users')."""
+        return [s for s in self._subsystems if s is not self._matter and s not in self._force_subsystems]
+
     def calc_kinetic_energy(self, state: State) -> float:
-        """Kinetic energy of the matter (Velocity)."""
-        return self.get_matter_subsystem().calc_kinetic_energy(state)
+        """Kinetic energy of the matter and of any other subsystem that has some (Velocity)."""
+        return self.get_matter_subsystem().calc_kinetic_energy(state) + float(sum(
+            s.calc_kinetic_energy(state) for s in self._other_subsystems() if hasattr(s, "calc_kinetic_energy")))
 
     def calc_potential_energy(self, state: State) -> float:
-        """Sum of every force subsystem's potential energy (Position)."""
-        return float(sum(s.calc_potential_energy(state) for s in self._force_subsystems
+        """Sum of every force subsystem's potential energy, and any other subsystem's (Position)."""
+        return float(sum(s.calc_potential_energy(state) for s in self._force_subsystems + self._other_subsystems()
                          if hasattr(s, "calc_potential_energy")))
 
     def calc_energy(self, state: State) -> float:

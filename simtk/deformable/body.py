@@ -1,0 +1,335 @@
+"""DeformableBody: particles beside the rigid bodies, as a Subsystem of their own (seed 003, SOFA).
+
+A deformable body's free particles own their positions (q, 3 per particle, in Ground) and velocities
+(u = qdot) in the same State as the rigid bodies. A fixed particle stays where it was given (SOFA's
+FixedConstraint: it has no variables); an attached one rides on a rigid body's station (SOFA's
+RigidMapping, a mechanical mapping: its position and velocity come from the body, and the forces on
+it go to the body, at that station). Realization:
+
+=============  ===========================================================================
+Instance       the gravity of the System's enabled ``Force.UniformGravity`` elements
+Position       every particle's position (n, 3)
+Velocity       every particle's velocity (n, 3); qdot = u
+Dynamics       the particle forces (n, 3): the elements', gravity m g on free particles, the
+               loads; an attached particle's force is added to its body's (the matter's
+               accumulator, so the rigid bodies' accelerations include it)
+Acceleration   udot = f / m on free particles
+=============  ===========================================================================
+
+The System realizes the matter subsystem first at every stage and the others in the order they
+joined, so the rigid bodies' positions and velocities are current when the particles need them, and
+the body forces are added before the matter's Acceleration reads them.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _core
+from ..common.output import output
+from ..common.stage import Stage
+from ..common.subsystem import Subsystem
+from ..multibody.tree.mobilized_body import MobilizedBody
+
+if TYPE_CHECKING:
+    from ..common.state import State
+    from ..multibody.multibody_system import MultibodySystem
+
+__all__ = ["DeformableBody"]
+
+
+def _points(points: Any, where: str) -> np.ndarray:
+    try:
+        x = np.array(points, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: points: expected an (n, 3) array of numbers, got {type(points).__name__}") from None
+    if x.ndim != 2 or x.shape[1] != 3 or len(x) == 0:
+        raise ValueError(f"{where}: points: expected an (n, 3) array with n >= 1, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{where}: points: particle {int(np.flatnonzero(~np.isfinite(x).all(1))[0])} is not finite")
+    return np.ascontiguousarray(x)
+
+
+def _per_item(value: Any, n: int, what: str, where: str, positive: bool) -> np.ndarray:
+    try:
+        a = np.array(np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)))
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {what}: expected a number or {n} numbers, got {value!r}") from None
+    bad = ~np.isfinite(a) | ((a <= 0) if positive else (a < 0))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{where}: {what}[{k}] = {a[k]!r} must be finite and {'> 0' if positive else '>= 0'}")
+    return a
+
+
+class DeformableBody(Subsystem):
+    """Particles with masses, joined by elements (springs), beside the rigid bodies of ``system``.
+
+    Build one with `from_segments`. Fixing and attaching particles changes what the State holds,
+    so it is done before the System's Topology is realized (or the Topology is realized anew).
+
+    Parameters
+    ----------
+    system : MultibodySystem
+        The System it joins (after its matter and force subsystems).
+    points : array_like, shape (n, 3)
+        The particles' initial positions in Ground (m).
+    masses : float or array_like, shape (n,)
+        Each particle's mass (kg), > 0. A fixed or attached particle's mass does not act (give an
+        attached particle's mass to its body).
+    name : str
+    """
+
+    def __init__(self, system: "MultibodySystem", points: Any, masses: Any, name: str = "deformable"):
+        where = f"DeformableBody {name!r}"
+        x0 = _points(points, where)
+        m = _per_item(masses, len(x0), "masses", where, positive=True)
+        super().__init__(None, name)
+        system.get_matter_subsystem()  # a MultibodySystem with its matter (raises otherwise)
+        self._x0 = x0
+        self._mass = m
+        self._fixed = np.zeros(len(x0), dtype=bool)
+        self._attached: dict[int, tuple[MobilizedBody, np.ndarray]] = {}
+        self._springs: _core.SpringSet | None = None
+        self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
+        self._matter = system.get_matter_subsystem()
+        system.adopt_subsystem(self)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_segments(cls, system: "MultibodySystem", points: Any, segments: Any, masses: Any, stiffness: Any,
+                      damping: Any = 0.0, *, rest_lengths: Any = None, name: str = "deformable") -> "DeformableBody":
+        """Particles joined by springs (SOFA's StiffSpringForceField).
+
+        Parameters
+        ----------
+        system : MultibodySystem
+        points : array_like, shape (n, 3)
+            Initial particle positions in Ground (m).
+        segments : array_like of int, shape (ns, 2)
+            The particles each spring joins (two different particles).
+        masses : float or array_like, shape (n,)
+            Particle masses (kg), > 0.
+        stiffness : float or array_like, shape (ns,)
+            Spring stiffness (N/m), >= 0.
+        damping : float or array_like, shape (ns,)
+            Damping along each spring (N s/m), >= 0: a force c (v_j - v_i) . e along it.
+        rest_lengths : array_like, shape (ns,), optional
+            Natural lengths (m), >= 0; by default the distances between ``points``.
+        name : str
+
+        Returns
+        -------
+        DeformableBody
+        """
+        where = f"DeformableBody {name!r}"
+        x0 = _points(points, where)
+        n = len(x0)
+        try:
+            seg = np.array(segments, dtype=np.int64).reshape(-1, 2) if len(segments) else np.zeros((0, 2), np.int64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{where}: segments: expected an (ns, 2) array of particle indices, got {segments!r}") from None
+        bad = (seg < 0) | (seg >= n)
+        if bad.any():
+            k = int(np.flatnonzero(bad.any(1))[0])
+            raise ValueError(f"{where}: segment {k} = {seg[k].tolist()} names a particle outside 0..{n - 1}")
+        same = seg[:, 0] == seg[:, 1]
+        if same.any():
+            k = int(np.flatnonzero(same)[0])
+            raise ValueError(f"{where}: segment {k} joins particle {int(seg[k, 0])} to itself")
+        ns = len(seg)
+        k_s = _per_item(stiffness, ns, "stiffness", where, positive=False)
+        c_s = _per_item(damping, ns, "damping", where, positive=False)
+        L0 = (np.linalg.norm(x0[seg[:, 1]] - x0[seg[:, 0]], axis=1) if rest_lengths is None
+              else _per_item(rest_lengths, ns, "rest_lengths", where, positive=False))
+        body = cls(system, x0, masses, name)
+        body._spring_data = (seg, k_s, L0, c_s)
+        return body
+
+    def fix(self, indices: Any) -> None:
+        """Hold these particles where they are (SOFA's FixedConstraint): they have no variables."""
+        idx = self._indices(indices, "fix")
+        clash = [i for i in idx if i in self._attached]
+        if clash:
+            raise ValueError(f"{self._where()}.fix: particle {clash[0]} is attached to a body; it cannot also be fixed")
+        self.invalidate_subsystem_topology_cache()
+        self._fixed[idx] = True
+
+    def attach(self, index: int, mobod: MobilizedBody, station: Any) -> None:
+        """Make particle ``index`` ride on ``mobod`` at ``station`` (in the body's frame, m); the forces
+        on it act on the body there (SOFA's RigidMapping as a mechanical mapping)."""
+        (i,) = self._indices([index], "attach")
+        if not isinstance(mobod, MobilizedBody):
+            raise TypeError(f"{self._where()}.attach: expected a MobilizedBody, got {type(mobod).__name__}")
+        if mobod.get_matter_subsystem() is not self._matter:
+            raise ValueError(f"{self._where()}.attach: {mobod!r} is not in this System's matter subsystem")
+        try:
+            s = np.array(station, dtype=np.float64).reshape(3)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self._where()}.attach: station: expected 3 numbers, got {station!r}") from None
+        if not np.isfinite(s).all():
+            raise ValueError(f"{self._where()}.attach: station {s.tolist()} is not finite")
+        if self._fixed[i]:
+            raise ValueError(f"{self._where()}.attach: particle {i} is fixed; it cannot also be attached")
+        self.invalidate_subsystem_topology_cache()
+        self._attached[i] = (mobod, s)
+
+    def _indices(self, indices: Any, what: str) -> list[int]:
+        try:
+            idx = [int(i) for i in np.atleast_1d(np.asarray(indices))]
+        except (TypeError, ValueError):
+            raise TypeError(f"{self._where()}.{what}: expected particle indices, got {indices!r}") from None
+        for i in idx:
+            if not 0 <= i < len(self._x0):
+                raise ValueError(f"{self._where()}.{what}: particle {i} is outside 0..{len(self._x0) - 1}")
+        return idx
+
+    # ------------------------------------------------------------------ sizes and names
+    def get_num_particles(self) -> int:
+        """All particles: free, fixed and attached."""
+        return len(self._x0)
+
+    def get_free_particles(self) -> np.ndarray:
+        """Indices of the particles that own variables (neither fixed nor attached), in State order."""
+        free = ~self._fixed
+        free[list(self._attached)] = False
+        return np.flatnonzero(free)
+
+    def get_masses(self) -> np.ndarray:
+        """The particles' masses (n,), read-only."""
+        m = self._mass.view()
+        m.flags.writeable = False
+        return m
+
+    # ------------------------------------------------------------------ realization
+    def realize_subsystem_topology_impl(self, state: "State") -> None:
+        self._free = self.get_free_particles()
+        att = sorted(self._attached)
+        self._att_index = np.array(att, dtype=np.int64)
+        self._att_bodies = [self._attached[i][0] for i in att]
+        self._att_stations = np.array([self._attached[i][1] for i in att]).reshape(-1, 3)
+        seg, k_s, L0, c_s = self._spring_data
+        self._springs = _core.SpringSet(len(self._x0), seg, k_s, L0, c_s)
+        self._m_free = np.repeat(self._mass[self._free], 3)
+
+    def realize_subsystem_model_impl(self, state: "State") -> None:
+        n = len(self._x0)
+        self.allocate_q(state, self._x0[self._free].reshape(-1))
+        self.allocate_u(state, np.zeros(3 * len(self._free)))
+        self._ce_g = self.allocate_cache_entry(state, Stage.Instance, np.zeros(3))
+        self._ce_x = self.allocate_cache_entry(state, Stage.Position, np.zeros((n, 3)))
+        self._ce_v = self.allocate_cache_entry(state, Stage.Velocity, np.zeros((n, 3)))
+        self._ce_f = self.allocate_cache_entry(state, Stage.Dynamics, np.zeros((n, 3)))
+        self._dv_loads = self.allocate_discrete_variable(state, Stage.Dynamics, np.zeros((n, 3)))
+
+    def realize_subsystem_instance_impl(self, state: "State") -> None:
+        g = np.zeros(3)
+        for sub in self.get_system().get_force_subsystems():
+            for i in range(sub.get_num_forces() if hasattr(sub, "get_num_forces") else 0):
+                f = sub.get_force(i)
+                if hasattr(f, "get_gravity") and not f.is_disabled(state):
+                    g += f.get_gravity()
+        self.upd_cache_entry(state, self._ce_g)[:] = g
+        self.mark_cache_value_realized(state, self._ce_g)
+
+    def realize_subsystem_position_impl(self, state: "State") -> None:
+        x = self.upd_cache_entry(state, self._ce_x)
+        x[:] = self._x0
+        x[self._free] = self.get_q(state).reshape(-1, 3)
+        for i, b, s in zip(self._att_index, self._att_bodies, self._att_stations):
+            x[i] = b.find_station_location_in_ground(state, s)
+        self.mark_cache_value_realized(state, self._ce_x)
+
+    def realize_subsystem_velocity_impl(self, state: "State") -> None:
+        v = self.upd_cache_entry(state, self._ce_v)
+        v[:] = 0.0
+        u = self.get_u(state)
+        v[self._free] = u.reshape(-1, 3)
+        for i, b, s in zip(self._att_index, self._att_bodies, self._att_stations):
+            v[i] = b.find_station_velocity_in_ground(state, s)
+        self.mark_cache_value_realized(state, self._ce_v)
+        self.upd_qdot(state)[:] = u
+
+    def realize_subsystem_dynamics_impl(self, state: "State") -> None:
+        x = self.get_cache_entry(state, self._ce_x)
+        v = self.get_cache_entry(state, self._ce_v)
+        f = self.upd_cache_entry(state, self._ce_f)
+        f[:] = self.get_discrete_variable(state, self._dv_loads)
+        self._springs.add_forces(np.ascontiguousarray(x), np.ascontiguousarray(v), f)
+        g = self.get_cache_entry(state, self._ce_g)
+        f[self._free] += self._mass[self._free, None] * g
+        self.mark_cache_value_realized(state, self._ce_f)
+        if not np.isfinite(f).all():
+            k = int(np.flatnonzero(~np.isfinite(f).all(1))[0])
+            raise ArithmeticError(f"{self._where()}: the force on particle {k} is not finite (position {x[k].tolist()})")
+        if len(self._att_index):
+            system = self.get_system()
+            body_forces = system.upd_rigid_body_forces(state)
+            for i, b, s in zip(self._att_index, self._att_bodies, self._att_stations):
+                b.apply_force_to_body_point(state, s, f[i], body_forces)
+
+    def realize_subsystem_acceleration_impl(self, state: "State") -> None:
+        f = self.get_cache_entry(state, self._ce_f)
+        self.upd_udot(state)[:] = f[self._free].reshape(-1) / self._m_free
+
+    # ------------------------------------------------------------------ results
+    def get_positions(self, state: "State") -> np.ndarray:
+        """Every particle's position (n, 3) in Ground (needs Position); read-only."""
+        return self.get_cache_entry(state, self._ce_x)
+
+    def get_velocities(self, state: "State") -> np.ndarray:
+        """Every particle's velocity (n, 3) in Ground (needs Velocity); read-only."""
+        return self.get_cache_entry(state, self._ce_v)
+
+    def get_particle_forces(self, state: "State") -> np.ndarray:
+        """The net applied force on each particle (n, 3) in Ground: elements, gravity on free
+        particles, loads (needs Dynamics); read-only."""
+        return self.get_cache_entry(state, self._ce_f)
+
+    def set_positions(self, state: "State", positions: Any) -> None:
+        """Set the free particles' positions from an (n, 3) array of every particle's (the others'
+        rows are ignored: fixed and attached particles go where they must)."""
+        x = _points(positions, f"{self._where()}.set_positions")
+        if len(x) != len(self._x0):
+            raise ValueError(f"{self._where()}.set_positions: expected {len(self._x0)} rows, got {len(x)}")
+        self.upd_q(state)[:] = x[self._free].reshape(-1)
+
+    def set_velocities(self, state: "State", velocities: Any) -> None:
+        """Set the free particles' velocities from an (n, 3) array of every particle's."""
+        v = _points(velocities, f"{self._where()}.set_velocities")
+        if len(v) != len(self._x0):
+            raise ValueError(f"{self._where()}.set_velocities: expected {len(self._x0)} rows, got {len(v)}")
+        self.upd_u(state)[:] = v[self._free].reshape(-1)
+
+    def set_loads(self, state: "State", loads: Any) -> None:
+        """External forces (n, 3) in Ground on the particles, held until changed (a Dynamics-stage
+        change)."""
+        f = _points(loads, f"{self._where()}.set_loads")
+        if len(f) != len(self._x0):
+            raise ValueError(f"{self._where()}.set_loads: expected {len(self._x0)} rows, got {len(f)}")
+        self.set_discrete_variable(state, self._dv_loads, f)
+
+    def calc_kinetic_energy(self, state: "State") -> float:
+        """1/2 sum m v^2 over the free particles (needs Velocity)."""
+        v = self.get_cache_entry(state, self._ce_v)[self._free]
+        return 0.5 * float(np.sum(self._mass[self._free] * np.einsum("ij,ij->i", v, v)))
+
+    def calc_potential_energy(self, state: "State") -> float:
+        """The elements' elastic energy plus the free particles' gravitational energy -m g . x
+        (needs Position; evaluated per call)."""
+        x = np.ascontiguousarray(self.get_cache_entry(state, self._ce_x))
+        scratch = np.zeros_like(x)
+        elastic = self._springs.add_forces(x, scratch, np.zeros_like(x))
+        g = self.get_cache_entry(state, self._ce_g)
+        return elastic - float(np.sum(self._mass[self._free] * (x[self._free] @ g)))
+
+    @output(Stage.Position, np.ndarray, name="positions")
+    def _output_positions(self, state: "State") -> np.ndarray:
+        """Every particle's position (n, 3) in Ground."""
+        return self.get_positions(state)
+
+    @output(Stage.Velocity, np.ndarray, name="velocities")
+    def _output_velocities(self, state: "State") -> np.ndarray:
+        """Every particle's velocity (n, 3) in Ground."""
+        return self.get_velocities(state)
