@@ -70,8 +70,9 @@ def layout(model: Any, state: State, pin_model: Any = None) -> list[PinJoint]:
         joints = []
         for j in range(1, pin_model.njoints):
             name, short = pin_model.names[j], pin_model.joints[j].shortname()
-            kind = ("free" if "FreeFlyer" in short else "continuous" if "Unbounded" in short
-                    else "axis" if pin_model.nqs[j] == 1 else short)
+            # by sizes: the short names vary (JointModelRUBZ, JointModelRevoluteUnboundedUnaligned, ...)
+            sizes = (int(pin_model.nqs[j]), int(pin_model.nvs[j]))
+            kind = ("free" if "FreeFlyer" in short else {(2, 1): "continuous", (1, 1): "axis"}.get(sizes, short))
             joints.append((name, kind, int(pin_model.idx_qs[j]), int(pin_model.nqs[j]),
                            int(pin_model.idx_vs[j]), int(pin_model.nvs[j])))
     else:

@@ -46,7 +46,6 @@ from simtk import (
     State,
     Transform,
 )
-
 from simtk.multibody.contact.geometry import ContactGeometry
 from simtk.multibody.contact.hunt_crossley import _law as _hc_law
 
@@ -210,7 +209,8 @@ class UrdfModel(LoadedModel):
             raise ValueError(f"{self.path}: add_ground needs the collision shapes' contact: load with contact=True")
         if not math.isfinite(height):
             raise ValueError(f"{self.path}: add_ground: height must be finite, got {height!r}")
-        return self.contact.add_surface(self.matter.get_ground(), ContactGeometry.HalfSpace(),
+        contact: Any = self.contact  # a Force.HuntCrossley (the Force base class has no add_surface)
+        return contact.add_surface(self.matter.get_ground(), ContactGeometry.HalfSpace(),
                                         _urdf_contact.floor_frame(height), stiffness=stiffness,
                                         dissipation=dissipation, static_friction=static_friction,
                                         dynamic_friction=dynamic_friction, viscous_friction=viscous_friction)

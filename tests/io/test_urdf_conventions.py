@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 from simtk import Force, Stage
+from simtk.io._urdf_contact import DEFAULTS, floor_frame
 from simtk.io.urdf import UrdfWarning, load_urdf
+from simtk.multibody.contact.geometry import ContactGeometry
 from tolerances import EPS
 
 
@@ -312,3 +314,62 @@ def test_mobility_force_outputs_record_damping_friction_and_the_drivers_input(tm
     assert np.abs(u).max() > 10 * v_eps  # it turned: the friction and damping terms were exercised
     expected = tau - c * u - mu * np.tanh(u / v_eps)
     assert np.abs(f - expected).max() <= 8 * EPS * (tau + mu + c * np.abs(u).max())
+
+
+@needs_robots
+def test_mesh_collision_shapes_are_the_boxes_bounding_their_hulls():
+    """Each of Solo12's mesh shapes becomes a Brick that contains every vertex of the mesh file (read
+    here with trimesh, scaled and placed by the URDF's collision frame) and touches the hull on each
+    of its six faces."""
+    trimesh = pytest.importorskip("trimesh")
+    rel = "solo_description/robots/solo12.urdf"
+    model = _load(rel, True, contact=True)
+    surfaces = [model.contact._surfaces[k] for k in range(model.contact.get_num_surfaces())]
+    meshes = [(g, s) for g, s in zip(model.collisions, surfaces) if g.kind == "mesh"]
+    assert len(surfaces) == len(model.collisions) and len(meshes) >= 8
+    for g, s in meshes:
+        assert s.mobod is g.body and s.geometry.kind == "Brick"
+        v = np.asarray(trimesh.load(str(g.path), force="mesh").vertices) * np.asarray(g.scale)
+        X_SG = s.X_BS.invert() * g.X_BG
+        p = v @ X_SG.R.matrix.T + X_SG.p  # the vertices in the box's frame
+        h = np.array(s.geometry.half_lengths)
+        tol = 1e-9 * max(1.0, float(np.abs(v).max()))
+        assert (np.abs(p) <= h + tol).all(), g.filename
+        assert np.allclose(p.max(axis=0), h, rtol=0, atol=tol) and np.allclose(p.min(axis=0), -h, rtol=0, atol=tol)
+
+
+def test_friction_mimic_and_contact_go_through_the_model_text(tmp_path):
+    """The description's text (load_model's format) rebuilds the friction, the mimic coupler and the
+    collision surfaces: the rebuilt System has the loaded one's accelerations in a state with the
+    rotor spinning, the coupled joints moving and the sphere pressed into the floor of the text."""
+    from simtk.io.model_file import model_from_text
+    sphere = '<collision><origin xyz="0.2 0 0"/><geometry><sphere radius="0.05"/></geometry></collision>'
+    links = (_link("base") + _link("a", mass=1.5, com="0.3 0 0", i=0.02, extra=sphere) +
+             _link("b", mass=0.7, com="0.2 0 0"))
+    joints = MIMIC_JOINTS.format(mimic='<mimic joint="lead" multiplier="2" offset="0.1"/>').replace(
+        '<limit lower="-3" upper="3" effort="10" velocity="10"/></joint>',
+        '<limit lower="-3" upper="3" effort="10" velocity="10"/><dynamics friction="0.3"/></joint>', 1)
+    model = load_urdf(_urdf(tmp_path, joints, links), floating_base=True, contact=True, limits=False)
+    assert model.frictions and model.couplers and model.contact.get_num_surfaces() == 1
+    text = model.description.to_text()
+    assert "MobilityCoulombFriction" in text and "CoordinateCoupler" in text and "HuntCrossley" in text
+    again = model_from_text(text)
+    # the floor is added after loading (it is not the file's): on both
+    model.add_ground(0.0)
+    again_contact = again.get_component("/forces/contact")
+    again_contact.add_surface(again.get_component("/matter").get_ground(), ContactGeometry.HalfSpace(),
+                              floor_frame(0.0), **DEFAULTS)
+    states = []
+    for system in (model.system, again):
+        st = system.realize_topology()
+        q = np.zeros(st.get_nq())
+        q[0], q[6], q[7], q[8] = 1.0, 0.03, 0.4, 0.9  # base at z = 0.03, the sphere below it
+        u = np.zeros(st.get_nu())
+        u[6], u[7] = 0.5, 1.0
+        st.set_q(q)
+        st.set_u(u)
+        system.realize(st, Stage.Acceleration)
+        states.append(st)
+    assert len(model.contact.get_contact_reports(states[0])) == 1  # the sphere is pressed into the floor
+    a, b = (np.array(s.get_udot()) for s in states)
+    assert np.abs(a).max() > 0 and np.allclose(a, b, rtol=0, atol=64 * EPS * np.abs(a).max())
