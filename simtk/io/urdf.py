@@ -9,10 +9,16 @@ every reader shares (``load_model``'s) turns into the System; the description de
   the link is (revolute and continuous: ``Pin``; prismatic: ``Slider``; fixed: ``Weld``, or merged
   into the parent with ``merge_fixed=True``; floating: ``Free``; planar: ``Planar``). The root link is
   welded to Ground, or mounted on a ``Free`` mobilizer with ``floating_base=True``.
-- gravity (``Force.UniformGravity``), a ``Force.MobilityLinearDamper`` per joint with damping and a
-  ``Force.MobilityLinearStop`` per joint with position limits.
+- gravity (``Force.UniformGravity``), a ``Force.MobilityLinearDamper`` per joint with damping, a
+  ``Force.MobilityCoulombFriction`` per joint with friction, a ``Force.MobilityLinearStop`` per joint
+  with position limits, and a ``Constraint.CoordinateCoupler`` per ``<mimic>`` joint.
+- with ``contact=True``, the collision shapes as surfaces of one ``Force.HuntCrossley``
+  (`simtk.io._urdf_contact`); `UrdfModel.add_ground` adds a floor.
 - the visual and collision geometry as `Geometry` records on the returned `UrdfModel` (simtk's
   bodies have no place for decorations yet).
+
+`UrdfModel.state_from_pinocchio` and its inverses map states and accelerations to and from
+Pinocchio's conventions for the same file (`simtk.io._urdf_pinocchio`).
 
 Conventions of the file and how they are mapped:
 

@@ -373,3 +373,26 @@ def test_friction_mimic_and_contact_go_through_the_model_text(tmp_path):
     assert len(model.contact.get_contact_reports(states[0])) == 1  # the sphere is pressed into the floor
     a, b = (np.array(s.get_udot()) for s in states)
     assert np.abs(a).max() > 0 and np.allclose(a, b, rtol=0, atol=64 * EPS * np.abs(a).max())
+
+
+def test_a_controllers_torque_is_recorded_as_the_drivers_input_and_the_joints_force(tmp_path):
+    """A PD controller's generalized force reaches the joint through the simulation's driver inputs
+    (``/forces/driver_inputs``): both outputs record it, the joint's less its damping -c u."""
+    from simtk import Function
+    from simtk.simulation import OutputProbe, PDController, Simulation
+    c = 0.05
+    path = _urdf(tmp_path, '<joint name="j" type="continuous"><parent link="base"/><child link="rotor"/>'
+                           f'<axis xyz="0 0 1"/><dynamics damping="{c}"/></joint>',
+                 _link("base") + _link("rotor", i=0.02))
+    model = load_urdf(path)
+    body = model.joints["j"].get_absolute_path()
+    sim = Simulation(model.system, model.default_state(), step_size=1e-3)
+    sim.add_controller(PDController({f"{body}/angle": (4.0, 0.4)}, {f"{body}/angle": Function.Constant(0.5, 1)}),
+                       name="pd")
+    probe = sim.add_output_probe(OutputProbe([f"{body}|mobility_forces", f"{body}|u",
+                                              "/forces/driver_inputs|mobility_forces"], interval=0.01), name="rec")
+    sim.run(0.2)
+    _, values = probe.to_numpy()
+    f, u, given = values[:, 0], values[:, 1], values[:, 2]
+    assert np.abs(given).max() > 1.0  # the controller pushed
+    assert np.abs(f - (given - c * u)).max() <= 8 * EPS * np.abs(given).max()

@@ -146,12 +146,19 @@ class Twins:
         self.sim.system.realize(self.state, Stage.Position)
         return q_pin, v_pin
 
-    def velocity_map(self):
-        """T with u = T v_pin: the columns are the library's map of Pinocchio's unit generalized forces
-        (T is orthogonal, so forces map as velocities do)."""
+    def velocity_map(self, v_pin=None):
+        """T with u = T v_pin and the vector Tdot v_pin (zero when v_pin is None). T's columns are the
+        library's map of Pinocchio's unit generalized forces (T is orthogonal, so forces map as
+        velocities do); Tdot v_pin = (0, R (w_B x v_B)) on the floating base."""
         nv = self.pm.nv
-        return np.column_stack([self.sim.mobility_forces_from_pinocchio(self.state, e, pin_model=self.pm)
-                                for e in np.eye(nv)])
+        T = np.column_stack([self.sim.mobility_forces_from_pinocchio(self.state, e, pin_model=self.pm)
+                             for e in np.eye(nv)])
+        Tdot_v = np.zeros(nv)
+        if v_pin is not None and self.pm.joints[1].shortname() == "JointModelFreeFlyer":
+            R = self.sim.root.get_mobilizer_transform(self.state).R.matrix
+            us = self.sim.coordinate_slices(self.state)["root_joint"][1]
+            Tdot_v[us.start + 3:us.stop] = R @ np.cross(v_pin[3:6], v_pin[0:3])
+        return T, Tdot_v
 
 
 def _rel(actual, expected) -> float:
@@ -177,7 +184,7 @@ def test_dynamics_match_pinocchio(rel, floating, tmp_path, measured):
     damping = np.array(tw.pm.damping)
     for trial in range(3):
         q_pin, v_pin = tw.randomize(rng)
-        T = tw.velocity_map()
+        T, Tdot_v = tw.velocity_map(v_pin)
         assert np.allclose(T @ v_pin, st.get_u(), rtol=0, atol=16 * EPS)  # the library's two maps agree
         # mass matrix
         M = matter.calc_m(st)
@@ -201,14 +208,8 @@ def test_dynamics_match_pinocchio(rel, floating, tmp_path, measured):
         # inverse dynamics with the gravity element's body forces
         F_gravity = system.get_rigid_body_forces(st, Stage.Dynamics)
         vdot = rng.uniform(-2.0, 2.0, st.get_nu())
-        # udot for Pinocchio's a = vdot: u = T v, so udot = T vdot + Tdot v with Tdot v = (0, R (w_B x v_B))
-        root = np.zeros(st.get_nu())
-        if tw.pm.joints[1].shortname() == "JointModelFreeFlyer":
-            R = tw.sim.root.get_mobilizer_transform(st).R.matrix
-            us = tw.sim.coordinate_slices(st)["root_joint"][1]
-            root[us.start + 3:us.stop] = R @ np.cross(v_pin[3:6], v_pin[0:3])
         residual = matter.calc_residual_force_ignoring_constraints(st, np.zeros(st.get_nu()), F_gravity,
-                                                                  T @ vdot + root)
+                                                                  T @ vdot + Tdot_v)
         err_i = _rel(T.T @ residual, pin.rnea(tw.pm, tw.data, q_pin, v_pin, vdot))
         assert err_i <= SWEEP_MARGIN * EPS, f"inverse dynamics: relative error {err_i:.3g}"
         assert np.allclose(g, [0, 0, -9.81])  # both use the loader's default gravity
