@@ -153,11 +153,19 @@ class UrdfModel(LoadedModel):
     def default_state(self) -> State:
         """A new default State (all joint coordinates zero, the floating base at the origin), at Model.
 
+        A mimic joint (with its coupler) is at its offset, where its zero leader puts it, so that the
+        State satisfies the couplers.
+
         Returns
         -------
         State
         """
-        return self.system.realize_topology()
+        state = self.system.realize_topology()
+        for jname in self.couplers:
+            leader, m, offset = self.mimics[jname]
+            lead = self.joints[leader].get_q(state)[0]
+            self.joints[jname].set_q(state, [m * lead + offset])
+        return state
 
     def coordinate_slices(self, state: State) -> dict:
         """Where each joint's q and u are in the State's q and u vectors.
@@ -336,8 +344,8 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
         with v_eps this speed (rad/s or m/s; `UrdfModel.frictions`); None applies no friction.
     mimic : bool
         ``<mimic joint= multiplier= offset=>`` becomes a ``Constraint.CoordinateCoupler`` keeping
-        q = multiplier q_leader + offset (`UrdfModel.couplers`; a State must satisfy it: project or
-        assemble one with an offset); False loads mimic joints as independent joints.
+        q = multiplier q_leader + offset (`UrdfModel.couplers`; `UrdfModel.default_state` satisfies
+        it, a State set otherwise must too); False loads mimic joints as independent joints.
     contact : bool
         Make each ``<collision>`` shape a surface of one ``Force.HuntCrossley`` (`UrdfModel.contact`;
         see `simtk.io._urdf_contact` for the shapes: cylinders as capsules, meshes as the box bounding

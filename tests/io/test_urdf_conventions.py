@@ -218,6 +218,9 @@ def test_mimic_joint_is_a_coupler_matching_reduced_pinocchio_dynamics(tmp_path):
     model = load_urdf(path, limits=False)
     assert set(model.couplers) == {"follow"} and model.mimics == {"follow": ("lead", m_, c_)}
     st = model.default_state()
+    model.system.realize(st, Stage.Position)
+    assert model.joints["follow"].get_q(st)[0] == c_  # the default State satisfies the coupler
+    assert np.abs(model.couplers["follow"].get_position_errors(st)).max() <= 4 * EPS
     q1, u1 = 0.4, -0.8
     model.joints["lead"].set_q(st, [q1])
     model.joints["follow"].set_q(st, [m_ * q1 + c_])
