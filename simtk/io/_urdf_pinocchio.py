@@ -51,15 +51,14 @@ class PinJoint:
 def urdf_joint_order(reader: Any, floating: bool) -> list[tuple[str, str]]:
     """Pinocchio's joints of a URDF tree, in Pinocchio's order: (name, URDF type), root joint first."""
     out = [("root_joint", "floating")] if floating else []
-
-    def visit(link: str) -> None:
-        # urdfdom descends through fixed joints too, in the same name order
-        for j in sorted(reader.children[link], key=lambda j: j.name.encode()):
-            if j.type != "fixed":
-                out.append((j.name, j.type))
-            visit(j.child)
-
-    visit(reader.root)
+    # depth first (a stack, not recursion: a long chain stays within Python's recursion limit); urdfdom
+    # descends through fixed joints too, in the same name order
+    stack = sorted(reader.children[reader.root], key=lambda j: j.name.encode(), reverse=True)
+    while stack:
+        j = stack.pop()
+        if j.type != "fixed":
+            out.append((j.name, j.type))
+        stack.extend(sorted(reader.children[j.child], key=lambda k: k.name.encode(), reverse=True))
     return out
 
 
