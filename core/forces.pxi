@@ -48,7 +48,8 @@ cdef enum:
     FK_JIT = 17
     FK_THELEN = 18
     FK_MILLARD = 19
-    FK_NUM_KINDS = 20
+    FK_MOBILITY_FRICTION = 20  # core/mobility_friction.pxi
+    FK_NUM_KINDS = 21
 
 # FK_ACTUATOR's "type" parameter
 cdef enum:

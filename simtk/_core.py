@@ -571,6 +571,11 @@ def mobility_linear_damper_set(ui, c):
     return _mobility("MobilityLinearDamper", None, ui, c)
 
 
+def mobility_coulomb_friction_set(ui, mu, v_eps):
+    """MobilityCoulombFriction: u indices ui, mu and v_eps (n,): adds -mu tanh(u[ui] / v_eps) to f[ui]."""
+    return _mobility("MobilityCoulombFriction", None, ui, mu, v_eps)
+
+
 def mobility_constant_force_set(ui, f):
     """MobilityConstantForce: u indices ui, f (n,): adds f to f[ui]."""
     return _mobility("MobilityConstantForce", None, ui, f)

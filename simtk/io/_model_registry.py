@@ -299,6 +299,10 @@ _builtin("Force.MobilityLinearSpring", Force.MobilityLinearSpring, "force",
 _builtin("Force.MobilityLinearDamper", Force.MobilityLinearDamper, "force",
          lambda ctx, o, r, v, n: Force.MobilityLinearDamper(o, r["body"], ctx.index(v, "which"),
                                                             ctx.number(v, "damping"), name=n), **_MOB)
+_builtin("Force.MobilityCoulombFriction", Force.MobilityCoulombFriction, "force",
+         lambda ctx, o, r, v, n: Force.MobilityCoulombFriction(o, r["body"], ctx.index(v, "which"),
+                                                               ctx.number(v, "friction"),
+                                                               ctx.number(v, "transition_velocity"), name=n), **_MOB)
 _builtin("Force.MobilityConstantForce", Force.MobilityConstantForce, "force",
          lambda ctx, o, r, v, n: Force.MobilityConstantForce(o, r["body"], ctx.index(v, "which"),
                                                              ctx.number(v, "force"), name=n), **_MOB)

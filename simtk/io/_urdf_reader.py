@@ -40,11 +40,13 @@ class Geometry:
         The shape's frame in the body frame (the link's ``<origin>`` composed with the merge
         transform, if any).
     kind : str
-        ``"box"``, ``"cylinder"``, ``"sphere"`` or ``"mesh"``.
+        ``"box"``, ``"cylinder"``, ``"sphere"``, ``"mesh"`` or ``"capsule"`` (an extension some
+        exporters write).
     size : tuple of float or None
         Box edge lengths (x, y, z), centered on the shape's frame.
     radius, length : float or None
-        Cylinder (about the shape's z axis, centered) and sphere dimensions.
+        Cylinder and capsule (about the shape's z axis, centered; a capsule's length is between its cap
+        centres) and sphere dimensions.
     filename : str or None
         The mesh reference as written in the file (``package://...``, ``file://...`` or a path).
     path : Path or None
@@ -475,6 +477,9 @@ class _Reader:
             if shape.tag == "box":
                 dims["size"] = tuple(float(v) for v in _floats(self.doc, shape, "size", 3))
             elif shape.tag == "cylinder":
+                dims["radius"] = _float(self.doc, shape, "radius")
+                dims["length"] = _float(self.doc, shape, "length")
+            elif shape.tag == "capsule":  # an extension (Gazebo's SDF, some exporters): axis z, cap centres
                 dims["radius"] = _float(self.doc, shape, "radius")
                 dims["length"] = _float(self.doc, shape, "length")
             elif shape.tag == "sphere":

@@ -9,10 +9,16 @@ every reader shares (``load_model``'s) turns into the System; the description de
   the link is (revolute and continuous: ``Pin``; prismatic: ``Slider``; fixed: ``Weld``, or merged
   into the parent with ``merge_fixed=True``; floating: ``Free``; planar: ``Planar``). The root link is
   welded to Ground, or mounted on a ``Free`` mobilizer with ``floating_base=True``.
-- gravity (``Force.UniformGravity``), a ``Force.MobilityLinearDamper`` per joint with damping and a
-  ``Force.MobilityLinearStop`` per joint with position limits.
+- gravity (``Force.UniformGravity``), a ``Force.MobilityLinearDamper`` per joint with damping, a
+  ``Force.MobilityCoulombFriction`` per joint with friction, a ``Force.MobilityLinearStop`` per joint
+  with position limits, and a ``Constraint.CoordinateCoupler`` per ``<mimic>`` joint.
+- with ``contact=True``, the collision shapes as surfaces of one ``Force.HuntCrossley``
+  (`simtk.io._urdf_contact`); `UrdfModel.add_ground` adds a floor.
 - the visual and collision geometry as `Geometry` records on the returned `UrdfModel` (simtk's
   bodies have no place for decorations yet).
+
+`UrdfModel.state_from_pinocchio` and its inverses map states and accelerations to and from
+Pinocchio's conventions for the same file (`simtk.io._urdf_pinocchio`).
 
 Conventions of the file and how they are mapped:
 
@@ -28,22 +34,29 @@ Conventions of the file and how they are mapped:
 """
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from simtk import (
     Force,
+    Function,
     MobilizedBody,
     Rotation,
     State,
     Transform,
 )
+from simtk.multibody.contact.geometry import ContactGeometry
+from simtk.multibody.contact.hunt_crossley import _law as _hc_law
 
+from . import _urdf_contact
+from . import _urdf_pinocchio as _pinocchio
 from ._description import ModelDescription
 from ._inertia_policy import apply as apply_inertia_policy
 from ._inertia_policy import check_policy
@@ -99,9 +112,15 @@ class UrdfModel(LoadedModel):
     dampers : dict of str to Force
         The ``Force.MobilityLinearDamper`` of each joint with ``<dynamics damping>`` > 0.
     friction : dict of str to float
-        Coulomb friction of ``<dynamics friction>``, NOT applied (simtk has no friction element).
+        Coulomb friction of ``<dynamics friction>``, by joint.
+    frictions : dict of str to Force
+        The ``Force.MobilityCoulombFriction`` applying it (none with ``friction_velocity=None``).
     mimics : dict of str to (str, float, float)
-        ``<mimic>`` joints: (leader joint, multiplier, offset); loaded as independent joints.
+        ``<mimic>`` joints: (leader joint, multiplier, offset).
+    couplers : dict of str to Constraint
+        The ``Constraint.CoordinateCoupler`` of each mimic joint (none with ``mimic=False``).
+    contact : Force or None
+        The ``Force.HuntCrossley`` of the collision shapes (``contact=True``).
     repaired_inertias : dict of str to str
         Links whose inertial was not physical and was replaced by the nearest physical one, with the
         reason.
@@ -126,15 +145,27 @@ class UrdfModel(LoadedModel):
     friction: dict = field(default_factory=dict)
     mimics: dict = field(default_factory=dict)
     repaired_inertias: dict = field(default_factory=dict)
+    frictions: dict = field(default_factory=dict)
+    couplers: dict = field(default_factory=dict)
+    contact: Force | None = None
+    _pin_order: list = field(default_factory=list, repr=False)
 
     def default_state(self) -> State:
         """A new default State (all joint coordinates zero, the floating base at the origin), at Model.
+
+        A mimic joint (with its coupler) is at its offset, where its zero leader puts it, so that the
+        State satisfies the couplers.
 
         Returns
         -------
         State
         """
-        return self.system.realize_topology()
+        state = self.system.realize_topology()
+        for jname in self.couplers:
+            leader, m, offset = self.mimics[jname]
+            lead = self.joints[leader].get_q(state)[0]
+            self.joints[jname].set_q(state, [m * lead + offset])
+        return state
 
     def coordinate_slices(self, state: State) -> dict:
         """Where each joint's q and u are in the State's q and u vectors.
@@ -164,13 +195,122 @@ class UrdfModel(LoadedModel):
         return out
 
 
+    def add_ground(self, height: float = 0.0, *, stiffness: float = _urdf_contact.DEFAULTS["stiffness"],
+                   dissipation: float = _urdf_contact.DEFAULTS["dissipation"],
+                   static_friction: float = _urdf_contact.DEFAULTS["static_friction"],
+                   dynamic_friction: float = _urdf_contact.DEFAULTS["dynamic_friction"],
+                   viscous_friction: float = _urdf_contact.DEFAULTS["viscous_friction"]) -> int:
+        """Add a floor, the half-space z < height fixed to Ground, to the contact of ``contact=True``.
+
+        Parameters
+        ----------
+        height : float
+            The floor's top, in m (z up).
+        stiffness, dissipation, static_friction, dynamic_friction, viscous_friction : float
+            The floor surface's contact law (``Force.HuntCrossley.add_surface``).
+
+        Returns
+        -------
+        int
+            The floor's surface index in `contact`. Adding it is a topology change (make States after).
+
+        Raises
+        ------
+        ValueError
+            The model was loaded without ``contact=True``, or a parameter is refused by the law.
+        """
+        if self.contact is None:
+            raise ValueError(f"{self.path}: add_ground needs the collision shapes' contact: load with contact=True")
+        if not math.isfinite(height):
+            raise ValueError(f"{self.path}: add_ground: height must be finite, got {height!r}")
+        contact: Any = self.contact  # a Force.HuntCrossley (the Force base class has no add_surface)
+        return contact.add_surface(self.matter.get_ground(), ContactGeometry.HalfSpace(),
+                                        _urdf_contact.floor_frame(height), stiffness=stiffness,
+                                        dissipation=dissipation, static_friction=static_friction,
+                                        dynamic_friction=dynamic_friction, viscous_friction=viscous_friction)
+
+    # -- Pinocchio's conventions (simtk.io._urdf_pinocchio) ---------------------------------------
+    def state_from_pinocchio(self, state: State, q: ArrayLike, v: ArrayLike | None = None,
+                             pin_model: Any = None) -> None:
+        """Set the State's q (and u) from Pinocchio's q and v of the same URDF.
+
+        Parameters
+        ----------
+        state : State
+            A State of `system` (realized to Model at least).
+        q : array_like
+            Pinocchio's configuration: per joint in Pinocchio's order, an angle or displacement,
+            (cos, sin) for a continuous joint, (p, qx qy qz qw) for the floating base.
+        v : array_like, optional
+            Pinocchio's velocity: per joint a rate; for the floating base (v, w) of the base frame,
+            in the base frame. None leaves u as it is.
+        pin_model : pinocchio.Model, optional
+            Take the joint order and sizes from this model (by joint name) instead of from the
+            URDF (Pinocchio's order: depth first, children by joint name, fixed joints merged).
+
+        Raises
+        ------
+        ValueError
+            q or v of the wrong length or non-finite, a quaternion or (cos, sin) pair off the unit
+            sphere by more than 1e-8, or a joint the model does not have; the State is unchanged.
+        NotImplementedError
+            A joint kind without a map here (planar; floating joints other than the base).
+        """
+        _pinocchio.from_pinocchio(self, state, q, v, pin_model)
+
+    def state_to_pinocchio(self, state: State, pin_model: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Pinocchio's (q, v) of the State's q and u (the inverse of `state_from_pinocchio`).
+
+        Returns
+        -------
+        q, v : ndarray
+            Pinocchio's configuration (unit quaternion, normalized here) and velocity.
+        """
+        return _pinocchio.to_pinocchio(self, state, pin_model)
+
+    def q_to_pinocchio(self, state: State, pin_model: Any = None) -> np.ndarray:
+        """Pinocchio's q of the State (see `state_to_pinocchio`)."""
+        return _pinocchio.to_pinocchio(self, state, pin_model)[0]
+
+    def v_to_pinocchio(self, state: State, pin_model: Any = None) -> np.ndarray:
+        """Pinocchio's v of the State (see `state_to_pinocchio`)."""
+        return _pinocchio.to_pinocchio(self, state, pin_model)[1]
+
+    def udot_to_pinocchio(self, state: State, pin_model: Any = None) -> np.ndarray:
+        """Pinocchio's acceleration ``a`` (what ``pinocchio.aba`` returns) of the State's udot.
+
+        The State is realized to Acceleration. For the floating base, ``a = (R^T vdot - w_B x v_B,
+        R^T wdot)`` with R the base's orientation and w_B, v_B its body-frame velocities: Pinocchio's
+        a is the time derivative of its body-frame v.
+
+        Returns
+        -------
+        ndarray, shape (nv,)
+        """
+        return _pinocchio.udot_to_pinocchio(self, state, pin_model)
+
+    def mobility_forces_from_pinocchio(self, state: State, tau: ArrayLike, pin_model: Any = None) -> np.ndarray:
+        """simtk's mobility forces (nu,) equivalent to Pinocchio's generalized forces ``tau``.
+
+        For the floating base, Pinocchio's (force, torque) in the base frame become (torque, force)
+        in Ground; the other joints' entries are the same. Needs the State's q only.
+
+        Returns
+        -------
+        ndarray, shape (nu,)
+        """
+        return _pinocchio.forces_from_pinocchio(self, state, tau, pin_model)
+
+
 # ---------------------------------------------------------------------------------------------
 # The loader
 # ---------------------------------------------------------------------------------------------
 def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fixed: bool = False,
               gravity: Sequence[float] | None = (0.0, 0.0, -9.81), limits: bool = True,
               limit_stiffness: float = 1e5, limit_dissipation: float = 1.0,
-              nonphysical_inertia: str = "repair", package_dirs: Sequence[str | os.PathLike] = ()) -> UrdfModel:
+              nonphysical_inertia: str = "repair", package_dirs: Sequence[str | os.PathLike] = (),
+              friction_velocity: float | None = 1e-3, mimic: bool = True, contact: bool = False,
+              contact_parameters: dict | None = None) -> UrdfModel:
     """Build a MultibodySystem from a URDF file.
 
     Parameters
@@ -199,6 +339,21 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     package_dirs : sequence of path-like
         Folders in which ``package://name/...`` mesh references are looked up (as ``dir/name/...``
         and, for a folder named ``name``, ``dir/...``); the URDF's own ancestors are searched too.
+    friction_velocity : float or None
+        ``<dynamics friction=mu>`` becomes a ``Force.MobilityCoulombFriction`` ``-mu tanh(u / v_eps)``
+        with v_eps this speed (rad/s or m/s; `UrdfModel.frictions`); None applies no friction.
+    mimic : bool
+        ``<mimic joint= multiplier= offset=>`` becomes a ``Constraint.CoordinateCoupler`` keeping
+        q = multiplier q_leader + offset (`UrdfModel.couplers`; `UrdfModel.default_state` satisfies
+        it, a State set otherwise must too); False loads mimic joints as independent joints.
+    contact : bool
+        Make each ``<collision>`` shape a surface of one ``Force.HuntCrossley`` (`UrdfModel.contact`;
+        see `simtk.io._urdf_contact` for the shapes: cylinders as capsules, meshes as the box bounding
+        their convex hull); the robot's surfaces do not touch each other. Add a floor with
+        `UrdfModel.add_ground`.
+    contact_parameters : dict, optional
+        The robot surfaces' law (``stiffness``, ``dissipation``, ``static_friction``,
+        ``dynamic_friction``, ``viscous_friction``), each defaulting to `_urdf_contact.DEFAULTS`.
 
     Returns
     -------
@@ -215,9 +370,10 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     Warns
     -----
     UrdfWarning
-        Once per file for each kind of thing not loaded as written: mesh files not found, Coulomb
-        friction (not applied), mimic joints (loaded as independent joints), repaired inertias,
-        massless links with an inertia (dropped), unknown elements inside links and joints.
+        Once per file for each kind of thing not loaded as written: mesh files not found, repaired
+        inertias, massless links with an inertia (dropped), unknown elements inside links and joints,
+        collision shapes left out of the contact, friction or mimic not applied (``friction_velocity=None``,
+        ``mimic=False``, or a joint kind they do not apply to).
 
     Notes
     -----
@@ -232,14 +388,16 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     """
     path = Path(path)
     d = _read(path, floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
-              nonphysical_inertia)
+              nonphysical_inertia, friction_velocity, mimic, contact, contact_parameters, package_dirs)
     return _result(d.rd, d, path, package_dirs)
 
 
 def describe_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fixed: bool = False,
                   gravity: Sequence[float] | None = (0.0, 0.0, -9.81), limits: bool = True,
                   limit_stiffness: float = 1e5, limit_dissipation: float = 1.0,
-                  nonphysical_inertia: str = "repair") -> ModelDescription:
+                  nonphysical_inertia: str = "repair", package_dirs: Sequence[str | os.PathLike] = (),
+                  friction_velocity: float | None = 1e-3, mimic: bool = True, contact: bool = False,
+                  contact_parameters: dict | None = None) -> ModelDescription:
     """The declarative description `load_urdf` builds its System from, without building it.
 
     Parameters are `load_urdf`'s. ``describe_urdf(path).build()[0]`` is the System ``load_urdf(path)``
@@ -257,16 +415,32 @@ def describe_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge
         As `load_urdf`, for what the reader finds; what only the builder finds is raised by ``build()``.
     """
     return _read(Path(path), floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
-                 nonphysical_inertia).desc
+                 nonphysical_inertia, friction_velocity, mimic, contact, contact_parameters, package_dirs).desc
 
 
 def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: bool, limit_stiffness: float,
-          limit_dissipation: float, nonphysical_inertia: str) -> "_Description":
+          limit_dissipation: float, nonphysical_inertia: str, friction_velocity: float | None, mimic: bool,
+          contact: bool, contact_parameters: dict | None, package_dirs: Sequence) -> "_Description":
     check_policy("load_urdf", nonphysical_inertia)
+    if friction_velocity is not None and not (math.isfinite(friction_velocity) and friction_velocity > 0):
+        raise ValueError(f"load_urdf: friction_velocity must be a finite number > 0 or None, got {friction_velocity!r}")
     rd = _Reader(path, nonphysical_inertia)
     d = _Description(rd, floating_base, merge_fixed, nonphysical_inertia)
+    d.friction_velocity = friction_velocity
     for name in rd.order[1:]:
         d.joint(rd.parent_joint[name], limits, limit_stiffness, limit_dissipation)
+    if mimic:
+        for name in rd.order[1:]:
+            if rd.parent_joint[name].mimic is not None:
+                d.mimic(rd.parent_joint[name])
+    if contact:
+        law = _contact_law(contact_parameters)
+        bodies, shapes, sizes, frames, d.contact_skipped = _urdf_contact.collision_surfaces(
+            rd, d.home, d.nodes, path.resolve().parent, _package_dirs(package_dirs), _resolve_mesh)
+        d.contact = d.desc.add("Force.HuntCrossley", d.desc.forces, "contact", transition_velocity=0.01,
+                               surface_bodies=bodies, surface_shapes=shapes, surface_sizes=sizes,
+                               surface_frames=frames, surface_laws=[law] * len(bodies),
+                               surface_cliques=[_urdf_contact.ROBOT_CLIQUE] * len(bodies))
     if gravity is not None:
         d.desc.add("Force.UniformGravity", d.desc.forces, "gravity", gravity=np.asarray(gravity, dtype=float),
                    zero_height=0.0)
@@ -300,6 +474,11 @@ class _Description:
         self.nodes: dict[str, _Node] = {}
         self.stops: dict[str, _Node] = {}
         self.dampers: dict[str, _Node] = {}
+        self.frictions: dict[str, _Node] = {}
+        self.couplers: dict[str, _Node] = {}
+        self.contact: _Node | None = None
+        self.contact_skipped: list[str] = []
+        self.friction_velocity: float | None = None
         kind = "MobilizedBody.Free" if floating_base else "MobilizedBody.Weld"
         self.body(kind, rd.root, self.desc.ground, Transform(), Transform())
 
@@ -350,12 +529,38 @@ class _Description:
             self.stops[j.name] = self.desc.add("Force.MobilityLinearStop", forces, f"{name}_limits", line=line,
                                                element=element, body=mb, which=0, stiffness=k,
                                                dissipation=dissipation, q_low=j.limits[0], q_high=j.limits[1])
+        if j.friction > 0 and self.friction_velocity is not None:
+            if kind in ("MobilizedBody.Pin", "MobilizedBody.Slider"):
+                self.frictions[j.name] = self.desc.add("Force.MobilityCoulombFriction", forces, f"{name}_friction",
+                                                       line=line, element=element, body=mb, which=0,
+                                                       friction=j.friction, transition_velocity=self.friction_velocity)
+            elif kind != "MobilizedBody.Weld":
+                self.rd.unknown.append(f"<dynamics friction> of {j.type} joint {j.name!r}: not applied")
         if j.damping > 0:
             if kind in ("MobilizedBody.Pin", "MobilizedBody.Slider"):
                 self.dampers[j.name] = self.desc.add("Force.MobilityLinearDamper", forces, f"{name}_damping",
                                                      line=line, element=element, body=mb, which=0, damping=j.damping)
             elif kind != "MobilizedBody.Weld":  # URDF defines damping for one-axis joints only
                 self.rd.unknown.append(f"<dynamics damping> of {j.type} joint {j.name!r}: not applied")
+
+
+    def mimic(self, j) -> None:
+        """``<mimic>``: q_j = multiplier q_leader + offset, a ``Constraint.CoordinateCoupler`` on the two."""
+        leader = self.rd.joints.get(j.mimic[0])
+        one_axis = ("revolute", "continuous", "prismatic")
+        line, element = self.rd.doc.line(j.el), _describe(j.el)
+        if leader is None or j.child not in self.nodes or leader.child not in self.nodes:
+            return  # an unknown leader is reported by the reader; a merged (fixed) joint has no coordinate
+        if j.type not in one_axis or leader.type not in one_axis:
+            self.rd.unknown.append(f"<mimic> of {j.type} joint {j.name!r} following {leader.type} joint "
+                                   f"{leader.name!r}: not applied (one-axis joints only)")
+            return
+        m, offset = j.mimic[1], j.mimic[2]
+        name = self.nodes[j.child].items["name"][0]
+        self.couplers[j.name] = self.desc.add(
+            "Constraint.CoordinateCoupler", self.desc.matter, f"{name}_mimic", line=line, element=element,
+            function=Function.Linear([m, -1.0, offset]), coord_bodies=[self.nodes[leader.child], self.nodes[j.child]],
+            coord_indices=[0, 0])
 
 
 #: URDF joint type -> (mobilizer kind, which axis of its frames turns onto the URDF axis, or None)
@@ -374,6 +579,7 @@ def _result(rd: _Reader, d: _Description, path: Path, package_dirs: Sequence[str
             "root_joint" if isinstance(mb, MobilizedBody.Free) else None)
     model = UrdfModel(system, comps["/matter"], comps["/forces"], path, description=d.desc, components=comps,
                       name=rd.robot_name, root=mobods[rd.root])
+    model._pin_order = _pinocchio.urdf_joint_order(rd, isinstance(model.root, MobilizedBody.Free))
     model.gravity = comps.get("/forces/gravity")
     model.joints, model.bodies = NamedDict((), "joint", path), NamedDict((), "link", path)
     for name in rd.order[1:]:
@@ -388,6 +594,9 @@ def _result(rd: _Reader, d: _Description, path: Path, package_dirs: Sequence[str
             model.mimics[j.name] = j.mimic
     model.stops = {k: comps[n.path] for k, n in d.stops.items()}
     model.dampers = {k: comps[n.path] for k, n in d.dampers.items()}
+    model.frictions = {k: comps[n.path] for k, n in d.frictions.items()}
+    model.couplers = {k: comps[n.path] for k, n in d.couplers.items()}
+    model.contact = comps[d.contact.path] if d.contact is not None else None
     for name in rd.order:
         body, X_BL = d.home[name]
         model.frames[name] = (mobods[body], X_BL)
@@ -404,20 +613,36 @@ def _result(rd: _Reader, d: _Description, path: Path, package_dirs: Sequence[str
                "link(s) with a non-physical inertia, kept as written (nonphysical_inertia='keep')")
     _warn_once(w, path, rd.massless_with_inertia, "link(s) with mass 0 but a nonzero inertia: the inertia is dropped "
                                                   "(a massless simtk body has none)")
-    _warn_once(w, path, [f"{k} (friction {v:g})" for k, v in model.friction.items()],
-               "joint(s) with Coulomb friction, which is NOT applied (simtk has no friction element yet)")
-    _warn_once(w, path, [f"{k} (follows {v[0]!r})" for k, v in model.mimics.items()],
+    _warn_once(w, path, [f"{k} (friction {v:g})" for k, v in model.friction.items() if k not in model.frictions],
+               "joint(s) with Coulomb friction, which is NOT applied (friction_velocity=None)")
+    _warn_once(w, path, [f"{k} (follows {v[0]!r})" for k, v in model.mimics.items() if k not in model.couplers],
                "mimic joint(s) loaded as independent joints (the coupling is not applied)")
+    _warn_once(w, path, d.contact_skipped, "collision shape(s) left out of the contact")
     _warn_once(w, path, rd.unknown, "element(s) not understood, ignored")
     return model
+
+
+def _contact_law(given: dict | None) -> list[float]:
+    law = dict(_urdf_contact.DEFAULTS)
+    unknown = set(given or {}) - set(law)
+    if unknown:
+        raise ValueError(f"load_urdf: contact_parameters has unknown key(s) {sorted(unknown)}: expected some of "
+                         f"{list(law)}")
+    law.update(given or {})
+    _hc_law(*law.values())  # refused here, before anything is read, with Force.HuntCrossley's message
+    return [float(v) for v in law.values()]
+
+
+def _package_dirs(package_dirs: Sequence) -> list[Path]:
+    out = [Path(p) for p in package_dirs]
+    return out + [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
 
 
 def _decorations(rd: _Reader, d: _Description, model: UrdfModel, path: Path, package_dirs) -> list[str]:
     """The visual and collision shapes (records for a viewer, not System elements); the meshes not found."""
     missing: list[str] = []
     urdf_dir = path.resolve().parent
-    pkg_dirs = [Path(p) for p in package_dirs]
-    pkg_dirs += [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    pkg_dirs = _package_dirs(package_dirs)
     found_cache: dict[str, Path | None] = {}
     for name in rd.order:
         link = rd.links[name]

@@ -123,6 +123,8 @@ def elements(draw, model):
                 f = Force.MobilityLinearSpring(forces, b, 0, draw(positive), draw(floats))
             elif kind == "MobilityLinearDamper":
                 f = Force.MobilityLinearDamper(forces, b, 0, draw(positive))
+            elif kind == "MobilityCoulombFriction":
+                f = Force.MobilityCoulombFriction(forces, b, 0, draw(positive), draw(positive))
             elif kind == "MobilityConstantForce":
                 f = Force.MobilityConstantForce(forces, b, 0, draw(floats))
             elif kind == "CoordinateLimit":
@@ -182,7 +184,7 @@ def elements(draw, model):
 FORCE_KINDS = ("TwoPointLinearSpring", "TwoPointLinearDamper", "TwoPointConstantForce", "ConstantForce",
                "ConstantTorque", "GlobalDamper", "UniformGravity", "LinearBushing", "DiscreteForces",
                "MobilityLinearSpring", "MobilityLinearDamper", "MobilityConstantForce", "MobilityLinearStop",
-               "CoordinateLimit")
+               "CoordinateLimit", "MobilityCoulombFriction")
 CONSTRAINT_KINDS = ("Rod", "Ball", "Weld", "ConstantOrientation", "ConstantAngle", "PointInPlane", "PointOnLine",
                     "NoSlip1D", "ConstantCoordinate", "ConstantSpeed", "ConstantAcceleration")
 

@@ -231,17 +231,22 @@ def test_floating_and_planar_joints(tmp_path):
 
 
 def test_limits_are_stops_and_damping_is_a_damper(tmp_path):
-    """Beyond a limit by x the stop pushes back with k x; damping c gives -c u; friction warns."""
+    """Beyond a limit by x the stop pushes back with k x; damping c gives -c u; friction mu gives
+    -mu tanh(u / v_eps) (and only warns with friction_velocity=None)."""
     k = 2.0e4
     body = (link("base") + link("arm") +
             joint("j", "revolute", "base", "arm", axis="0 0 1",
                   extra='<limit lower="-0.5" upper="0.5"/><dynamics damping="0.7" friction="0.1"/>'))
-    with pytest.warns(UrdfWarning, match=r"Coulomb friction.*\bj\b"):
-        model = load_urdf(write(tmp_path, body), gravity=None, limit_stiffness=k, limit_dissipation=0.0)
-    assert model.limits == {"j": (-0.5, 0.5)} and model.friction == {"j": 0.1}
+    with pytest.warns(UrdfWarning, match=r"Coulomb friction, which is NOT applied.*\bj\b"):
+        load_urdf(write(tmp_path, body, "off.urdf"), gravity=None, friction_velocity=None)
+    v_eps = 1e-3
+    model = load_urdf(write(tmp_path, body), gravity=None, limit_stiffness=k, limit_dissipation=0.0,
+                      friction_velocity=v_eps)
+    assert model.limits == {"j": (-0.5, 0.5)} and model.friction == {"j": 0.1} and set(model.frictions) == {"j"}
     state = model.default_state()
     mb = model.joints["j"]
-    for q, u, expected in ((0.52, 0.0, -k * 0.02), (0.2, 0.3, -0.7 * 0.3), (-0.53, -0.1, k * 0.03 + 0.07)):
+    for q, u, expected in ((0.52, 0.0, -k * 0.02), (0.2, 0.3, -0.7 * 0.3 - 0.1 * math.tanh(0.3 / v_eps)),
+                           (-0.53, -0.1, k * 0.03 + 0.07 + 0.1 * math.tanh(0.1 / v_eps))):
         mb.set_q(state, [q])
         mb.set_u(state, [u])
         model.system.realize(state, Stage.Dynamics)
@@ -388,7 +393,7 @@ def test_unknown_elements_and_mimic_warn(tmp_path):
             joint("k", "revolute", "a", "c", extra='<limit lower="0" upper="1"/><mimic joint="j" multiplier="2"/>'))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = load_urdf(write(tmp_path, body))
+        model = load_urdf(write(tmp_path, body), mimic=False)
     text = " | ".join(str(w.message) for w in caught)
     assert all(issubclass(w.category, UrdfWarning) for w in caught)
     assert "<inertal>" in text and "<axes>" in text and "mimic" in text

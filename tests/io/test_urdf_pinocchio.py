@@ -9,6 +9,10 @@ between the two sets of coordinates (by joint name):
   (p, x y z w); simtk u = (w, v) in Ground, Pinocchio's v = (v, w) in the base frame, so
   u = T v with T = [[0, R], [R, 0]] and udot = T vdot + (0, R (w x v)).
 
+These maps are the library's (``UrdfModel.state_from_pinocchio``, ``udot_to_pinocchio``,
+``mobility_forces_from_pinocchio``, given Pinocchio's model for its joint order); the test checks
+them against each other (T from the force map against u from the state map).
+
 Hence M_pin = T^T M T, tau_pin = T^T tau. simtk applies the file's joint damping as a force
 element (-c u); Pinocchio's ABA does not, so its tau includes -c v.
 
@@ -113,12 +117,14 @@ def physical_copy(urdf: Path, tmp_path: Path) -> Path:
 
 
 class Twins:
-    """simtk's and Pinocchio's models of one file, and the coordinate maps between them."""
+    """simtk's and Pinocchio's models of one file; the coordinate maps are the library's
+    (``UrdfModel.state_from_pinocchio`` and its inverses)."""
 
     def __init__(self, urdf: Path, floating: bool):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.sim = load_urdf(urdf, floating_base=floating)
+            # Pinocchio's aba applies no joint friction, and its default model keeps mimic joints independent
+            self.sim = load_urdf(urdf, floating_base=floating, friction_velocity=None, mimic=False)
         # the physical copy needs no repair: simtk must take every inertia as written
         assert not any("non-physical" in str(w.message) for w in caught), [str(w.message) for w in caught]
         self.discrete = Force.DiscreteForces(self.sim.forces, self.sim.matter, name="tau")
@@ -126,49 +132,32 @@ class Twins:
                    else pin.buildModelFromUrdf(str(urdf)))
         self.data = self.pm.createData()
         self.state = self.sim.default_state()
-        self.slices = self.sim.coordinate_slices(self.state)
         assert self.state.get_nu() == self.pm.nv
 
     def randomize(self, rng):
         """A random configuration within the joint limits and random speeds; returns (q_pin, v_pin)."""
-        st, pm = self.state, self.pm
-        q_pin, v_pin = np.zeros(pm.nq), rng.uniform(-1.0, 1.0, pm.nv)
+        pm = self.pm
+        lo, hi = np.full(pm.nq, -1.0), np.full(pm.nq, 1.0)
         for j in range(1, pm.njoints):
-            name, kind = pm.names[j], pm.joints[j].shortname()
-            iq, nq = pm.idx_qs[j], pm.nqs[j]
-            mb = self.sim.joints.get(name, self.sim.root if name == "root_joint" else None)
-            assert mb is not None, name
-            if kind == "JointModelFreeFlyer":
-                quat = rng.normal(size=4)
-                quat /= np.linalg.norm(quat)
-                p = rng.uniform(-1, 1, 3)
-                q_pin[iq:iq + 7] = np.r_[p, quat[1:], quat[0]]
-                mb.set_q(st, np.r_[quat, p])
-            else:
-                lo, hi = self.sim.limits.get(name, (-math.pi, math.pi))
-                a = rng.uniform(lo, hi)
-                q_pin[iq:iq + nq] = (math.cos(a), math.sin(a)) if nq == 2 else a
-                mb.set_q(st, [a])
-        self.sim.system.realize(st, Stage.Position)
-        T, _ = self.velocity_map()
-        self.state.set_u(T @ v_pin)
+            if pm.nqs[j] == 1:
+                lo[pm.idx_qs[j]], hi[pm.idx_qs[j]] = self.sim.limits.get(pm.names[j], (-math.pi, math.pi))
+        q_pin, v_pin = pin.randomConfiguration(pm, lo, hi), rng.uniform(-1.0, 1.0, pm.nv)
+        self.sim.state_from_pinocchio(self.state, q_pin, v_pin, pin_model=pm)
+        self.sim.system.realize(self.state, Stage.Position)
         return q_pin, v_pin
 
     def velocity_map(self, v_pin=None):
-        """T with u = T v_pin and the vector Tdot v_pin (zero when v_pin is None)."""
-        nu = self.pm.nv
-        T, Tdot_v = np.zeros((nu, nu)), np.zeros(nu)
-        for j in range(1, self.pm.njoints):
-            name, iv, nv = self.pm.names[j], self.pm.idx_vs[j], self.pm.nvs[j]
-            us = self.slices[name][1]
-            if nv == 1:
-                T[us.start, iv] = 1.0
-            else:
-                R = self.sim.root.get_mobilizer_transform(self.state).R.matrix
-                T[us.start:us.start + 3, iv + 3:iv + 6] = R
-                T[us.start + 3:us.start + 6, iv:iv + 3] = R
-                if v_pin is not None:
-                    Tdot_v[us.start + 3:us.start + 6] = R @ np.cross(v_pin[iv + 3:iv + 6], v_pin[iv:iv + 3])
+        """T with u = T v_pin and the vector Tdot v_pin (zero when v_pin is None). T's columns are the
+        library's map of Pinocchio's unit generalized forces (T is orthogonal, so forces map as
+        velocities do); Tdot v_pin = (0, R (w_B x v_B)) on the floating base."""
+        nv = self.pm.nv
+        T = np.column_stack([self.sim.mobility_forces_from_pinocchio(self.state, e, pin_model=self.pm)
+                             for e in np.eye(nv)])
+        Tdot_v = np.zeros(nv)
+        if v_pin is not None and self.pm.joints[1].shortname() == "JointModelFreeFlyer":
+            R = self.sim.root.get_mobilizer_transform(self.state).R.matrix
+            us = self.sim.coordinate_slices(self.state)["root_joint"][1]
+            Tdot_v[us.start + 3:us.stop] = R @ np.cross(v_pin[3:6], v_pin[0:3])
         return T, Tdot_v
 
 
@@ -196,6 +185,7 @@ def test_dynamics_match_pinocchio(rel, floating, tmp_path, measured):
     for trial in range(3):
         q_pin, v_pin = tw.randomize(rng)
         T, Tdot_v = tw.velocity_map(v_pin)
+        assert np.allclose(T @ v_pin, st.get_u(), rtol=0, atol=16 * EPS)  # the library's two maps agree
         # mass matrix
         M = matter.calc_m(st)
         M_pin = pin.crba(tw.pm, tw.data, q_pin)
@@ -207,10 +197,9 @@ def test_dynamics_match_pinocchio(rel, floating, tmp_path, measured):
         tw.discrete.set_all_mobility_forces(st, tau)
         system.realize(st, Stage.Acceleration)
         u = np.array(st.get_u())
-        vdot = pin.aba(tw.pm, tw.data, q_pin, v_pin, T.T @ tau - damping * v_pin)
-        expected = T @ vdot + Tdot_v
+        expected = pin.aba(tw.pm, tw.data, q_pin, v_pin, T.T @ tau - damping * v_pin)
         cond = np.linalg.cond(M)
-        err_a = _rel(st.get_udot(), expected)
+        err_a = _rel(tw.sim.udot_to_pinocchio(st, pin_model=tw.pm), expected)
         assert err_a <= SOLVE_MARGIN * cond * EPS, f"forward dynamics: relative error {err_a:.3g}, cond(M) {cond:.3g}"
         if "icub" not in rel:
             # The issue's bar of 1e-10 relative holds for every robot here but iCub, whose M (links of a few

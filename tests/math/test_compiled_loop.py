@@ -193,7 +193,8 @@ def assert_paths_named(compiled, python) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- random models
-FORCE_KINDS = ("MobilityLinearSpring", "MobilityLinearDamper", "MobilityConstantForce", "MobilityLinearStop",
+FORCE_KINDS = ("MobilityLinearSpring", "MobilityLinearDamper", "MobilityCoulombFriction", "MobilityConstantForce",
+               "MobilityLinearStop",
                "TwoPointLinearSpring", "TwoPointLinearDamper", "ConstantTorque", "ConstantForce", "GlobalDamper",
                "SmoothSphereHalfSpace", "HuntCrossley")
 
@@ -218,6 +219,8 @@ def add_force(model, spec) -> None:
         Force.MobilityLinearSpring(f, mb, which, k, x)
     elif kind == "MobilityLinearDamper":
         Force.MobilityLinearDamper(f, mb, which, 0.1 * k)
+    elif kind == "MobilityCoulombFriction":
+        Force.MobilityCoulombFriction(f, mb, which, 0.1 * k, 0.01 + abs(x))
     elif kind == "MobilityConstantForce":
         Force.MobilityConstantForce(f, mb, which, x)
     elif kind == "MobilityLinearStop":

@@ -14,6 +14,7 @@ import numpy as np
 from ..._real import finite_float, real_index
 from ...common._ownership import check_system
 from ...common._values import _checked_vector
+from ...common.output import output
 from ...common.stage import Stage
 from ...common.state import State
 from ..tree.mobilized_body import MobilizedBody
@@ -105,6 +106,11 @@ class _DiscreteForces(Force):
         values = self._values(state)
         nu = self._matter_subsystem.get_num_mobilities(state)
         return values.mobility_forces.copy() if len(values.mobility_forces) == nu else np.zeros(nu)
+
+    @output(Stage.Dynamics, np.ndarray, name="mobility_forces")
+    def _output_mobility_forces(self, state: State) -> np.ndarray:
+        """The generalized forces (nu,) this element applies (a driver's inputs), a copy."""
+        return np.array(self.get_all_mobility_forces(state))
 
     def set_one_mobility_force(self, state: State, mobod: MobilizedBody, which_u: int, f: float) -> None:
         """Set the force on speed ``which_u`` of ``mobod``; invalidates Dynamics.

@@ -320,6 +320,13 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         """The mobilizer's generalized accelerations."""
         return self.get_udot(state)
 
+    @output(Stage.Dynamics, np.ndarray, name="mobility_forces")
+    def _output_mobility_forces(self, state: "State") -> np.ndarray:
+        """The generalized forces the force elements apply to this mobilizer's u directly (dampers,
+        friction, stops, actuators, a driver's inputs; not body forces such as gravity), a copy."""
+        u0, n = self._matter._u_range(state, self._index)
+        return np.array(self._matter._get_forces(state)[1][u0:u0 + n])
+
     def _extra_outputs(self) -> dict[str, Output]:
         """One scalar output per named coordinate (Position), speed (Velocity) and its rate (Acceleration)."""
         names = self._coordinate_names
