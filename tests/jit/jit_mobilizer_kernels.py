@@ -86,3 +86,15 @@ def reads_past_params(q, params, R, p, H):
     R[1, 1] = 1.0
     R[2, 2] = 1.0
     H[0, 0, 2] = params[3]
+
+
+def nan_hdot_when_fast(q, qdot, v, params, out):
+    # a Universal's HDot, NaN while |qdot0| > 5
+    c, s = np.cos(q[0]), np.sin(q[0])
+    out[0, 1] = -s * qdot[0] * v[1]
+    out[0, 2] = c * qdot[0] * v[1]
+    if abs(qdot[0]) > 5.0:
+        out[1, 0] = np.nan
+
+
+universal_nan_hdot = sj.mobilizer(universal.py_func, nu=2, hdot=nan_hdot_when_fast)
