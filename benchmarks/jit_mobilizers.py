@@ -4,14 +4,14 @@ The 7-link pin chain of ``_chain.pin_chain``, once with built-in ``MobilizedBody
 a numba Pin kernel (``MobilizedBody.Jit``), stepped by semi-explicit Euler at 1 ms and by RK-Merson at
 1e-6 in the compiled time loop (the kernels called from the sweeps without the GIL). The figure is
 the cost per step relative to the built-in chain (target: jit <= 1.5x), the median of ``--repeat``
-runs; the final states are compared (same physics, different code: to round-off). The built-in Pin
-has a fast path in the position sweep (its R_FM and H_FM are not multiplied out); the jit one goes
+runs of 10 s; the final states are compared (same physics, different code: to round-off). The
+built-in Pin has a fast path in the position sweep (its R_FM and H_FM are not multiplied out); the jit one goes
 through the general path and one C call per body and sweep.
 
 The kernel's compile time is reported separately: the first ``MobilizedBody.Jit`` compiles it
 (numba's ``cache=True`` keeps it on disk, so a second run of this script loads it instead).
 
-Run from the repository root with simtk importable: ``python benchmarks/jit_mobilizers.py [--repeat 5]``.
+Run from the repository root with simtk importable: ``python benchmarks/jit_mobilizers.py [--repeat 9]``.
 """
 from __future__ import annotations
 
@@ -79,8 +79,8 @@ def per_step(kind: str, method: str, t_end: float, kernel) -> tuple[float, np.nd
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--t-end", type=float, default=2.0)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--t-end", type=float, default=10.0)
     args = ap.parse_args()
 
     t0 = time.perf_counter()
