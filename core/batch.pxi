@@ -106,6 +106,7 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.cmass = src.cmass; t.cp_BC = src.cp_BC; t.cI_B = src.cI_B
     t.nfb = src.nfb; t.fbrec = src.fbrec; t.fbi = src.fbi; t.fbd = src.fbd
     t.fn_ent = src.fn_ent; t.fn_par = src.fn_par
+    t.jm = src.jm; t.jm_bad = -1
     # no inputs until the owner gives its own (TreeStepper.set_inputs): src's buffer may move
     t.time = 0.0; t.inputs = NULL; t.ninputs = 0
     t.z = NULL; t.zdot = NULL; t.nz = 0  # (the stepper binds each derivative's)

@@ -89,6 +89,9 @@ cdef enum:
     # read the tree's function records, are in core/function_joint.pxi)
     J_FUNCTION = 30
     J_FUNCTION_MAX = 36
+    # a jit mobilizer (core/jit_mobilizers.pxi) with n = 1..6 mobilities (qdot = u) is J_JIT + n
+    J_JIT = 40
+    J_JIT_MAX = 46
     J_CUSTOM = 99
 
 
@@ -126,6 +129,10 @@ FUNCTION_JOINT_CODES = {n: J_FUNCTION + n for n in range(1, 7)}
 
 cdef inline bint is_function_joint(int jt) noexcept nogil:
     return J_FUNCTION < jt <= J_FUNCTION_MAX
+
+
+cdef inline bint is_jit_joint(int jt) noexcept nogil:
+    return J_JIT < jt <= J_JIT_MAX
 
 
 cdef inline void _zero(double* x, int n) noexcept nogil:
@@ -617,4 +624,6 @@ cdef inline int joint_nu(int jt) noexcept nogil:
         return 6
     if is_function_joint(jt):
         return jt - J_FUNCTION
+    if is_jit_joint(jt):
+        return jt - J_JIT
     return 3

@@ -311,6 +311,8 @@ cdef class FusedRealizer:
             memcpy(t.q, self.q, self.ws.nq * sizeof(double))
         k_position(t)
         abi_valid[0] = False
+        if t.jm_bad >= 0:  # a jit mobilizer's kernel failed: the hooks name it
+            code = FUSED_NON_FINITE_STATE
         for i in range(self.nqb):
             self.qerr[i] = t.qerr[self.qbodies[i]]
             if self.qerr[i] == -1.0:  # |q| = 0: the hooks raise their message
@@ -327,7 +329,7 @@ cdef class FusedRealizer:
         k_velocity(t)
         if self.ws.nq:
             memcpy(self.qdot, t.qdot, self.ws.nq * sizeof(double))
-        return FUSED_OK
+        return FUSED_NON_FINITE_STATE if t.jm_bad >= 0 else FUSED_OK
 
     cdef void _k_zero_forces(self) noexcept nogil:
         # the matter's Dynamics: the accumulators F = f = 0

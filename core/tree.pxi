@@ -68,6 +68,10 @@ cdef struct Tree:
     double* fbw
     const idx_t* fn_ent
     const double* fn_par
+    # jit mobilizers (jtype J_JIT + n, core/jit_mobilizers.pxi): a JitMobTable or NULL, and the first
+    # body whose kernel failed in the last sweep (-1: none; cleared by k_position and k_velocity)
+    const void* jm
+    Py_ssize_t jm_bad
     # the evaluation's time and inputs (the State's controls that force kinds read, e.g. FK_ACTUATOR's;
     # ninputs of them): per workspace or per scratch tree, set before each use, never by a kernel
     double time
@@ -311,6 +315,7 @@ cdef void k_position(Tree* t) noexcept nogil:
     # base to tip: X_GF = X_GP X_PF;  X_GM = X_GF X_FM(q);  X_GB = X_GM ~X_BM
     #              S_k = (R_GF hw_k, R_GF hv_k + p_GM x R_GF hw_k)   (at the origin)
     #              I_O = spatial inertia about the origin
+    t.jm_bad = -1
     for i in range(1, t.nb):
         pa = t.parent[i]
         jt = <int>t.jtype[i]
@@ -322,6 +327,8 @@ cdef void k_position(Tree* t) noexcept nogil:
             continue
         if is_function_joint(jt):
             fb_position(t, i)
+        elif is_jit_joint(jt):
+            jm_position(t, i)
         elif jt != J_CUSTOM:
             joint_position(jt, t.q + t.qoff[i], t.jparam + 3 * i, t.R_FM + 9 * i,
                            t.p_FM + 3 * i, t.H_FM + 6 * u0, t.qerr + i)
@@ -482,6 +489,7 @@ cdef void k_velocity(Tree* t) noexcept nogil:
     # root's, c = 0, b = 0 (its root's b has its inertia). Its c and b are never
     # written (zero since the tree was made) and a lean tree does not copy its V_O:
     # its children read their parent's root's.
+    t.jm_bad = -1  # (a failure at Position left NaN rows, which every caller checks first)
     for i in range(1, t.nb):
         pa = t.rpar[i]
         jt = <int>t.jtype[i]
@@ -514,6 +522,9 @@ cdef void k_velocity(Tree* t) noexcept nogil:
             Vrel[3] += s[3] * uk; Vrel[4] += s[4] * uk; Vrel[5] += s[5] * uk
         if is_function_joint(jt):
             fb_hdot_u(t, i, HD)
+            joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])  # qdot = u
+        elif is_jit_joint(jt):
+            jm_hdot_u(t, i, HD)
             joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])  # qdot = u
         elif jt != J_CUSTOM:
             joint_hdot_u(jt, t.q + t.qoff[i], t.u + u0, t.jparam + 3 * i,

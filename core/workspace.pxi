@@ -185,6 +185,8 @@ cdef class TreeKernels:
     # FunctionBased mobilizers (core/function_joint.pxi): their table (a FunctionTable, or None),
     # each body's record (-1: none) and the records; nfb records
     cdef readonly object fn_table, fbrec, fbi, fbd
+    # jit mobilizers (core/jit_mobilizers.pxi): a JitMobilizers, or None
+    cdef readonly object jit_mobilizers
     cdef readonly Py_ssize_t nfb
     cdef object _f, _g, _Ic, _F, _fbw
     cdef bint _abi_valid
@@ -194,7 +196,7 @@ cdef class TreeKernels:
     cdef object _zrefs
 
     def __init__(self, parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM,
-                 mass, p_BC, I_B, function_joints=None):
+                 mass, p_BC, I_B, function_joints=None, jit_mobilizers=None):
         self.parent = np.array(parent, dtype=np.int64, order="C")
         self.jtype = np.array(jtype, dtype=np.int64, order="C")
         self.qoff = np.array(qoff, dtype=np.int64, order="C")
@@ -212,6 +214,7 @@ cdef class TreeKernels:
         self.I_B = np.array(I_B, dtype=np.float64, order="C").reshape(self.nb, 3, 3)
         self._fold_welds()
         self._set_function_joints(function_joints)
+        self._set_jit_mobilizers(jit_mobilizers)
         dims = {"n": self.nb, "u": self.nu, "q": self.nq, "f": self.nfb}
         for name, code in _CACHE_ARRAYS.items():
             shape = tuple(dims[ch] if ch in dims else int(ch) for ch in code)
@@ -283,6 +286,22 @@ cdef class TreeKernels:
         self.fn_table, self.fbrec, self.fbi, self.fbd = table, rec, fi, fd
         self.nfb = fi.shape[0]
 
+    cdef _set_jit_mobilizers(self, object jm):
+        if jm is None:
+            if any(J_JIT < jt <= J_JIT_MAX for jt in self.jtype):
+                raise ValueError("TreeKernels: jit mobilizers need their records (jit_mobilizers)")
+        else:
+            err = (<JitMobilizers?>jm).check(self.jtype, self.qoff, self.uoff)
+            if err is not None:
+                raise ValueError(f"TreeKernels: {err}")
+        self.jit_mobilizers = jm
+
+    @property
+    def jit_mobilizer_failed(self):
+        """The first body whose jit mobilizer kernel failed (or gave a non-finite value) in the last
+        position and velocity sweeps, or -1."""
+        return self.t.jm_bad
+
     cdef _set(self, str name, object a):
         # Cython cdef attributes cannot be set by name with setattr
         if name == "q": self.q = a
@@ -343,6 +362,8 @@ cdef class TreeKernels:
         t.fbrec = _ip(self.fbrec); t.fbi = _ip(self.fbi); t.fbd = _dp(self.fbd); t.fbw = _dp(self._fbw)
         t.fn_ent = _ip(self.fn_table.entries) if self.fn_table is not None else NULL
         t.fn_par = _dp(self.fn_table.params) if self.fn_table is not None else NULL
+        t.jm = &(<JitMobilizers>self.jit_mobilizers).s if self.jit_mobilizers is not None else NULL
+        t.jm_bad = -1
         t.q = _dp(self.q); t.u = _dp(self.u)
         t.R_FM = _dp(self.R_FM); t.p_FM = _dp(self.p_FM); t.H_FM = _dp(self.H_FM)
         t.qerr = _dp(self.qerr); t.R_GF = _dp(self.R_GF); t.p_GM = _dp(self.p_GM)
@@ -378,6 +399,7 @@ cdef class TreeKernels:
         other.cmass = self.cmass; other.cp_BC = self.cp_BC; other.cI_B = self.cI_B
         other.fn_table = self.fn_table; other.fbrec = self.fbrec; other.fbi = self.fbi; other.fbd = self.fbd
         other.nfb = self.nfb
+        other.jit_mobilizers = self.jit_mobilizers
         # (one C-API copy per array, named one by one: the State's copy runs this per State)
         other.q = _dup(self.q); other.u = _dup(self.u)
         other.R_FM = _dup(self.R_FM); other.p_FM = _dup(self.p_FM); other.H_FM = _dup(self.H_FM)
@@ -411,7 +433,9 @@ cdef class TreeKernels:
         return (_tree_kernels_from_arrays,
                 ((self.nb, self.nu, self.nq), {name: getattr(self, name) for name in _TREE_INPUTS},
                  {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid))
-                + (((self.fn_table, self.fbrec, self.fbi, self.fbd),) if self.nfb else ()))
+                + (((self.fn_table, self.fbrec, self.fbi, self.fbd) if self.nfb else None,)
+                   if self.nfb or self.jit_mobilizers is not None else ())
+                + ((self.jit_mobilizers,) if self.jit_mobilizers is not None else ()))
 
     def set_inputs(self, double time, values):
         """The time and the inputs (controls) the next force evaluations read (copied): the State's,
@@ -783,7 +807,8 @@ cdef class TreeKernels:
         return 0.5 * e
 
 
-def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_valid, function_joints=None):
+def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_valid, function_joints=None,
+                              jit_mobilizers=None):
     """Rebuild a pickled TreeKernels: its arrays as they were, pointers bound to them anew."""
     cdef TreeKernels ws = TreeKernels.__new__(TreeKernels)
     ws.nb, ws.nu, ws.nq = dims
@@ -801,6 +826,7 @@ def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_vali
     ws.I_B = np.ascontiguousarray(inputs["I_B"], dtype=np.float64)
     ws._fold_welds()
     ws._set_function_joints(function_joints)
+    ws._set_jit_mobilizers(jit_mobilizers)
     ws._fbw = np.zeros((ws.nfb, 5, 9))  # (a pickle of an older version has none: no records either)
     for name, a in cache.items():
         if name in _CACHE_ARRAYS:  # (a pickle of an older version may hold arrays no longer kept: H)

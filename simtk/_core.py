@@ -82,6 +82,9 @@ _BY_CODE = {v[0]: (k, v[1], v[2]) for k, v in JOINT_TYPES.items()}
 #: n -> the code of a compiled FunctionBased mobilizer of n mobilities (not in JOINT_TYPES: it needs records)
 FUNCTION_JOINT_CODES: dict = dict(_k.FUNCTION_JOINT_CODES)
 _FUNCTION_N = {code: n for n, code in FUNCTION_JOINT_CODES.items()}
+#: n -> the code of a jit mobilizer of n mobilities (``core/jit_mobilizers.pxi``; it needs its records)
+JIT_JOINT_CODES: dict = dict(_k.JIT_JOINT_CODES)
+_JIT_N = {code: n for n, code in JIT_JOINT_CODES.items()}
 #: the layout of a FunctionBased record (``core/function_joint.pxi``)
 FB_LAYOUT: dict = dict(_k.FB_LAYOUT)
 
@@ -130,7 +133,8 @@ def _array(name: str, x, shape: tuple, dtype=np.float64) -> np.ndarray:
 
 
 def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
-                      jparam=None, custom_sizes: Mapping[int, tuple] | None = None, function_joints=None):
+                      jparam=None, custom_sizes: Mapping[int, tuple] | None = None, function_joints=None,
+                      jit_mobilizers=None):
     """Validate a frozen tree and build its kernel workspace.
 
     Parameters
@@ -158,6 +162,8 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         The compiled FunctionBased mobilizers (codes ``function_joint_code(n)``): the table of their
         functions and each one's record (``FB_LAYOUT``; packed by
         ``FunctionBasedImplementation._compiled_record``). Every such body needs one.
+    jit_mobilizers : simtk_core.JitMobilizers, optional
+        The records of the jit mobilizers (codes ``JIT_JOINT_CODES[n]``); every such body needs one.
 
     Returns
     -------
@@ -182,9 +188,9 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         if not 0 <= parent[i] < i:
             raise ValueError(f"body {i}: parent {parent[i]} must satisfy 0 <= parent < {i}")
         code = int(codes[i])
-        if code in _FUNCTION_N:
-            nq_i = nu_i = _FUNCTION_N[code]
-            if function_joints is None or i not in function_joints[1]:
+        if code in _FUNCTION_N or code in _JIT_N:
+            nq_i = nu_i = _FUNCTION_N.get(code) or _JIT_N[code]
+            if code in _FUNCTION_N and (function_joints is None or i not in function_joints[1]):
                 raise ValueError(f"body {i}: a FunctionBased mobilizer needs its record in function_joints")
             qoff[i + 1] = qoff[i] + nq_i
             uoff[i + 1] = uoff[i] + nu_i
@@ -235,7 +241,7 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         fi = np.array([records[b][0] for b in bodies], dtype=np.int64).reshape(len(bodies), FB_LAYOUT["istride"])
         fd = np.array([records[b][1] for b in bodies], dtype=np.float64).reshape(len(bodies), FB_LAYOUT["dstride"])
         fj = (table, rec, fi, fd)
-    return _k.TreeKernels(parent, codes, qoff, uoff, function_joints=fj, **args)
+    return _k.TreeKernels(parent, codes, qoff, uoff, function_joints=fj, jit_mobilizers=jit_mobilizers, **args)
 
 
 def _vec(ws, name: str, x, n: int) -> np.ndarray:

@@ -1,5 +1,7 @@
 """User force kernels compiled with numba, run by the core at built-in speed (optional extra ``[jit]``).
 
+(Mobilizer kernels, ``@simtk.jit.mobilizer`` for ``MobilizedBody.Jit``: see ``simtk.jit.mobilizer``.)
+
 Write the math of a force as a plain numpy-style function and decorate it::
 
     import simtk.jit as sj
@@ -59,8 +61,10 @@ from .helpers import (
     station_velocity,
     sub3,
 )
+from .mobilizer import JitMobilizerError, MobilizerKernel, NumbaMobilizerKernel, mobilizer
 
-__all__ = ["force", "NumbaForceKernel", "ForceKernel", "JitKernelError", "JitContext", "station_location",
+__all__ = ["mobilizer", "NumbaMobilizerKernel", "MobilizerKernel", "JitMobilizerError",
+           "force", "NumbaForceKernel", "ForceKernel", "JitKernelError", "JitContext", "station_location",
            "station_offset", "station_velocity", "add_station_force", "add_body_torque", "add_mobility_force",
            "add3", "sub3", "scale3", "dot3", "cross3", "norm3"]
 

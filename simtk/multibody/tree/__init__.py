@@ -3,6 +3,7 @@ matter subsystem, which realizes kinematics and articulated-body dynamics. Impor
 ``forces`` or ``constraints``."""
 from . import custom_mobilizer as _custom_mobilizer  # noqa: F401  (registers MobilizedBody.Custom)
 from . import function_based as _function_based  # noqa: F401  (registers MobilizedBody.FunctionBased)
+from . import jit_mobilizer as _jit_mobilizer  # noqa: F401  (registers MobilizedBody.Jit)
 from ._matter_tree import MatterTree
 from .mobilized_body import MobilizedBody
 

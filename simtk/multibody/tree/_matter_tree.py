@@ -200,7 +200,8 @@ class MatterTree(BatchDynamics, Subsystem):
                                     int(layout.uoff[mb._index + 1] - layout.uoff[mb._index])) for mb in layout.custom}
         ws = _core.make_tree_kernels(parent, layout.codes, R_PF=R_PF, p_PF=p_PF, R_BM=R_BM, p_BM=p_BM,
                                      mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam, custom_sizes=custom_sizes,
-                                     function_joints=self._function_joints(layout))
+                                     function_joints=self._function_joints(layout),
+                                     jit_mobilizers=self._jit_mobilizers(layout))
         for mb in layout.custom:
             mb._realize_custom_instance(state)
         plan = self._plan_constraints(state, layout)
@@ -231,6 +232,12 @@ class MatterTree(BatchDynamics, Subsystem):
         records = {i: self._bodies[i]._function_joint_record(builder) for i in bodies}
         return builder.build(), records
 
+    def _jit_mobilizers(self, layout: _Layout):
+        """The records of the jit mobilizers (``MobilizedBody.Jit``), or None without any."""
+        codes = set(_core.JIT_JOINT_CODES.values())
+        bodies = [self._bodies[i] for i, c in enumerate(layout.codes) if int(c) in codes]
+        return bodies[0]._jit_table(bodies, len(self._bodies)) if bodies else None
+
     # The hooks below run only from System.realize, which has checked the State: they reach their
     # arrays directly (the public accessors' checks would cost more than the kernels for small trees).
     def realize_subsystem_position_impl(self, state: State) -> None:
@@ -243,6 +250,8 @@ class MatterTree(BatchDynamics, Subsystem):
             mb._realize_custom_position(state, ws)
         if not ws.realize_position(ss.q):
             raise non_finite_state_error(self, state, "q")
+        if ws.jit_mobilizer_failed >= 0:  # (a MobilizedBody.Jit's kernel: it names itself)
+            self._bodies[ws.jit_mobilizer_failed]._jit_failure(state, "position")
         plan = cache.plan
         qb = cache.layout.quaternion_bodies
         if len(qb):
@@ -269,6 +278,8 @@ class MatterTree(BatchDynamics, Subsystem):
             mb._realize_custom_velocity(state, ws)
         if not ws.realize_velocity_into(ss.u, ss.qdot):
             raise non_finite_state_error(self, state, "u")
+        if ws.jit_mobilizer_failed >= 0:
+            self._bodies[ws.jit_mobilizer_failed]._jit_failure(state, "velocity")
         plan = cache.plan
         if plan.m:
             self._realize_constraints_velocity(state, ss, cache)

@@ -1,0 +1,317 @@
+"""``MobilizedBody.Jit``: a mobilizer whose kinematics are compiled kernels (issue 31, the mobilizer half).
+
+The kernels are C functions of the signatures in ``core/jit_mobilizers.pxi``: numba ``cfunc``
+trampolines that ``simtk.jit.mobilizer`` builds around the user's ``position(q, params, R, p, H)``
+and ``hdot(q, qdot, v, params, out)``, or Cython ``cdef`` functions handed through PyCapsules
+(``MobilizerKernel.from_capsule``). The body is a compiled joint kind of the core (code
+``JIT_JOINT_CODES[n]``, qdot = u): the realization, the fused realization, the compiled time loop,
+the batch and the functional forms call its kernels directly, without the GIL.
+
+A ``MobilizedBody.Jit`` is also a ``MobilizedBody.Custom`` whose implementation calls the same
+compiled kernels from Python (through ctypes), so that ``simtk.testing.check_mobilizer`` checks
+every method of it and the fitting defaults work. This module never imports numba.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ... import _core
+from ...spatial import Rotation, Transform
+from .custom_mobilizer import Custom, CustomImplementation
+from .mobilized_body import MobilizedBody
+
+if TYPE_CHECKING:
+    from ...common.state import State
+
+__all__ = ["MobilizerKernel", "JitMobilizerError", "JitMobilizerImplementation", "Jit"]
+
+_K = _core._k
+_D = ctypes.POINTER(ctypes.c_double)
+_POSITION_C = ctypes.CFUNCTYPE(ctypes.c_int64, _D, ctypes.c_int64, _D, ctypes.c_int64, _D, _D, _D)
+_HDOT_C = ctypes.CFUNCTYPE(ctypes.c_int64, _D, _D, _D, ctypes.c_int64, _D, ctypes.c_int64, _D)
+
+
+def _ptr(a: np.ndarray):
+    return a.ctypes.data_as(_D)
+
+
+class JitMobilizerError(RuntimeError):
+    """A compiled mobilizer kernel failed (an exception inside it, e.g. an out-of-range index)."""
+
+
+def _param_vector(params, what: str) -> np.ndarray:
+    """``params`` as a finite float vector (a MobilizedBody entry becomes its index)."""
+    try:
+        items = list(np.asarray(params, dtype=object).reshape(-1))
+    except TypeError:
+        raise TypeError(f"{what}: params must be a sequence of numbers, got {type(params).__name__}") from None
+    out = np.empty(len(items))
+    for i, x in enumerate(items):
+        try:
+            out[i] = x._index if isinstance(x, MobilizedBody) else float(x)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what}: params[{i}] must be a number, got {x!r}") from None
+        if not np.isfinite(out[i]):
+            raise ValueError(f"{what}: params[{i}] must be finite, got {x!r}")
+    return out
+
+
+class MobilizerKernel:
+    """The compiled kernels of a jit mobilizer with ``nu`` mobilities (qdot = u) for ``MobilizedBody.Jit``.
+
+    Made by ``simtk.jit.mobilizer`` (numba) or by :meth:`from_capsule` (Cython ``cdef`` functions).
+    Subclasses give the kernels' addresses in ``_jit_addresses`` and may explain a failure in
+    ``_explain``.
+
+    Parameters
+    ----------
+    name : str
+        The kernel's name, used in messages.
+    nu : int
+        The number of mobilities, 1 to 6 (nq = nu).
+    has_hdot : bool
+        Whether there is an HDot kernel (without one HDot = 0, as for a Pin or a Screw).
+    """
+
+    def __init__(self, name: str, nu: int, has_hdot: bool = True):
+        if isinstance(nu, bool) or not isinstance(nu, (int, np.integer)) or not 1 <= int(nu) <= 6:
+            raise ValueError(f"jit mobilizer {name!r}: nu must be an int from 1 to 6, got {nu!r}")
+        self.name = str(name)
+        self.nu = int(nu)
+        self.has_hdot = bool(has_hdot)
+        self._capsules: tuple = ()
+        self._cfuncs: tuple | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} nu={self.nu}>"
+
+    @classmethod
+    def from_capsule(cls, position: Any, hdot: Any = None, *, nu: int,
+                     name: str = "capsule mobilizer") -> "MobilizerKernel":
+        """A kernel from PyCapsules named ``simtk.jit.mobilizer_position`` (and ``simtk.jit.mobilizer_hdot``)
+        holding C functions of the signatures of ``core/jit_mobilizers.pxi``.
+
+        Parameters
+        ----------
+        position, hdot : PyCapsule
+            The position kernel, and the HDot kernel or None (HDot = 0).
+        nu : int
+            The number of mobilities (1 to 6).
+        name : str
+            The name used in messages.
+        """
+        _K.jit_mobilizer_capsule_address(position, _K.JIT_MOBILIZER_CAPSULE)
+        if hdot is not None:
+            _K.jit_mobilizer_capsule_address(hdot, _K.JIT_HDOT_CAPSULE)
+        k = cls(name, nu, hdot is not None)
+        k._capsules = (position, hdot)
+        return k
+
+    def _jit_addresses(self) -> tuple[int, int]:
+        """(position kernel address, HDot kernel address or 0), compiling where needed."""
+        if not self._capsules:
+            raise NotImplementedError(f"{type(self).__name__} must give its kernels' addresses")
+        position, hdot = self._capsules
+        return (_K.jit_mobilizer_capsule_address(position, _K.JIT_MOBILIZER_CAPSULE),
+                _K.jit_mobilizer_capsule_address(hdot, _K.JIT_HDOT_CAPSULE) if hdot is not None else 0)
+
+    def _explain(self, q: np.ndarray, qdot: np.ndarray | None, v: np.ndarray | None,
+                 params: np.ndarray) -> BaseException | None:
+        """The exception the position kernel (HDot's if ``v`` is given) raises with Python's exceptions
+        at these arguments, or None (unknown)."""
+        return None
+
+    def __reduce__(self):
+        if self._capsules:
+            raise TypeError(f"{self!r}: a kernel from a capsule cannot be pickled (its code is this process's)")
+        return object.__reduce__(self)
+
+    # ------------------------------------------------------------------ calling the compiled code from Python
+    def _c(self) -> tuple:
+        if self._cfuncs is None:
+            pos, hdot = self._jit_addresses()
+            self._cfuncs = (_POSITION_C(pos), _HDOT_C(hdot) if hdot else None)
+        return self._cfuncs
+
+    def _fail(self, what: str, q, qdot, v, params, where: str) -> JitMobilizerError:
+        cause = self._explain(q, qdot, v, params)
+        return JitMobilizerError(f"{where}: its kernel {self.name!r} ({what}) failed at q = {q}"
+                              + (f": {type(cause).__name__}: {cause}" if cause is not None else
+                                 " (an exception inside it: an out-of-range index?)"))
+
+    def evaluate_position(self, q, params, where: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(R_FM (3,3), p_FM (3,), H_FM (nu,2,3)) from the compiled position kernel at ``q`` (nu,)."""
+        n = self.nu
+        qa = np.ascontiguousarray(q, dtype=np.float64).reshape(n)
+        pa = np.ascontiguousarray(params, dtype=np.float64).reshape(-1)
+        R, p, H = np.zeros((3, 3)), np.zeros(3), np.zeros((n, 2, 3))
+        if self._c()[0](_ptr(qa), n, _ptr(pa), pa.shape[0], _ptr(R), _ptr(p), _ptr(H)) != 0:
+            raise self._fail("position", qa, None, None, pa, where or repr(self))
+        return R, p, H
+
+    def evaluate_hdot(self, q, qdot, v, params, where: str = "") -> np.ndarray:
+        """HDot_FM(q, qdot) v (2, 3) from the compiled HDot kernel (zeros without one)."""
+        n = self.nu
+        qa, qd, va = (np.ascontiguousarray(x, dtype=np.float64).reshape(n) for x in (q, qdot, v))
+        pa = np.ascontiguousarray(params, dtype=np.float64).reshape(-1)
+        out = np.zeros((2, 3))
+        fn = self._c()[1]
+        if fn is not None and fn(_ptr(qa), _ptr(qd), _ptr(va), n, _ptr(pa), pa.shape[0], _ptr(out)) != 0:
+            raise self._fail("hdot", qa, qd, va, pa, where or repr(self))
+        return out
+
+
+class JitMobilizerImplementation(CustomImplementation):
+    """The ``MobilizedBody.Custom.Implementation`` of a jit mobilizer: its methods run the compiled kernels.
+
+    Parameters
+    ----------
+    matter : SimbodyMatterSubsystem
+        The matter subsystem the body joins.
+    kernel : MobilizerKernel
+        The compiled kernels.
+    params : numpy.ndarray
+        The body's parameter vector (given to the kernels).
+    """
+
+    def __init__(self, matter, kernel: MobilizerKernel, params: np.ndarray):
+        super().__init__(matter, kernel.nu, kernel.nu)
+        self.kernel = kernel
+        self.params = params
+
+    def _where(self) -> str:
+        return repr(self._mobod) if self._mobod is not None else f"MobilizedBody.Jit ({self.kernel.name!r})"
+
+    def _position(self, q) -> tuple:
+        R, p, H = self.kernel.evaluate_position(q, self.params, self._where())
+        if not (np.isfinite(R).all() and np.isfinite(p).all() and np.isfinite(H).all()):
+            raise FloatingPointError(f"{self._where()}: its kernel {self.kernel.name!r} gave non-finite "
+                                     f"X_FM or H_FM at q = {np.asarray(q)}")
+        return R, p, H
+
+    def calc_mobilizer_transform_from_q(self, state: "State", q: np.ndarray) -> Transform:
+        """X_FM(q) from the position kernel."""
+        R, p, _ = self._position(q)
+        return Transform._trusted(Rotation._trusted(R), p)
+
+    def calc_h_columns(self, state: "State") -> np.ndarray:
+        """The columns of H_FM (nu, 2, 3) at the State's q."""
+        return self._position(self.get_q(state))[2]
+
+    def multiply_by_h_matrix(self, state: "State", u: np.ndarray) -> np.ndarray:
+        """H u (2, 3)."""
+        return np.tensordot(np.asarray(u, dtype=float), self.calc_h_columns(state), axes=(0, 0))
+
+    def multiply_by_h_transpose(self, state: "State", F: np.ndarray) -> np.ndarray:
+        """H^T F (nu,)."""
+        return self.calc_h_columns(state).reshape(self._nu, 6) @ np.asarray(F, dtype=float).reshape(6)
+
+    def _hdot_columns(self, state: "State") -> np.ndarray:
+        q, u = self.get_q(state), self.get_u(state)
+        e = np.eye(self._nu)
+        return np.array([self.kernel.evaluate_hdot(q, u, e[j], self.params, self._where()) for j in range(self._nu)])
+
+    def multiply_by_h_dot_matrix(self, state: "State", u: np.ndarray) -> np.ndarray:
+        """HDot u (2, 3), HDot at the State's q and qdot (= its u)."""
+        return self.kernel.evaluate_hdot(self.get_q(state), self.get_u(state), u, self.params, self._where())
+
+    def multiply_by_h_dot_transpose(self, state: "State", F: np.ndarray) -> np.ndarray:
+        """HDot^T F (nu,)."""
+        return self._hdot_columns(state).reshape(self._nu, 6) @ np.asarray(F, dtype=float).reshape(6)
+
+
+class Jit(Custom):
+    """A mobilized body whose mobilizer is compiled kernels: ``MobilizedBody.Jit(parent, X_PF, body, X_BM, kernel, params)``.
+
+    Also ``MobilizedBody.Jit(parent, body, kernel, params)`` (identity frames).
+
+    Parameters
+    ----------
+    parent : MobilizedBody
+        The inboard body.
+    X_PF, X_BM : Transform
+        The F frame on the parent and the M frame on this body.
+    body : Body
+        Mass properties.
+    kernel : MobilizerKernel
+        Made by ``@simtk.jit.mobilizer`` (numba) or ``MobilizerKernel.from_capsule`` (Cython).
+    params : sequence of float, optional
+        The body's parameter vector, given to the kernels as ``params`` (finite numbers).
+
+    Notes
+    -----
+    The kernels run in the compiled sweeps (joint code ``JIT_JOINT_CODES[nu]``, qdot = u). A kernel
+    that fails or gives a non-finite value stops the realization with an error naming this body
+    (the State is left below the stage, its variables untouched).
+    """
+
+    _joint = "Custom"
+
+    def __init__(self, parent: MobilizedBody, *args, direction: str = MobilizedBody.Forward):
+        name = "MobilizedBody.Jit"
+        if not isinstance(parent, MobilizedBody):
+            raise TypeError(f"{name}: the parent must be a MobilizedBody, got {type(parent).__name__}")
+        k = next((j for j, a in enumerate(args) if isinstance(a, MobilizerKernel)), None)
+        if k is None:
+            raise TypeError(f"{name}: expected a MobilizerKernel (made by @simtk.jit.mobilizer) after the body")
+        kernel, rest = args[k], args[k + 1:]
+        if len(rest) > 1:
+            raise TypeError(f"{name}: expected at most the params after the kernel, got {len(rest)} arguments")
+        name = f"{name} (kernel {kernel.name!r})"
+        matter = parent.get_matter_subsystem()
+        params = _param_vector(rest[0] if rest else (), f"{name}: params")
+        params.flags.writeable = False
+        try:  # (compiled here, before the body joins the tree: a kernel numba refuses adds nothing)
+            kernel._jit_addresses()
+        except Exception as exc:
+            raise type(exc)(f"{name}: its kernel cannot be compiled: {exc}") from exc
+        self._kernel = kernel
+        super().__init__(parent, *args[:k], JitMobilizerImplementation(matter, kernel, params), direction=direction)
+
+    def get_kernel(self) -> MobilizerKernel:
+        """The kernel the constructor took."""
+        return self._kernel
+
+    def get_params(self) -> np.ndarray:
+        """The parameter vector (read-only)."""
+        return self._impl.params
+
+    def _custom_joint_code(self) -> int | None:
+        return _core.JIT_JOINT_CODES[self._kernel.nu]
+
+    def _jit_failure(self, state: "State", stage: str) -> None:
+        """Raise the error of this body's kernel failing at ``stage`` (the sweep found it)."""
+        impl = self._impl
+        q = np.array(self._raw_q(state))
+        impl._position(q)  # raises the kernel's own error, or the non-finite values'
+        if stage == "velocity":
+            u = np.array(self._raw_u(state))
+            HDu = impl.multiply_by_h_dot_matrix(state, u)
+            if not np.isfinite(HDu).all():
+                raise FloatingPointError(f"{self!r}: its kernel {self._kernel.name!r} gave a non-finite HDot_FM u "
+                                         f"at q = {q}, u = {u}")
+        raise FloatingPointError(f"{self!r}: its kernel {self._kernel.name!r} failed at {stage} (q = {q})")
+
+
+    @staticmethod
+    def _jit_table(bodies: list, nb: int):
+        """The core's records (``JitMobilizers``) of the jit mobilizers ``bodies`` of a tree of ``nb`` bodies
+        (called by the matter subsystem through one of them)."""
+        return _jit_table(bodies, nb)
+
+
+def _jit_table(bodies: list, nb: int):
+    rec = np.full(nb, -1, dtype=np.int64)
+    npk = max(len(b.get_params()) for b in bodies)
+    params = np.zeros((len(bodies), npk))
+    for r, b in enumerate(bodies):
+        rec[b._index] = r
+        params[r, :len(b.get_params())] = b.get_params()
+    return _K.JitMobilizers(rec, params, [len(b.get_params()) for b in bodies], [b.get_kernel() for b in bodies])
+
+
+Jit.__qualname__ = "MobilizedBody.Jit"
+MobilizedBody.Jit = Jit
