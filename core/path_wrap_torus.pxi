@@ -1,15 +1,16 @@
 # Wrapping over a torus (PT_WRAP_TORUS) with OpenSim's algorithm (WrapTorus::wrapLine, findClosestPoint,
 # calcCircleResids), so that lengths and moment arms agree with OpenSim's. The torus lies in W's xy
 # plane about W's z axis: its tube's centre circle has radius d1 (OpenSim's outer_radius) and the tube
-# radius d0 (OpenSim's inner_radius). OpenSim finds the point of the path's line nearest that circle
-# by MINPACK's lmdif (its copy in OpenSim/Common/Lmdif.cpp, with a fixed forward-difference step of
-# 1e-5 and ftol = xtol = 1e-4), once from each end; the tube is then replaced by a cylinder of radius
-# d0, 10 km long, tangent to the circle at its nearest point, wrapped on its side facing the hole
-# ("+x" of its frame). lmdif stops far from the exact nearest point (1e-4 relative), and the cylinder's
-# axis, hence the length, moves with where it stops: _lm_1d repeats lmdif's iteration for this one
-# residual in one unknown step for step (same Jacobian estimate, trust region and Levenberg-Marquardt
-# parameter search, same stopping tests) so that it stops where OpenSim's does. Row layout as the
-# cylinder's (core/path_wrap.pxi), with d0 the tube radius, d1 the circle radius.
+# radius d0 (OpenSim's inner_radius). OpenSim looks for the point of the path's line nearest that
+# circle (its residual, see _circle_resid, heads for the circle of twice the radius) with MINPACK's
+# lmdif (its copy in OpenSim/Common/Lmdif.cpp: a fixed forward-difference step of 1e-5, ftol = xtol =
+# 1e-4), once from each end; the tube is then replaced by a cylinder of radius d0, 10 km long, tangent
+# to the circle at that point, wrapped on its side facing the hole ("+x" of its frame). lmdif stops
+# short of the residual's zero (by up to ~5e-9 m along the line, measured over random lines), and the
+# cylinder's axis, hence the length, moves with where it stops: _lm_1d repeats lmdif's iteration for
+# this one residual in one unknown step for step (the same Jacobian estimate, trust region,
+# Levenberg-Marquardt parameter search and stopping tests) so that it stops where OpenSim's does. Row
+# layout as the cylinder's (core/path_wrap.pxi), with d0 the tube radius, d1 the circle radius.
 #
 # OpenSim's wrapLine says "wrapped" whenever it found a nearest point, even when the cylinder does not
 # wrap; GeometryPath::applyWrapObjects then weighs tangent points copied from a previous result whose
@@ -33,8 +34,10 @@ PATH_CODES.update(wrap_torus=PT_WRAP_TORUS)
 
 
 cdef inline double _circle_resid(const double* a, const double* b, double r, double u) noexcept nogil:
-    # calcCircleResids: d/du of the squared distance from a + u (b - a)/|b - a| to the circle of radius
-    # r about z in the xy plane (its zero is the line's nearest point)
+    # calcCircleResids, as OpenSim writes it: at x = a + u (b - a)/|b - a|, d/du (|x|^2 - 4 r rho) with
+    # rho = |(x, y)|, which is the derivative of the squared distance to the circle of radius 2 r (that
+    # of radius r would have 2 r rho); its zero is where lmdif heads. The pass's result is then judged by
+    # the distance to the circle of radius r (_torus_closest), as OpenSim judges it.
     cdef double mag = _wsqrt((b[0] - a[0]) * (b[0] - a[0]) + (b[1] - a[1]) * (b[1] - a[1])
                              + (b[2] - a[2]) * (b[2] - a[2]))
     cdef double nx = (b[0] - a[0]) / mag, ny = (b[1] - a[1]) / mag, nz = (b[2] - a[2]) / mag

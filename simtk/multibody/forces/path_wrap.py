@@ -4,12 +4,13 @@ PathWrap.
 A wrap object is a surface fixed in a body (its frame W placed by ``X_BW`` in the body's frame B);
 a `PathWrap` lets a `GeometryPath` wrap over it between two of its points. The path is made as
 OpenSim makes it (``GeometryPath::applyWrapObjects``, ``WrapCylinder::wrapLine``,
-``WrapSphere::wrapLine``, ``WrapEllipsoid::wrapLine``, ``WrapTorus::wrapLine``): the segment of the range that crosses the object (or, with a quadrant,
-the one lengthening the path least) is replaced by a straight segment to a tangent point r1, the
-length on the surface to r2 (a helix on a cylinder, an arc on a sphere) and a straight segment from
-r2 (on an ellipsoid, OpenSim's polyline of about 1 mm pieces in the wrapping plane its method
-chooses; on a torus, the helix on OpenSim's stand-in cylinder, see `WrapTorus`). The tension acts at r1 and r2 on the wrap object's body. The computation is compiled
-(``core/path_wrap.pxi``), in the kernel's passes over the path.
+``WrapSphere::wrapLine``, ``WrapEllipsoid::wrapLine``, ``WrapTorus::wrapLine``): the segment of the
+range that crosses the object (or, with a quadrant, the one lengthening the path least) is replaced
+by a straight segment to a tangent point r1, the length on the surface to r2 (a helix on a cylinder,
+an arc on a sphere) and a straight segment from r2 (on an ellipsoid, OpenSim's polyline of about
+1 mm pieces in the wrapping plane its method chooses; on a torus, the helix on OpenSim's stand-in
+cylinder, see `WrapTorus`). The tension acts at r1 and r2 on the wrap object's body. The computation
+is compiled (``core/path_wrap.pxi`` and the files beside it), in the kernel's passes over the path.
 
 A wrap object's body need not carry a point of the path (OpenSim's models wrap the knee's muscles
 over cylinders of the femur while their points are on the pelvis and the tibia); it must be a body
