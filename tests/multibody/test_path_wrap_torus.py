@@ -3,8 +3,8 @@ compares with OpenSim 4.6): a path in a plane through the torus's axis (there th
 is a circle in the path's plane, and OpenSim's stand-in cylinder is that circle's cylinder whatever its
 Levenberg-Marquardt iteration stops at) has the planar tangents-and-arc length round the hole's side of
 the cross-section it crosses, and the straight length where it passes through the hole clear of the
-tube; there its lengthening speed and generalized forces are the derivatives of that length. Bad radii
-are refused naming the torus.
+tube; there its lengthening speed and generalized forces are the derivatives of that length, and a
+spring over it keeps its energy in the compiled time loop. Bad radii are refused naming the torus.
 """
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ from simtk import (
     PathPoint,
     PathWrap,
     SimbodyMatterSubsystem,
+    Force,
+    RungeKuttaMersonIntegrator,
     Stage,
+    TimeStepper,
     WrapTorus,
 )
 from simtk.spatial import Body, MassProperties, Rotation, Transform
@@ -35,13 +38,14 @@ def _arm():
     the arm's x, so the arm's xy plane (the path's) holds the axis; the path from upper arm to forearm."""
     system = MultibodySystem("torus")
     matter = SimbodyMatterSubsystem(system)
-    GeneralForceSubsystem(system)
+    forces = GeneralForceSubsystem(system)
     mp = Body.Rigid(MassProperties.from_central_inertia(1.0, [0.0, -0.2, 0.0], np.diag([0.02, 0.01, 0.02])))
     b1 = MobilizedBody.Pin(matter.ground, Transform(), mp, Transform(p=[0.0, 0.2, 0.0]))
     b2 = MobilizedBody.Pin(b1, Transform(p=[0.0, -0.4, 0.0]), mp, Transform())
     torus = WrapTorus(b1, Transform(Rotation.from_body_fixed_xyz([0.0, np.pi / 2, 0.0]), CENTRE), RI, RO,
                       name="ring")
     path = GeometryPath(matter, [PathPoint(b1, A), PathPoint(b2, B)], name="p", wraps=[PathWrap(torus)])
+    system.torus_forces = forces   # (for the spring of the time-loop test)
     return system, matter, (b1, b2), path
 
 
@@ -144,6 +148,32 @@ def test_lengthening_speed_and_generalized_forces_are_the_derivatives_of_the_len
             assert f[i] == pytest.approx(-T * dL, abs=T * tol), (q1, kind, i)
         checked += 1
     assert checked >= 11
+
+
+@pytest.mark.parametrize("q1,u1", [(-0.5, 0.3), (-0.3, 0.0)])
+def test_spring_over_the_torus_runs_in_the_compiled_loop_and_keeps_its_energy(q1, u1):
+    """A conservative spring over a torus fixed in a body: KE + PE is conserved while the arm swings
+    from one wrap to another (-0.5: round a cross-section, then forced round the hole's side) or from
+    no wrap into one (-0.3); Runge-Kutta-Merson at 1e-10 drifts ~1e-11 J here, the bound is 1e-8 of
+    the energy."""
+    system, matter, _, path = _arm()
+    Force.PathSpring(system.torus_forces, path, 300.0, 0.2, 0.0)
+    state = _state(system, matter, [0.0, q1], [0.0, u1])
+    e0 = system.calc_energy(state)
+    wrapped0 = len(path.get_path_points(state)) > 2
+    integ = RungeKuttaMersonIntegrator(system)
+    integ.set_accuracy(1e-10)
+    ts = TimeStepper(system, integ)
+    ts.initialize(state)
+    assert "compiled time loop" in integ.describe_fast_path()
+    assert "calls Python" not in integ.describe_fast_path()
+    changed = False
+    for t in np.linspace(0.01, 0.3, 30):
+        ts.step_to(t)
+        st = integ.get_state()
+        changed |= (len(path.get_path_points(st)) > 2) != wrapped0 or abs(st.get_q()[1] - q1) > 0.25
+        assert system.calc_energy(st) == pytest.approx(e0, abs=1e-8 * (1 + abs(e0)))
+    assert changed
 
 
 def test_bad_torus_radii_are_refused_naming_it():
