@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from simtk import (
+    Force,
     GeneralForceSubsystem,
     GeometryPath,
     MobilizedBody,
     MultibodySystem,
     PathPoint,
     PathWrap,
-    SimbodyMatterSubsystem,
-    Force,
     RungeKuttaMersonIntegrator,
+    SimbodyMatterSubsystem,
     Stage,
     TimeStepper,
     WrapTorus,
