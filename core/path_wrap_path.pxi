@@ -167,6 +167,8 @@ cdef Py_ssize_t _wrap_apply_objects(const FSet* s, const Tree* t, const double* 
                                           &wlen)
                 elif kind == PT_WRAP_SPHERE:
                     code = _wrap_sphere(P1, P2, prm[WP_D0], <int>prm[WP_QUAD], r1, r2, &wlen)
+                elif kind == PT_WRAP_TORUS:
+                    code = _wrap_torus(P1, P2, prm[WP_D0], prm[WP_D0 + 1], <int>prm[WP_QUAD], single, r1, r2, &wlen)
                 else:
                     code = _wrap_ellipsoid(P1, P2, prm + WP_D0, <int>prm[WP_QUAD], <int>prm[WP_METHOD], r1, r2,
                                            &wlen)
@@ -274,7 +276,7 @@ def _path_wrap_rows_check(params):
         if j and row[PP_ELEMENT] != params[j - 1][PP_ELEMENT]:
             first, npts, nwr = j, 0, 0
         kind = row[PP_TYPE]
-        if kind not in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE, PT_WRAP_ELLIPSOID):
+        if kind not in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE, PT_WRAP_ELLIPSOID, PT_WRAP_TORUS):
             if nwr:
                 raise ValueError(f"ForceSet (GeometryPath): row {j}: a point after its path's wrap rows")
             npts += 1
@@ -296,6 +298,9 @@ def _path_wrap_rows_check(params):
             raise ValueError(f"{what}: radius {row[WP_D0]} is not positive")
         if kind == PT_WRAP_CYLINDER and not (row[WP_D0 + 1] >= 0.0 and isfinite(row[WP_D0 + 1])):
             raise ValueError(f"{what}: length {row[WP_D0 + 1]} is not >= 0")
+        if kind == PT_WRAP_TORUS and not (row[WP_D0 + 1] > row[WP_D0] and isfinite(row[WP_D0 + 1])):
+            raise ValueError(f"{what}: a torus's tube radius {row[WP_D0]} is not less than its circle's radius "
+                             f"{row[WP_D0 + 1]}")
         if kind == PT_WRAP_ELLIPSOID:
             if not all(row[WP_D0 + k] > 0.0 and isfinite(row[WP_D0 + k]) for k in range(3)):
                 raise ValueError(f"{what}: semi-axes {list(row[WP_D0:WP_D0 + 3])} are not all positive")

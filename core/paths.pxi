@@ -68,7 +68,7 @@ def _path_rows_limits(params, functions):
     for j in range(n):
         row = params[j]
         kind = row[PP_TYPE]
-        if kind in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE, PT_WRAP_ELLIPSOID):
+        if kind in (PT_WRAP_CYLINDER, PT_WRAP_SPHERE, PT_WRAP_ELLIPSOID, PT_WRAP_TORUS):
             continue
         if kind not in (PT_FIXED, PT_CONDITIONAL, PT_MOVING, PT_MOVING_CLAMPED):
             raise ValueError(f"ForceSet (GeometryPath): row {j}: unknown point type {kind}")

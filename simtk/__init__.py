@@ -71,6 +71,7 @@ from .multibody import (
     WrapCylinder,
     WrapEllipsoid,
     WrapSphere,
+    WrapTorus,
 )
 from .spatial import Body, Inertia, MassProperties, Rotation, Transform
 
@@ -97,7 +98,7 @@ __all__ = [
     # multibody
     "MultibodySystem", "SimbodyMatterSubsystem", "MobilizedBody", "GeneralForceSubsystem", "ForceSubsystem", "Force",
     "GeometryPath", "PathPoint", "ConditionalPathPoint", "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere", "WrapEllipsoid",
-    "Constraint", "Motion",
+    "WrapTorus", "Constraint", "Motion",
     # contact
     "ContactGeometry",
     # threads of the batched calls (SimbodyMatterSubsystem.calc_udot_batch, ...)

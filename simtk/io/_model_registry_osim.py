@@ -26,6 +26,7 @@ from simtk import (
     WrapCylinder,
     WrapEllipsoid,
     WrapSphere,
+    WrapTorus,
 )
 from simtk.multibody.contact.geometry import ContactGeometry
 
@@ -257,7 +258,7 @@ def _path(ctx, refs, v, where: str):
     return GeometryPath(ctx.matter, points, name=label, wraps=_wraps(ctx, refs, v))
 
 
-_WRAP_KINDS = {"cylinder": WrapCylinder, "sphere": WrapSphere, "ellipsoid": WrapEllipsoid}
+_WRAP_KINDS = {"cylinder": WrapCylinder, "sphere": WrapSphere, "ellipsoid": WrapEllipsoid, "torus": WrapTorus}
 
 
 def _str(e):
@@ -286,6 +287,8 @@ def _wraps(ctx, refs, v) -> list:
                 obj = WrapCylinder(bodies[k], X, dims[k][0], dims[k][1], quadrants[k], name=names[k])
             elif kinds[k] == "ellipsoid":
                 obj = WrapEllipsoid(bodies[k], X, dims[k], quadrants[k], name=names[k])
+            elif kinds[k] == "torus":
+                obj = WrapTorus(bodies[k], X, dims[k][0], dims[k][1], quadrants[k], name=names[k])
             else:
                 obj = WrapSphere(bodies[k], X, dims[k][0], quadrants[k], name=names[k])
         except (TypeError, ValueError) as why:

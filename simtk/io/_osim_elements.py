@@ -43,7 +43,8 @@ def _note_subcomponents(r: _Reader, el: _Element) -> None:
     if wos is not None:
         objs = r.child(wos, "objects")
         for w in (objs if objs is not None else []):
-            if w.tag not in ("WrapCylinder", "WrapSphere", "WrapEllipsoid"):  # (these are built with the paths wrapping over them)
+            # (these are built with the paths wrapping over them)
+            if w.tag not in ("WrapCylinder", "WrapSphere", "WrapEllipsoid", "WrapTorus"):
                 _flag_note(r.notes, w, f"on {el.get('name')!r}")
     comps = r.child(el, "components")
     if comps is not None:

@@ -7,11 +7,9 @@ functions of one coordinate, the coordinate's range clamping them as OpenSim's
 ``MovingPathPoint::getLocation`` does). A point's frame may be an offset frame of a body (the
 location is carried into the body).
 
-A PathWrapSet's PathWraps over WrapCylinders, WrapSpheres and WrapEllipsoids (of a body's WrapObjectSet, on the
-body or an offset frame of it) become `PathWrap`s, their 1-based ``range`` (-1: first/last point)
-made 0-based; an inactive wrap object wraps nothing and is left out. A path wrapping over a
-WrapTorus is not built at all (noted in the warning), never built without its
-wraps, which would give other lengths than OpenSim's.
+A PathWrapSet's PathWraps over WrapCylinders, WrapSpheres, WrapEllipsoids and WrapTori (of a body's
+WrapObjectSet, on the body or an offset frame of it) become `PathWrap`s, their 1-based ``range`` (-1:
+first/last point) made 0-based; an inactive wrap object wraps nothing and is left out.
 A PathActuator's control is held in the State (``Force.PathActuator.set_control``, 0 by default);
 PrescribedControllers do not drive it yet.
 
@@ -133,7 +131,7 @@ def _point(r: _Reader, out, el: _Element, where: str) -> dict:
 
 
 #: the wrap objects simtk builds: OpenSim tag -> the description's kind
-WRAP_KINDS = {"WrapCylinder": "cylinder", "WrapSphere": "sphere", "WrapEllipsoid": "ellipsoid"}
+WRAP_KINDS = {"WrapCylinder": "cylinder", "WrapSphere": "sphere", "WrapEllipsoid": "ellipsoid", "WrapTorus": "torus"}
 
 
 def _wrap_objects(r: _Reader) -> dict:
@@ -189,7 +187,15 @@ def _describe_wraps(r: _Reader, out, gp: _Element, owner: _Element, where: str, 
             if not all(d > 0.0 for d in semi):
                 raise r.error(r.child(wel, "dimensions"), f"{wel.tag} {name!r}: dimensions {list(semi)} are not "
                                                           "all positive")
-        radius = r.number(wel, "radius", 1.0) if wel.tag != "WrapEllipsoid" else 1.0
+        if wel.tag == "WrapTorus":
+            # (OpenSim's defaults and its checks, WrapTorus::extendFinalizeFromProperties)
+            inner, outer = r.number(wel, "inner_radius", 0.01), r.number(wel, "outer_radius", 0.05)
+            if not (0.0 < inner < outer and np.isfinite(outer)):
+                raise r.error(_or(r.child(wel, "inner_radius"), wel),
+                              f"{wel.tag} {name!r}: inner_radius {inner} and outer_radius {outer} must be positive, "
+                              "inner < outer")
+            semi = [inner, outer, 0.0]
+        radius = r.number(wel, "radius", 1.0) if wel.tag in ("WrapCylinder", "WrapSphere") else 1.0
         length = r.number(wel, "length", 1.0) if wel.tag == "WrapCylinder" else 0.0
         if not radius > 0.0:
             raise r.error(r.child(wel, "radius"), f"{wel.tag} {name!r}: radius {radius} is not positive")
@@ -204,7 +210,7 @@ def _describe_wraps(r: _Reader, out, gp: _Element, owner: _Element, where: str, 
         method = method.lower() if method.lower() in ("hybrid", "midpoint", "axial") else "hybrid"
         wraps.append(dict(kind=WRAP_KINDS[wel.tag], body=out.bodies[bname], name=_clean_name(name),
                           frame=np.concatenate([X_BW.R.matrix.ravel(), X_BW.p]),
-                          dims=(np.array(semi, dtype=float) if wel.tag == "WrapEllipsoid"
+                          dims=(np.array(semi, dtype=float) if wel.tag in ("WrapEllipsoid", "WrapTorus")
                                 else np.array([radius, length, 0.0])), quadrant=quadrant.lower(),
                           range=np.array([start, end], dtype=float), method=method))
     return wraps

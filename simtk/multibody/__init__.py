@@ -15,6 +15,7 @@ from .forces import (
     WrapCylinder,
     WrapEllipsoid,
     WrapSphere,
+    WrapTorus,
 )
 from .matter import SimbodyMatterSubsystem
 from .multibody_system import MultibodySystem
@@ -33,7 +34,7 @@ __all__ = [
     "MovingPathPoint",
     "PathWrap",
     "WrapCylinder",
-    "WrapSphere", "WrapEllipsoid",
+    "WrapSphere", "WrapEllipsoid", "WrapTorus",
     "MobilizedBody",
     "MultibodySystem",
     "SimbodyMatterSubsystem",

@@ -315,19 +315,38 @@ def test_gastrocnemius_over_a_quadrant_cylinder_and_another_follows_opensim(tmp_
     assert stale > 1e-4, stale
 
 
-def test_path_over_a_torus_is_in_the_warning_and_not_built(tmp_path):
+def test_path_over_a_torus_is_built_and_follows_opensim(tmp_path):
+    """(It was noted and not built before WrapTorus was: issue 30.) The spring's path of fixed,
+    conditional and moving points over a torus on b0 (see test_opensim_wrap_torus for the torus
+    itself)."""
     mdl = path_model()
-    cyl = osim.WrapTorus()
-    cyl.setName("ell")
-    cyl.set_inner_radius(0.02)
-    cyl.set_outer_radius(0.05)
-    mdl.getBodySet().get("b0").addWrapObject(cyl)
-    osim.PathSpring.safeDownCast(mdl.getForceSet().get("spring")).updGeometryPath().addPathWrap(cyl)
+    torus = osim.WrapTorus()
+    torus.setName("ell")
+    torus.set_inner_radius(0.02)
+    torus.set_outer_radius(0.05)
+    torus.set_translation(v3(0.05, -0.2, 0.01))
+    torus.set_xyz_body_rotation(v3(1.4, 0.1, 0.0))
+    mdl.getBodySet().get("b0").addWrapObject(torus)
+    osim.PathSpring.safeDownCast(mdl.getForceSet().get("spring")).updGeometryPath().addPathWrap(torus)
     path = write(mdl, tmp_path)
-    with pytest.warns(UserWarning, match="spring.*wraps over WrapTorus 'ell'"):
+    om = osim.Model(str(path))
+    s = om.initSystem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # everything is built
         m = load_osim(path)
-    assert "spring" not in m.force_elements and "act" in m.force_elements
-    assert isinstance(m.force_elements["act"][0], Force.PathActuator)
+    assert isinstance(m.force_elements["spring"][0], Force.PathSpring)
+    st = m.initial_state()
+    spring = osim.PathSpring.safeDownCast(om.getForceSet().get("spring")).getGeometryPath()
+    worst = np.zeros(3)
+    wrapped = 0
+    rng = np.random.default_rng(31)
+    for _ in range(12):
+        worst = np.maximum(worst, _compare_paths(om, s, m, st, ["spring"], lambda n: spring, ["q0", "q1", "q2"],
+                                                 rng, n=1))
+        wrapped += spring.getCurrentPath(s).getSize() > sum(
+            1 for i in range(spring.getPathPointSet().getSize()) if spring.getPathPointSet().get(i).isActive(s))
+    assert worst[0] <= LEN_TOL and worst[1] <= LEN_TOL and worst[2] <= ARM_TOL, worst
+    assert wrapped, wrapped
 
 
 def test_file_path_with_one_point_or_a_backwards_range_is_refused_naming_the_force(tmp_path):

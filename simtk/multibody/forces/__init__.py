@@ -9,9 +9,9 @@ from . import muscle_models as _muscle_models  # noqa: F401  (registers Force.Mi
 from . import muscles as _muscles  # noqa: F401  (registers Force.Thelen2003Muscle)
 from .force import Force
 from .force_subsystem import ForceSubsystem, GeneralForceSubsystem
-from .path_wrap import PathWrap, WrapCylinder, WrapEllipsoid, WrapSphere
+from .path_wrap import PathWrap, WrapCylinder, WrapEllipsoid, WrapSphere, WrapTorus
 from .paths import ConditionalPathPoint, GeometryPath, MovingPathPoint, PathPoint
 
 __all__ = ["Force", "ForceSubsystem", "GeneralForceSubsystem", "GeometryPath", "PathPoint", "ConditionalPathPoint",
            "MovingPathPoint", "PathWrap", "WrapCylinder", "WrapSphere",
-           "WrapEllipsoid"]
+           "WrapEllipsoid", "WrapTorus"]

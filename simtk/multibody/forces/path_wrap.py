@@ -1,14 +1,16 @@
-"""Wrap objects of geometry paths: OpenSim's WrapCylinder, WrapSphere and WrapEllipsoid, and PathWrap.
+"""Wrap objects of geometry paths: OpenSim's WrapCylinder, WrapSphere, WrapEllipsoid and WrapTorus, and
+PathWrap.
 
 A wrap object is a surface fixed in a body (its frame W placed by ``X_BW`` in the body's frame B);
 a `PathWrap` lets a `GeometryPath` wrap over it between two of its points. The path is made as
 OpenSim makes it (``GeometryPath::applyWrapObjects``, ``WrapCylinder::wrapLine``,
-``WrapSphere::wrapLine``, ``WrapEllipsoid::wrapLine``): the segment of the range that crosses the object (or, with a quadrant,
-the one lengthening the path least) is replaced by a straight segment to a tangent point r1, the
-length on the surface to r2 (a helix on a cylinder, an arc on a sphere) and a straight segment from
-r2 (on an ellipsoid, OpenSim's polyline of about 1 mm pieces in the wrapping plane its method
-chooses). The tension acts at r1 and r2 on the wrap object's body. The computation is compiled
-(``core/path_wrap.pxi``), in the kernel's passes over the path.
+``WrapSphere::wrapLine``, ``WrapEllipsoid::wrapLine``, ``WrapTorus::wrapLine``): the segment of the
+range that crosses the object (or, with a quadrant, the one lengthening the path least) is replaced
+by a straight segment to a tangent point r1, the length on the surface to r2 (a helix on a cylinder,
+an arc on a sphere) and a straight segment from r2 (on an ellipsoid, OpenSim's polyline of about
+1 mm pieces in the wrapping plane its method chooses; on a torus, the helix on OpenSim's stand-in
+cylinder, see `WrapTorus`). The tension acts at r1 and r2 on the wrap object's body. The computation
+is compiled (``core/path_wrap.pxi`` and the files beside it), in the kernel's passes over the path.
 
 A wrap object's body need not carry a point of the path (OpenSim's models wrap the knee's muscles
 over cylinders of the femur while their points are on the pelvis and the tibia); it must be a body
@@ -25,7 +27,7 @@ from ... import _core
 from ...spatial import Transform
 from ..tree.mobilized_body import MobilizedBody
 
-__all__ = ["WrapObject", "WrapCylinder", "WrapSphere", "WrapEllipsoid", "PathWrap", "QUADRANTS"]
+__all__ = ["WrapObject", "WrapCylinder", "WrapSphere", "WrapEllipsoid", "WrapTorus", "PathWrap", "QUADRANTS"]
 
 #: OpenSim's quadrant names -> the code the kernel reads: 0 all, +-(axis + 1) one side of an axis
 QUADRANTS = {"all": 0, "x": 1, "+x": 1, "-x": -1, "y": 2, "+y": 2, "-y": -2, "z": 3, "+z": 3, "-z": -3}
@@ -231,6 +233,49 @@ class WrapEllipsoid(WrapObject):
         return pts[np.diff(np.concatenate([[0.0], steps])) > 0]
 
 
+class WrapTorus(WrapObject):
+    """A torus about W's z axis in W's xy plane: its tube, of radius ``inner_radius``, goes round the
+    circle of radius ``outer_radius`` centred at W's origin (OpenSim's WrapTorus and its property names).
+
+    As OpenSim does, the path wraps only through the hole: the point of the path's line nearest the
+    circle is found (by OpenSim's Levenberg-Marquardt iteration, which stops at its tolerance of 1e-4,
+    from each end of the segment; the nearer result is taken, or the one on the ``quadrant``'s side),
+    and the tube is replaced there by a long cylinder of ``inner_radius``, tangent to the circle, over
+    whose side facing the hole the path wraps as on a `WrapCylinder`.
+
+    Parameters
+    ----------
+    body : MobilizedBody
+    X_BW : Transform, optional
+    inner_radius : float
+        The tube's radius, > 0.
+    outer_radius : float
+        The radius of the tube's centre circle, > ``inner_radius``.
+    quadrant : str
+        As WrapCylinder's: which side of W the nearest point on the circle must be on.
+    name : str
+
+    Raises
+    ------
+    ValueError
+        A radius not positive and finite, or ``inner_radius >= outer_radius`` (naming the torus).
+    """
+
+    _type = "wrap_torus"
+
+    def __init__(self, body: MobilizedBody, X_BW: Any = None, inner_radius: float = 0.01,
+                 outer_radius: float = 0.05, quadrant: str = "all", name: str = "torus"):
+        super().__init__(body, X_BW, quadrant, name)
+        self.inner_radius = _positive(inner_radius, f"WrapTorus {self.name!r}: inner_radius")
+        self.outer_radius = _positive(outer_radius, f"WrapTorus {self.name!r}: outer_radius")
+        if not self.inner_radius < self.outer_radius:
+            raise ValueError(f"WrapTorus {self.name!r}: inner_radius {self.inner_radius} must be less than "
+                             f"outer_radius {self.outer_radius}")
+
+    def _dims(self) -> tuple[float, float, float]:
+        return (self.inner_radius, self.outer_radius, 0.0)
+
+
 @dataclass(frozen=True)
 class PathWrap:
     """The path wraps over ``wrap`` between its points ``range`` = (a, b) (0-based, inclusive; None
@@ -244,7 +289,7 @@ class PathWrap:
 
     def _resolved(self, npoints: int, where: str) -> tuple[int, int]:
         if not isinstance(self.wrap, WrapObject):
-            raise TypeError(f"{where}: expected a WrapCylinder, WrapSphere or WrapEllipsoid, got {type(self.wrap).__name__}")
+            raise TypeError(f"{where}: expected a WrapCylinder, WrapSphere, WrapEllipsoid or WrapTorus, got {type(self.wrap).__name__}")
         if self.method not in ("hybrid", "midpoint", "axial"):
             raise ValueError(f"{where}: method {self.method!r} is not 'hybrid', 'midpoint' or 'axial'")
         if self.range is None:

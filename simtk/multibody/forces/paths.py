@@ -4,7 +4,7 @@ A `GeometryPath` is a chain of points on bodies: `PathPoint` (fixed in its body)
 `ConditionalPathPoint` (part of the path only while a coordinate is in a range) and
 `MovingPathPoint` (its location in its body a Function of a coordinate). Its length L is the sum of
 the straight segments between consecutive active points, and with ``wraps`` (`PathWrap` over a
-`WrapCylinder`, `WrapSphere` or `WrapEllipsoid`, see ``path_wrap``) the lengths on the surfaces it
+`WrapCylinder`, `WrapSphere`, `WrapEllipsoid` or `WrapTorus`, see ``path_wrap``) the lengths on the surfaces it
 wraps over. `Force.PathSpring` (OpenSim's PathSpring law) and `Force.PathActuator` (``optimal_force``
 times a control) apply a tension T along it.
 
