@@ -91,7 +91,9 @@ class DeformableBody(Subsystem):
         self._mass = m
         self._fixed = np.zeros(len(x0), dtype=bool)
         self._attached: dict[int, tuple[MobilizedBody, np.ndarray]] = {}
-        self._springs: _core.SpringSet | None = None
+        # the element sets, compiled at Topology: each has add_forces(x, v, f) -> elastic energy and
+        # add_derivative_product(x, dx, dv, alpha, beta, out, definite) (see _core.SpringSet)
+        self._element_sets: list = []
         self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
         self._matter = system.get_matter_subsystem()
         system.adopt_subsystem(self)
@@ -202,6 +204,22 @@ class DeformableBody(Subsystem):
         m.flags.writeable = False
         return m
 
+    # ------------------------------------------------------------------ elements
+    def _make_element_sets(self) -> list:
+        """The compiled element sets (Topology): the springs, and what subclasses add."""
+        seg, k_s, L0, c_s = self._spring_data
+        return [_core.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
+
+    def _add_element_forces(self, x: np.ndarray, v: np.ndarray, f: np.ndarray) -> float:
+        """f += every element's force at (x, v), (n, 3); their elastic energy."""
+        return float(sum(es.add_forces(x, v, f) for es in self._element_sets))
+
+    def _add_element_derivative_product(self, x: np.ndarray, dx: np.ndarray, dv: np.ndarray, alpha: float,
+                                        beta: float, out: np.ndarray, definite: bool = True) -> None:
+        """out += alpha K dx + beta D dv over every element (K = -df/dx, D = -df/dv at x)."""
+        for es in self._element_sets:
+            es.add_derivative_product(x, dx, dv, alpha, beta, out, definite)
+
     # ------------------------------------------------------------------ realization
     def realize_subsystem_topology_impl(self, state: "State") -> None:
         self._free = self.get_free_particles()
@@ -209,8 +227,7 @@ class DeformableBody(Subsystem):
         self._att_index = np.array(att, dtype=np.int64)
         self._att_bodies = [self._attached[i][0] for i in att]
         self._att_stations = np.array([self._attached[i][1] for i in att]).reshape(-1, 3)
-        seg, k_s, L0, c_s = self._spring_data
-        self._springs = _core.SpringSet(len(self._x0), seg, k_s, L0, c_s)
+        self._element_sets = self._make_element_sets()
         self._m_free = np.repeat(self._mass[self._free], 3)
 
     def realize_subsystem_model_impl(self, state: "State") -> None:
@@ -256,7 +273,7 @@ class DeformableBody(Subsystem):
         v = self.get_cache_entry(state, self._ce_v)
         f = self.upd_cache_entry(state, self._ce_f)
         f[:] = self.get_discrete_variable(state, self._dv_loads)
-        self._springs.add_forces(np.ascontiguousarray(x), np.ascontiguousarray(v), f)
+        self._add_element_forces(np.ascontiguousarray(x), np.ascontiguousarray(v), f)
         g = self.get_cache_entry(state, self._ce_g)
         f[self._free] += self._mass[self._free, None] * g
         self.mark_cache_value_realized(state, self._ce_f)
@@ -320,7 +337,7 @@ class DeformableBody(Subsystem):
         (needs Position; evaluated per call)."""
         x = np.ascontiguousarray(self.get_cache_entry(state, self._ce_x))
         scratch = np.zeros_like(x)
-        elastic = self._springs.add_forces(x, scratch, np.zeros_like(x))
+        elastic = self._add_element_forces(x, scratch, np.zeros_like(x))
         g = self.get_cache_entry(state, self._ce_g)
         return elastic - float(np.sum(self._mass[self._free] * (x[self._free] @ g)))
 

@@ -127,8 +127,7 @@ class ImplicitEulerIntegrator(Integrator):
             out[u0:u0 + nfree] += part["m"] * v[u0:u0 + nfree]
             self._particles_of(part, v, part["dx"], J)
             part["out"][:] = 0.0
-            springs = part["body"]._springs
-            springs.add_derivative_product(part["x"], part["dx"], part["dx"], h * h, h, part["out"], True)
+            part["body"]._add_element_derivative_product(part["x"], part["dx"], part["dx"], h * h, h, part["out"])
             self._add_back(part, part["out"], out, J)
 
     def _precondition(self, r: np.ndarray, z: np.ndarray) -> None:
@@ -166,8 +165,7 @@ class ImplicitEulerIntegrator(Integrator):
         for part, J in zip(self._parts, self._J):
             self._particles_of(part, u0, part["dx"], J)
             part["out"][:] = 0.0
-            part["body"]._springs.add_derivative_product(part["x"], part["dx"], part["dx"], h * h, 0.0, part["out"],
-                                                         True)
+            part["body"]._add_element_derivative_product(part["x"], part["dx"], part["dx"], h * h, 0.0, part["out"])
             self._add_back(part, part["out"], tmp, J)
         rhs -= tmp
         du = self._solve(h)
