@@ -15,7 +15,7 @@
 # Packed layout: the rows of a GeometryPath set (PATH_NP columns), then DG_NP - PATH_NP columns read
 # from an element's first row (DEGROOTE_COLUMNS).
 
-from libc.math cimport log, sinh, tanh
+from libc.math cimport fabs, log, pow, sinh, tanh
 
 cdef enum:
     DG_ZA = 13
@@ -65,13 +65,26 @@ cdef double _DG_C1 = 0.200, _DG_C2 = 1.0, _DG_C3 = 0.200
 cdef double _DG_D1 = -0.3211346127989808, _DG_D2 = -8.149, _DG_D3 = -0.374, _DG_D4 = 0.8825327733249912
 
 
+# The oracle squares with Python's ``**`` (libm's pow, for a negative base pow(|x|, 2)), which differs
+# from x * x in the last bit for ~1e-3 of the arguments; a compiler folds pow(x, 2.0) into x * x, so
+# the exponent is read from a volatile it cannot fold.
+cdef extern from *:
+    """
+    static volatile double simtk_dg_two = 2.0;
+    """
+    double simtk_dg_two
+
+
+cdef inline double _dg_square(double x) noexcept nogil:
+    return pow(fabs(x), simtk_dg_two)
+
+
 cdef inline double _dg_fal(const double* m, double lceN) noexcept nogil:
-    cdef double x = (lceN - 1.0) / m[DG_AFWS] + 1.0, s = 0.0, d, den
+    cdef double x = (lceN - 1.0) / m[DG_AFWS] + 1.0, s = 0.0
     cdef int i
     for i in range(3):
-        d = x - _DG_B[4 * i + 1]
-        den = _DG_B[4 * i + 2] + _DG_B[4 * i + 3] * x
-        s = s + _DG_B[4 * i] * exp(-0.5 * (d * d) / (den * den))
+        s = s + _DG_B[4 * i] * exp(-0.5 * _dg_square(x - _DG_B[4 * i + 1])
+                                   / _dg_square(_DG_B[4 * i + 2] + _DG_B[4 * i + 3] * x))
     return s
 
 
@@ -257,3 +270,15 @@ def degroote_info(ForceSet fs, TreeKernels ws, z, out):
             _path_measure(&fs.s, &ws.t, ws.t.q, ws.t.u, j0, j1, &L, &Ldot)
             degroote_law(fs.s.params + fs.s.npk * j0, za, zt, L, Ldot, e, o + DG_INFO_N * k)
             j0 = j1
+
+
+def degroote_law_at(params, double za, double zt, double L, double Ldot, double e):
+    """The law's row (DEGROOTE_INFO) of a muscle whose columns from ``za`` on are ``params[13:]``, at
+    its states, path length and speed and excitation, with no path or workspace (for tests)."""
+    cdef double[::1] p = np.ascontiguousarray(params, dtype=np.float64)
+    out = np.empty(DG_INFO_N)
+    cdef double[::1] o = out
+    if p.shape[0] != DG_NP:
+        raise ValueError(f"degroote_law_at: params must have {DG_NP} entries")
+    degroote_law(&p[0], za, zt, L, Ldot, e, &o[0])
+    return out

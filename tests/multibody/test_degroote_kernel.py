@@ -111,6 +111,46 @@ def test_kernel_matches_oracle_bitwise(options, seed):
         assert mu.get_fiber_length(state) == info.fiber_length
 
 
+LAW_OPTIONS = OPTIONS + [{"pennation_angle_at_optimal": 0.4, "passive_fiber_strain_at_one_norm_force": 0.45,
+                          "tendon_strain_at_one_norm_force": 0.06, "activation_dynamics_smoothing": 10.0}]
+
+
+@pytest.mark.parametrize("options", LAW_OPTIONS, ids=_ids)
+def test_law_matches_oracle_bitwise_at_many_points(options):
+    """The kernel's law alone (no path: ``degroote_law_at``) at 4000 random states, path lengths and
+    speeds, excitations: every value the oracle gives, bit for bit (the Gaussians' squares included,
+    which Python takes with libm's pow: x * x differs from it for ~1e-3 of the arguments, so a kernel
+    that squared by products would fail here); where the oracle raises (no tendon length below the
+    curve's asymptote, an overflowing fiber velocity), a value of the kernel is not finite."""
+    from simtk.multibody.forces import _degroote
+    from simtk.multibody.forces._muscle import make_params
+    from simtk.multibody.forces.muscle_models import degroote_columns
+    values = dict(max_isometric_force=FMAX, optimal_fiber_length=0.1, tendon_slack_length=0.2,
+                  **{k: v for k, v in options.items()})
+    law = _degroote.DeGrooteLaw(make_params(_degroote.DeGrooteParams, values, "m"), "m")
+    cols = np.array([0.0] * 13 + [0.0, 1.0, 0.0] + degroote_columns(law))
+    names = law.state_names
+    rng = np.random.default_rng(7)
+    raised = 0
+    for _ in range(4000):
+        a, ntf, e = rng.uniform(0.01, 1.0), rng.uniform(-0.1, 1.8), rng.uniform(0.0, 1.0)
+        L, Ldot = 0.2 + 0.1 * rng.uniform(0.3, 1.8), rng.uniform(-1.0, 1.0)
+        z = tuple(a if n == "activation" else ntf for n in names)
+        row = _core._k.degroote_law_at(cols, a, ntf, L, Ldot, e)
+        values_k = dict(zip(_core._k.DEGROOTE_INFO, row))
+        try:
+            info = law.evaluate(z, L, Ldot, e)
+        except (ArithmeticError, ValueError):
+            raised += 1
+            assert not np.isfinite(row[:3]).all() or not np.isfinite(values_k["normalized_tendon_force_rate"])
+            continue
+        for name in LAW:
+            assert values_k[name] == getattr(info, name), (name, values_k[name], getattr(info, name))
+        for n, d in zip(names, info.zdot):
+            assert values_k[RATES[n]] == d, (n, values_k[RATES[n]], d)
+    assert raised < 4000 // 2
+
+
 def test_non_finite_law_is_refused_naming_the_muscle():
     """A tendon force state below the tendon curve's asymptote (-c3) has no tendon length: the kernel's
     values are not finite, the realization refuses naming the muscle, the getter too."""

@@ -61,11 +61,7 @@ class DeGrooteParams:
 
 
 def _gauss(x: float, b1: float, b2: float, b3: float, b4: float) -> float:
-    # squares as products, as core/degroote.pxi writes them (a compiler turns pow(d, 2) into d * d,
-    # which libm's pow need not round alike)
-    d = x - b2
-    den = b3 + b4 * x
-    return b1 * math.exp(-0.5 * (d * d) / (den * den))
+    return b1 * math.exp(-0.5 * (x - b2) ** 2 / (b3 + b4 * x) ** 2)
 
 
 def force_velocity(v: float) -> float:

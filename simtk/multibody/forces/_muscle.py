@@ -2,7 +2,8 @@
 them, the excitation held in the State, the getters of the law's quantities, outputs; and
 ``_LawMuscle``, a muscle whose law is a strategy object (``_millard``, ``_degroote``).
 
-A law object is plain Python over floats, so it can become a compiled kernel unchanged:
+A law object is plain Python over floats: the test oracle of its compiled kind (core/millard.pxi,
+core/degroote.pxi, which the elements evaluate), and the equilibrium initialization:
 
 - ``state_names``: its continuous state variables, OpenSim's names, activation first when it has
   one, then the fiber's (``fiber_length``, ``normalized_tendon_force``) when the tendon is elastic;
