@@ -92,7 +92,14 @@ def test_degroote_leg_matches_opensim(tmp_path):
     excitations = {n: 0.5 + 0.4 * k / (len(names) - 1) for k, n in enumerate(names)}
     controller = osim.PrescribedController()
     for n, e in excitations.items():
-        osim.DeGrooteFregly2016Muscle.safeDownCast(om.getMuscles().get(n)).set_default_activation(e)
+        mu = osim.DeGrooteFregly2016Muscle.safeDownCast(om.getMuscles().get(n))
+        mu.set_default_activation(e)
+        # OpenSim 4.6 reads the activation time constants into function-local statics: the first
+        # DeGroote muscle a process evaluates sets them for all. Every test here keeps OpenSim's
+        # defaults, so none depends on the order the tests run in (the converted muscles carry
+        # Thelen's 0.01 s and 0.04 s)
+        mu.set_activation_time_constant(0.015)
+        mu.set_deactivation_time_constant(0.060)
         controller.addActuator(om.getMuscles().get(n))
         controller.prescribeControlForActuator(n, osim.Constant(e))
     om.addController(controller)
