@@ -49,7 +49,8 @@ cdef enum:
     FK_THELEN = 18
     FK_MILLARD = 19
     FK_MOBILITY_FRICTION = 20  # core/mobility_friction.pxi
-    FK_NUM_KINDS = 21
+    FK_DEGROOTE = 21
+    FK_NUM_KINDS = 22
 
 # FK_ACTUATOR's "type" parameter
 cdef enum:
@@ -852,6 +853,10 @@ cdef class ForceSet:
             if self.params.shape[1] != ML_NP:
                 raise ValueError(f"ForceSet (MillardMuscle): params must have {ML_NP} columns")
             self.max_q, self.max_u = _path_rows_limits(self.params[:, :PATH_NP], functions)
+        elif kind == FK_DEGROOTE:
+            if self.params.shape[1] != DG_NP:
+                raise ValueError(f"ForceSet (DeGrooteMuscle): params must have {DG_NP} columns")
+            self.max_q, self.max_u = _path_rows_limits(self.params[:, :PATH_NP], functions)
         elif functions is not None and kind != FK_ACTUATOR:
             raise ValueError(f"ForceSet (kind {kind}): this kind takes no function table")
         self.functions = functions
@@ -879,6 +884,9 @@ cdef class ForceSet:
             self._terms(terms, functions, nmuscles, "muscles")
         elif kind == FK_MILLARD:
             self.ninputs, self.nz, nmuscles = _millard_rows(self.params)
+            self._terms(terms, functions, nmuscles, "muscles")
+        elif kind == FK_DEGROOTE:
+            self.ninputs, self.nz, nmuscles = _degroote_rows(self.params)
             self._terms(terms, functions, nmuscles, "muscles")
         elif terms is not None:
             raise ValueError(f"ForceSet (kind {kind}): only the actuator and muscle kinds take terms")

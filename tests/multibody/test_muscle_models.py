@@ -46,7 +46,8 @@ MILLARD, DGF = "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle"
 #: (kind, options) cases run against OpenSim
 CASES = [(MILLARD, {}), (MILLARD, {"fiber_damping": 0.0}), (MILLARD, {"ignore_tendon_compliance": True}),
          (MILLARD, {"fiber_damping": 0.0, "ignore_tendon_compliance": True}), (DGF, {}),
-         (DGF, {"ignore_tendon_compliance": True}), (DGF, {"fiber_damping": 0.05})]
+         (DGF, {"ignore_tendon_compliance": True}), (DGF, {"fiber_damping": 0.05}),
+         (DGF, {"ignore_passive_fiber_force": True, "active_force_width_scale": 1.5})]
 
 
 # ---------------------------------------------------------------------- curves

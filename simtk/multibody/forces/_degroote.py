@@ -1,4 +1,5 @@
-"""OpenSim 4.6's DeGrooteFregly2016Muscle law, in scalars (the strategy of ``Force.DeGrooteFregly2016Muscle``).
+"""OpenSim 4.6's DeGrooteFregly2016Muscle law, in scalars: the test oracle of the compiled kind
+(core/degroote.pxi, which ``Force.DeGrooteFregly2016Muscle`` evaluates), and its equilibrium.
 
 Written from De Groote et al. (2016) and OpenSim's published constants (its b, c, d coefficients,
 adjusted as OpenSim's so the curves pass through (1, 1), (-1, 0), (0, 1) and zero tendon force at
@@ -100,6 +101,7 @@ class DeGrooteLaw:
         self.elastic = not p.ignore_tendon_compliance
         e0 = p.passive_fiber_strain_at_one_norm_force
         self._pe_offset = math.exp(_KPE * (_MIN_NORM_FIBER_LENGTH - 1.0) / e0)
+        self._pe_den = math.exp(_KPE) - self._pe_offset
         self.min_fiber_length = 0.0
         names = []
         if not p.ignore_activation_dynamics:
@@ -117,7 +119,7 @@ class DeGrooteLaw:
         if self.params.ignore_passive_fiber_force:
             return 0.0
         e0 = self.params.passive_fiber_strain_at_one_norm_force
-        return (math.exp(_KPE * (lceN - 1.0) / e0) - self._pe_offset) / (math.exp(_KPE) - self._pe_offset)
+        return (math.exp(_KPE * (lceN - 1.0) / e0) - self._pe_offset) / self._pe_den
 
     def tendon_force(self, tlN: float) -> float:
         return _C1 * math.exp(self.kT * (tlN - _C2)) - _C3

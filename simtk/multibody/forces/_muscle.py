@@ -2,7 +2,8 @@
 them, the excitation held in the State, the getters of the law's quantities, outputs; and
 ``_LawMuscle``, a muscle whose law is a strategy object (``_millard``, ``_degroote``).
 
-A law object is plain Python over floats, so it can become a compiled kernel unchanged:
+A law object is plain Python over floats: the test oracle of its compiled kind (core/millard.pxi,
+core/degroote.pxi, which the elements evaluate), and the equilibrium initialization:
 
 - ``state_names``: its continuous state variables, OpenSim's names, activation first when it has
   one, then the fiber's (``fiber_length``, ``normalized_tendon_force``) when the tendon is elastic;
@@ -22,7 +23,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from ... import _core
-from ...common.errors import NonFiniteForceError
 from ...common.function import Function
 from ...common.output import output
 from ...common.stage import Stage
@@ -83,20 +83,6 @@ def first_order_activation_rate(a: float, e: float, tau_act: float, tau_deact: f
     if e > a:
         return (e - a) / (tau_act * (0.5 + 1.5 * a))
     return (e - a) * (0.5 + 1.5 * a) / tau_deact
-
-
-class _MusclesPacked:
-    """The enabled muscles of one kind in an instance: their paths as one compiled GeometryPath set
-    whose tension of element k is input k (the muscle's tendon force, computed at each evaluation)."""
-
-    __slots__ = ("fs", "elements")
-
-    def __init__(self, fs, elements: list):
-        self.fs = fs
-        self.elements = list(elements)
-
-    def __deepcopy__(self, memo):
-        return self  # never changed after Instance: copies of a State share it
 
 
 class _Muscle(_PathForce):
@@ -276,14 +262,6 @@ class _LawMuscle(_Muscle):
     def _states(self, state: State) -> tuple:
         return tuple(self._z(state, n) for n in self._state_names)
 
-    def _info(self, state: State, L: float | None = None, Ldot: float | None = None):
-        if L is None or Ldot is None:
-            L, Ldot = self._path._measures(state, Stage.Velocity)
-        try:
-            return self._mlaw.evaluate(self._states(state), L, Ldot, self.get_excitation(state))
-        except (ArithmeticError, ValueError) as exc:
-            raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state ({exc})", self) from None
-
     def get_properties(self) -> dict:
         """OpenSim's properties of this muscle, by name (None: an optional property left out)."""
         p = self._mlaw.params
@@ -327,38 +305,3 @@ class _LawMuscle(_Muscle):
         for n, v in zip(self._state_names, z):
             if n != "activation":
                 self.set_state_variable_value(state, n, float(v))
-
-    @classmethod
-    def _pack(cls, elements, matter, state):
-        laws = [(_INPUT_LAW, 1.0, float(k), 0.0) for k in range(len(elements))]
-        fs = GeometryPath._make_set([(e._path, law) for e, law in zip(elements, laws)], state, elements)
-        # a disabled muscle's states do not change (OpenSim's zero derivatives)
-        enabled = set(map(id, elements))
-        for f in elements[0]._forces._forces if elements else ():
-            if type(f) is cls and id(f) not in enabled:
-                for name in f._state_names:
-                    sub, i = f._slot(name, "state_variable")
-                    sub.upd_zdot(state)[i] = 0.0
-        return _MusclesPacked(fs, elements)
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        ws = matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws
-        m = len(packed.elements)
-        measures = np.empty((m, 2))
-        _K.path_measures(packed.fs, ws, measures)
-        tensions = np.empty(m)
-        for k, e in enumerate(packed.elements):
-            info = e._info(state, float(measures[k, 0]), float(measures[k, 1]))
-            if not (math.isfinite(info.tendon_force) and all(math.isfinite(d) for d in info.zdot)):
-                raise NonFiniteForceError(f"{e!r}: its tendon force or state derivatives are not finite at this "
-                                          "state", e)
-            tensions[k] = info.tendon_force
-            for name, d in zip(e._state_names, info.zdot):
-                sub, i = e._slot(name, "state_variable")
-                sub.upd_zdot(state)[i] = d
-        ws.set_inputs(state.get_time(), tensions)
-        bad = packed.fs.add(ws, body_forces, mobility_forces)
-        if bad >= 0:
-            e = packed.elements[bad]
-            raise NonFiniteForceError(f"{e!r}: its forces are not finite in this configuration", e)

@@ -4,11 +4,10 @@ and ``Force.DeGrooteFregly2016Muscle`` (``_degroote``), with the API of ``Force.
 Their state variables are OpenSim's: ``activation`` unless activation dynamics are ignored, and the
 fiber's state when the tendon is elastic (``fiber_length`` for Millard, ``normalized_tendon_force``
 for DeGroote-Fregly's explicit tendon dynamics); the excitation is held in the State as for every
-muscle. The Millard muscle is a compiled kind (core/millard.pxi: its curves' control points packed at
-Instance, its law, states and path in the core, as the Thelen muscle's), so the compiled time loop
-steps it with no Python per evaluation; ``_millard`` is its test oracle and its equilibrium. The
-DeGroote-Fregly muscle is evaluated with its paths measured in one compiled call, each law once in
-Python, the tensions applied in one compiled call.
+muscle. Both are compiled kinds (core/millard.pxi: its curves' control points packed at Instance;
+core/degroote.pxi: its closed-form curves), their laws, states and paths in the core, as the Thelen
+muscle's, so the compiled time loop steps them with no Python per evaluation. The law objects
+(``_millard``, ``_degroote``) are the kernels' test oracles and give the equilibrium initialization.
 """
 from __future__ import annotations
 
@@ -30,7 +29,13 @@ from .paths import GeometryPath
 _K = _core._k
 _MILLARD_KIND = _K.FORCE_KINDS["MillardMuscle"][0]
 _MILLARD_NP = len(_K.FORCE_KINDS["MillardMuscle"][2])
+_DEGROOTE_KIND = _K.FORCE_KINDS["DeGrooteMuscle"][0]
+_DEGROOTE_NP = len(_K.FORCE_KINDS["DeGrooteMuscle"][2])
 _INFO = {name: k for k, name in enumerate(_K.THELEN_INFO)}
+_DG_INFO = {name: k for k, name in enumerate(_K.DEGROOTE_INFO)}
+#: the law's value that is a state variable's derivative, by the variable's name
+_RATES = {"activation": "activation_rate", "fiber_length": "fiber_velocity",
+          "normalized_tendon_force": "normalized_tendon_force_rate"}
 
 
 def millard_columns(law: "_millard.MillardLaw") -> list:
@@ -49,6 +54,20 @@ def millard_columns(law: "_millard.MillardLaw") -> list:
         for px, py in zip(c.px, c.py):
             own += list(px) + list(py)
     return [float(v) for v in own]
+
+
+def degroote_columns(law: "_degroote.DeGrooteLaw") -> list:
+    """A DeGroote-Fregly law's properties and the constants it computes once, as core/degroote.pxi packs
+    them (after za, zt, input)."""
+    p = law.params
+    own = [p.max_isometric_force, p.optimal_fiber_length, p.tendon_slack_length, p.max_contraction_velocity,
+           p.activation_time_constant, p.deactivation_time_constant, p.active_force_width_scale, p.fiber_damping,
+           p.passive_fiber_strain_at_one_norm_force, p.activation_dynamics_smoothing, float(law.elastic),
+           float(p.ignore_activation_dynamics), float(p.ignore_passive_fiber_force), law.width, law.kT,
+           law._pe_offset, law._pe_den]
+    assert len(own) + 3 == len(_K.DEGROOTE_COLUMNS)
+    return [float(v) for v in own]
+
 
 __all__: list[str] = []
 
@@ -85,6 +104,81 @@ class _StrategyMuscle(_LawMuscle):
 
     def _default_state(self, name: str) -> float:
         return self._default_values[name]
+
+    # ------------------------------------------------------------------ the compiled kind
+    # per law: its force kind and row width, its kernel's info function and columns, the order of its
+    # z columns (za, then the fiber's), its own columns (after za, zl or zt, input), why it is not finite
+    _kind = _MILLARD_KIND
+    _np = _MILLARD_NP
+    _info_names = _INFO
+    _z_columns = ("activation", "fiber_length")
+    _why_not_finite = "the fiber velocity is singular or its Newton iteration does not converge"
+    _reads_inputs = True  # its excitations: the evaluation's inputs (see _inputs)
+    _compiled_state = True  # its compiled set writes the derivatives of its state variables
+
+    @staticmethod
+    def _law_info(fs, ws, z, out) -> None:
+        _K.millard_info(fs, ws, z, out)
+
+    def _law_columns(self) -> list:
+        return millard_columns(self._mlaw)
+
+    def _own_columns(self, state: State, nq: int, nu: int, input_index: int) -> list:
+        # the kind's columns: a variable that is not a state is -1
+        z = [float(self._resolve_variable(state, n) - nq - nu) if n in self._state_names else -1.0
+             for n in self._z_columns]
+        return z + [float(input_index)] + self._law_columns()
+
+    @classmethod
+    def _pack(cls, elements, matter, state, input_offset: int = 0):
+        fs, python_terms = _muscle_set(elements, state, input_offset, cls._kind, cls._np)
+        # a disabled muscle's states do not change (OpenSim's zero derivatives)
+        enabled = set(map(id, elements))
+        for f in elements[0]._forces._forces if elements else ():
+            if type(f) is cls and id(f) not in enabled:
+                for name in f._state_names:
+                    sub, i = f._slot(name, "state_variable")
+                    sub.upd_zdot(state)[i] = 0.0
+        return _ThelenPacked(fs, elements, input_offset, python_terms)
+
+    @classmethod
+    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
+        packed.add(matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws, state, body_forces,
+                   mobility_forces)
+
+    def _kernel_row(self, state: State) -> np.ndarray:
+        ws = self._path._matter._at(state, Stage.Velocity, f"{self!r}: its law").ws
+        fs, python_terms = _muscle_set([self], state, 0, self._kind, self._np)
+        e = float(self.get_discrete_variable_value(state, "excitation"))
+        if python_terms:
+            t = np.array([state.get_time()])
+            e += sum(float(f.calc_value(t)) for _, f in python_terms)
+        ws.set_inputs(state.get_time(), np.array([e]))
+        out = np.empty((1, len(self._info_names)))
+        self._law_info(fs, ws, np.ascontiguousarray(state.get_z()), out)
+        return out[0]
+
+    def law_values(self, state: State) -> dict:
+        """The muscle's law at ``state`` as the compiled kernel evaluates it (needs Velocity), by the
+        names of ``Force.Thelen2003Muscle.law_values`` (``activation_rate`` 0 when activation is not a
+        state; a DeGrooteFregly2016Muscle's also ``normalized_tendon_force_rate``, 0 with a rigid
+        tendon)."""
+        row = self._kernel_row(state)
+        return {name: float(row[k]) for name, k in self._info_names.items()}
+
+    def _info(self, state: State, L: float | None = None, Ldot: float | None = None) -> MuscleInfo:
+        # the getters read the kernel (the law object's evaluate is the tests' oracle)
+        r = self._kernel_row(state)
+        if not np.isfinite(r).all():
+            raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state ({self._why_not_finite})",
+                                      self)
+        info = self._info_names
+        zdot = tuple(float(r[info[_RATES[n]]]) for n in self._state_names)
+        g = [float(r[info[n]]) for n in ("activation", "fiber_length", "pennation_angle", "tendon_length",
+                                         "fiber_velocity", "tendon_velocity", "active_force_length_multiplier",
+                                         "passive_force_multiplier", "force_velocity_multiplier", "fiber_force",
+                                         "active_fiber_force", "passive_fiber_force", "tendon_force")]
+        return MuscleInfo(*g, r[info["clamped"]] != 0.0, zdot)
 
 
 @_element("Millard2012EquilibriumMuscle")
@@ -131,8 +225,6 @@ class _Millard2012EquilibriumMuscle(_StrategyMuscle):
     """
 
     _law_module = _millard
-    _reads_inputs = True  # its excitations: the evaluation's inputs (see _inputs)
-    _compiled_state = True  # its compiled set (core/millard.pxi) writes the derivatives of its state variables
 
     def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
                  tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
@@ -145,62 +237,6 @@ class _Millard2012EquilibriumMuscle(_StrategyMuscle):
                       **properties)
         self._setup(forces, path, where, name, values, default_activation, default_fiber_length, excitation,
                     excitation_functions)
-
-    def _own_columns(self, state: State, nq: int, nu: int, input_index: int) -> list:
-        # core/millard.pxi's MILLARD_COLUMNS: a variable that is not a state is -1
-        z = [float(self._resolve_variable(state, n) - nq - nu) if n in self._state_names else -1.0
-             for n in ("activation", "fiber_length")]
-        return z + [float(input_index)] + millard_columns(self._mlaw)
-
-    @classmethod
-    def _pack(cls, elements, matter, state, input_offset: int = 0):
-        fs, python_terms = _muscle_set(elements, state, input_offset, _MILLARD_KIND, _MILLARD_NP)
-        # a disabled muscle's states do not change (OpenSim's zero derivatives)
-        enabled = set(map(id, elements))
-        for f in elements[0]._forces._forces if elements else ():
-            if type(f) is cls and id(f) not in enabled:
-                for name in f._state_names:
-                    sub, i = f._slot(name, "state_variable")
-                    sub.upd_zdot(state)[i] = 0.0
-        return _ThelenPacked(fs, elements, input_offset, python_terms)
-
-    @classmethod
-    def _calc_bulk(cls, packed, matter, state, body_forces, mobility_forces):
-        packed.add(matter._at(state, Stage.Velocity, f"Force.{cls.__name__} forces").ws, state, body_forces,
-                   mobility_forces)
-
-    def _kernel_row(self, state: State) -> np.ndarray:
-        ws = self._path._matter._at(state, Stage.Velocity, f"{self!r}: its law").ws
-        fs, python_terms = _muscle_set([self], state, 0, _MILLARD_KIND, _MILLARD_NP)
-        e = float(self.get_discrete_variable_value(state, "excitation"))
-        if python_terms:
-            t = np.array([state.get_time()])
-            e += sum(float(f.calc_value(t)) for _, f in python_terms)
-        ws.set_inputs(state.get_time(), np.array([e]))
-        out = np.empty((1, len(_INFO)))
-        _K.millard_info(fs, ws, np.ascontiguousarray(state.get_z()), out)
-        return out[0]
-
-    def law_values(self, state: State) -> dict:
-        """The muscle's law at ``state`` as the compiled kernel evaluates it (needs Velocity), by the
-        names of ``Force.Thelen2003Muscle.law_values`` (``activation_rate`` 0 when activation is not a
-        state)."""
-        row = self._kernel_row(state)
-        return {name: float(row[k]) for name, k in _INFO.items()}
-
-    def _info(self, state: State, L: float | None = None, Ldot: float | None = None) -> MuscleInfo:
-        # the getters read the kernel (the oracle _millard.MillardLaw.evaluate is the tests')
-        r = self._kernel_row(state)
-        if not np.isfinite(r).all():
-            raise NonFiniteForceError(f"{self!r}: its law cannot be evaluated at this state (the fiber velocity "
-                                      "is singular or its Newton iteration does not converge)", self)
-        zdot = tuple(float(r[_INFO["activation_rate" if n == "activation" else "fiber_velocity"]])
-                     for n in self._state_names)
-        g = [float(r[_INFO[n]]) for n in ("activation", "fiber_length", "pennation_angle", "tendon_length",
-                                          "fiber_velocity", "tendon_velocity", "active_force_length_multiplier",
-                                          "passive_force_multiplier", "force_velocity_multiplier", "fiber_force",
-                                          "active_fiber_force", "passive_fiber_force", "tendon_force")]
-        return MuscleInfo(*g, r[_INFO["clamped"]] != 0.0, zdot)
 
     def get_fiber_damping(self) -> float:
         """The fiber's damping coefficient in use (0 for the undamped model)."""
@@ -256,6 +292,19 @@ class _DeGrooteFregly2016Muscle(_StrategyMuscle):
     """
 
     _law_module = _degroote
+    _kind = _DEGROOTE_KIND
+    _np = _DEGROOTE_NP
+    _info_names = _DG_INFO
+    _z_columns = ("activation", "normalized_tendon_force")
+    _why_not_finite = ("the normalized tendon force is at or below -c3, the activation or the active "
+                       "force-length is zero, or the fiber velocity overflows")
+
+    @staticmethod
+    def _law_info(fs, ws, z, out) -> None:
+        _K.degroote_info(fs, ws, z, out)
+
+    def _law_columns(self) -> list:
+        return degroote_columns(self._mlaw)
 
     def __init__(self, forces, path: GeometryPath, max_isometric_force: float, optimal_fiber_length: float,
                  tendon_slack_length: float, pennation_angle_at_optimal: float = 0.0, *, name: str | None = None,
