@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import _core
 from .._real import real_float
-from ..common.errors import ConstraintViolationError, StepAdjustment
+from ..common.errors import ConstraintViolationError, NonFiniteForceError, StepAdjustment
 from ..common.events import SubsystemEventTrigger, TriggeredEventHandler, TriggeredEventReporter
 from ..common.stage import ACCELERATION, INSTANCE, MODEL, TIME, VELOCITY, Stage
 from ..common.state import State
@@ -560,6 +560,7 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch, Integr
         acc = self._accuracy
         p1 = 1.0 / (self._error_order + 1)
         last_nonfinite = False
+        element_error = None  # a force element's non-finite force in the last failed attempt
         try:
             while True:
                 remaining = t_max - t0
@@ -572,7 +573,17 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch, Integr
                     h_try, t1 = h, t0 + h
                 self._n_attempted += 1
                 try:
-                    ok = self._attempt_step(t1)
+                    try:
+                        ok = self._attempt_step(t1)
+                    except NonFiniteForceError as exc:
+                        # A trial step may carry the State where an element's force is not finite (a
+                        # muscle's curve beyond its range): with error control that step is refused and
+                        # a smaller one tried, as a non-finite derivative is (Simbody's integrators
+                        # reject such an attempt); the element is named if no step is small enough.
+                        if not controlled:
+                            raise
+                        element_error, ok = exc, False
+                        self._nonfinite = (t1, -1, math.nan)
                     accepted = ok and not controlled
                     if accepted:
                         factor = 1.0
@@ -581,12 +592,21 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch, Integr
                         accepted = err <= acc
                         if accepted:
                             factor = 5.0 if err == 0 else min(5.0, max(0.2, 0.9 * (acc / err) ** p1))
-                    if accepted:
+                    if accepted and self._adv._stage < ACCELERATION:
                         # The end of the step is evaluated here, where an element may still veto it.
-                        if self._adv._stage < ACCELERATION and self._realize_derivatives() is None:
-                            raise NonFiniteDerivativeError(
-                                f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not "
-                                f"finite at the end of an accepted step; the State is left at t = {t0!r}")
+                        try:
+                            end = self._realize_derivatives()
+                        except NonFiniteForceError as exc:
+                            if not controlled:
+                                raise
+                            element_error, ok, accepted = exc, False, False
+                            self._nonfinite = (t1, -1, math.nan)
+                        else:
+                            if end is None:
+                                raise NonFiniteDerivativeError(
+                                    f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is "
+                                    f"not finite at the end of an accepted step; the State is left at t = {t0!r}")
+                    if accepted:
                         break
                 except StepAdjustment as adj:
                     h = self._vetoed(adj, h_try, t0)
@@ -599,6 +619,8 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch, Integr
                     self._n_nonfinite_fail += 1
                     last_nonfinite = True
                     factor = 0.25
+                    if element_error is not None and self._nonfinite[1] != -1:
+                        element_error = None  # this attempt failed on a derivative, not an element
                 if fixed is not None or not self._has_error_control:
                     raise NonFiniteDerivativeError(
                         f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not finite "
@@ -608,6 +630,11 @@ class Integrator(CompiledLoopChoice, _EventLocalization, DivergenceWatch, Integr
                 if h < h_min and h_try > h_min and h_try < remaining:
                     h = h_min  # one last try at the minimum
                 elif h < h_min:
+                    if last_nonfinite and element_error is not None:
+                        element_error.add_note(f"{self._method_name}: the force stayed non-finite with steps reduced "
+                                               f"to {h_try!r} (minimum step size {h_min!r}) from t = {t0!r}; the "
+                                               f"State is left at t = {t0!r}")
+                        raise element_error
                     if last_nonfinite:
                         raise NonFiniteDerivativeError(
                             f"{self._method_name}: the System's derivative {self._describe_nonfinite()} is not finite "
