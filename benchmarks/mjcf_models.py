@@ -8,9 +8,8 @@ time of this process):
 - one ``realize(state, Stage.Acceleration)`` after a change of u, in us, and its ratio to one
   ``mj_forward`` of the same model with contacts, equality constraints and limits off (MuJoCo's
   call also computes what simtk does not build, e.g. sensors, so the ratio favours neither exactly);
-- the simtk model's mobility count against MuJoCo's ``nv``: armature is built as one speed-coupled
-  rotor per mobility, so a model with armature everywhere has twice the mobilities plus one
-  constraint per rotor.
+- the simtk model's mobility count against MuJoCo's ``nv`` (equal: armature is each mobilizer's own
+  term of the mass matrix, no rotor bodies or constraints).
 
 Figures only: nothing is asserted.
 """
