@@ -263,3 +263,27 @@ def test_armature_survives_a_model_file_and_a_pickle():
     model.system.realize(state, Stage.Acceleration)
     s3 = pickle.loads(pickle.dumps(state))
     np.testing.assert_array_equal(s3.get_udot(), state.get_udot())
+
+
+def test_a_reversed_mobilizer_takes_armature_and_its_count_is_checked_at_instance():
+    """A reversed Pin (a mobilizer whose nu the State decides): its armature counts at Instance, where a
+    wrong count is refused naming the body; a right one enters M's diagonal like a forward Pin's."""
+    from simtk import Body, MassProperties, MobilizedBody, MultibodySystem, SimbodyMatterSubsystem, Transform
+
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    body = Body.Rigid(MassProperties(1.5, [0.1, 0.2, 0.0], np.diag([0.3, 0.2, 0.4])))
+    rev = MobilizedBody.Pin(matter.ground, Transform(), body, Transform([0.3, 0, 0]), direction=MobilizedBody.Reverse)
+    rev.set_armature([0.1, 0.2])
+    with pytest.raises(ValueError, match="armature has 2 values but the mobilizer has 1") as e:
+        system.realize_topology()
+        system.realize(system.get_default_state(), Stage.Instance)
+    assert rev.get_absolute_path() in str(e.value)
+    rev.set_armature(0.25)
+    state = system.realize_topology()
+    state.set_q([0.4])
+    system.realize(state, Stage.Position)
+    M = matter.calc_m(state)
+    rev.set_armature(0.0)
+    system.realize(state, Stage.Position)
+    np.testing.assert_array_equal(M, matter.calc_m(state) + 0.25)
