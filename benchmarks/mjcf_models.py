@@ -8,9 +8,9 @@ time of this process):
 - one ``realize(state, Stage.Acceleration)`` after a change of u, in us, and its ratio to one
   ``mj_forward`` of the same model with contacts, equality constraints and limits off (MuJoCo's
   call also computes what simtk does not build, e.g. sensors, so the ratio favours neither exactly);
-- the simtk model's mobility count against MuJoCo's ``nv``: armature is built as one speed-coupled
-  rotor per mobility, so a model with armature everywhere has twice the mobilities plus one
-  constraint per rotor.
+- the simtk model's mobility count against MuJoCo's ``nv`` (equal: armature is each mobilizer's own
+  term of the mass matrix, no rotor bodies or constraints);
+- what the armature costs: the same realization with every armature set to zero, as a ratio.
 
 Figures only: nothing is asserted.
 """
@@ -69,9 +69,13 @@ def main() -> None:
         m.opt.disableflags |= off.mjDSBL_CONTACT | off.mjDSBL_EQUALITY | off.mjDSBL_LIMIT
         d = mujoco.MjData(m)
         t_mj = best(lambda: mujoco.mj_forward(m, d), 200)
+        for mb in model.joints.values():
+            mb.set_armature(0.0)
+        state = model.default_state()
+        t_zero = best(forward, 50)
         print(f"{package}:{Path(rel).stem:14s} load {1e3 * t_load:6.1f} ms   realize(Acceleration) "
               f"{1e6 * t_simtk:7.0f} us = {t_simtk / t_mj:5.1f} x mj_forward ({1e6 * t_mj:5.0f} us)   "
-              f"mobilities {state.get_nu():3d} (MuJoCo nv {m.nv})")
+              f"mobilities {state.get_nu():3d} (MuJoCo nv {m.nv})   armature cost {t_simtk / t_zero:5.3f} x")
 
 
 if __name__ == "__main__":

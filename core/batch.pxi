@@ -104,6 +104,7 @@ cdef void _bind_block(BatchScratch* s, const Tree* src, double* p) noexcept nogi
     t.mass = src.mass; t.p_BC = src.p_BC; t.I_B = src.I_B
     t.rpar = src.rpar; t.cfirst = src.cfirst; t.fflag = src.fflag
     t.cmass = src.cmass; t.cp_BC = src.cp_BC; t.cI_B = src.cI_B
+    t.arm = src.arm
     t.nfb = src.nfb; t.fbrec = src.fbrec; t.fbi = src.fbi; t.fbd = src.fbd
     t.fn_ent = src.fn_ent; t.fn_par = src.fn_par
     t.jm = src.jm; t.jm_bad = -1

@@ -56,6 +56,10 @@ cdef struct Tree:
     const double* cmass
     const double* cp_BC
     const double* cI_B
+    # armature (rotor inertia) of each mobility, (nu,): added to the diagonal of M, so to D_i of
+    # the articulated sweep, to the inverse dynamics (arm udot) and to the M products; NULL when
+    # every one is zero, so that such a tree's sweeps run exactly as without (bitwise)
+    const double* arm
     # FunctionBased mobilizers (jtype J_FUNCTION + n, core/function_joint.pxi): fbrec[i] = the record
     # of body i (-1 for other joints); record r is fbi[r] (FB_ISTRIDE int64) and fbd[r] (FB_DSTRIDE
     # doubles), frozen, and fbw[r] (FB_WSTRIDE doubles), what the position sweep leaves for the
@@ -425,7 +429,10 @@ cdef void k_articulated(Tree* t) noexcept nogil:
         Di = t.Dinv + 36 * i
         if nd == 1:
             mat66_vec(Pi, t.S + 6 * u0, Ui)
-            Di[0] = 1.0 / dot6(t.S + 6 * u0, Ui)
+            if t.arm != NULL:
+                Di[0] = 1.0 / (dot6(t.S + 6 * u0, Ui) + t.arm[u0])
+            else:
+                Di[0] = 1.0 / dot6(t.S + 6 * u0, Ui)
             for a in range(6):
                 e = Di[0] * Ui[a]
                 for bb in range(6):
@@ -438,6 +445,9 @@ cdef void k_articulated(Tree* t) noexcept nogil:
             for a in range(nd):
                 for bb in range(nd):
                     D[nd * a + bb] = dot6(t.S + 6 * (u0 + a), Ui + 6 * bb)
+            if t.arm != NULL:  # Featherstone's rotor inertia: D_i = S_i^T P_i S_i + diag(armature_i)
+                for a in range(nd):
+                    D[nd * a + a] += t.arm[u0 + a]
             spd_inverse(D, <int>nd, Di, work)
             # G = U Dinv (6 x nd), then Pa -= G U^T
             for a in range(6):
@@ -703,8 +713,12 @@ cdef void k_inverse(Tree* t, const double* udot, const double* tau, const double
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
         fi = t.f + 6 * i
-        for k in range(nd):
-            out[u0 + k] = dot6(t.S + 6 * (u0 + k), fi) - tau[u0 + k]
+        if t.arm != NULL:  # a rotor's torque arm udot, on the mobility alone
+            for k in range(nd):
+                out[u0 + k] = (dot6(t.S + 6 * (u0 + k), fi) + t.arm[u0 + k] * udot[u0 + k]) - tau[u0 + k]
+        else:
+            for k in range(nd):
+                out[u0 + k] = dot6(t.S + 6 * (u0 + k), fi) - tau[u0 + k]
         if pa > 0:
             add6(t.f + 6 * pa, fi)
 
@@ -744,6 +758,9 @@ cdef void k_mass_matrix(Tree* t, double* M) noexcept nogil:
                 e = dot6(t.S + 6 * (u0 + k), Fc + 6 * l)
                 M[nu * (u0 + k) + u0 + l] = e
                 M[nu * (u0 + l) + u0 + k] = e
+        if t.arm != NULL:
+            for k in range(nd):
+                M[nu * (u0 + k) + u0 + k] += t.arm[u0 + k]
         j = pa
         while j > 0:
             uj = t.uoff[j]
@@ -785,8 +802,12 @@ cdef void k_multiply_by_m(Tree* t, const double* x, double* out) noexcept nogil:
         pa = t.rpar[i]
         u0 = t.uoff[i]
         nd = t.uoff[i + 1] - u0
-        for k in range(nd):
-            out[u0 + k] = dot6(t.S + 6 * (u0 + k), t.f + 6 * i)
+        if t.arm != NULL:
+            for k in range(nd):
+                out[u0 + k] = dot6(t.S + 6 * (u0 + k), t.f + 6 * i) + t.arm[u0 + k] * x[u0 + k]
+        else:
+            for k in range(nd):
+                out[u0 + k] = dot6(t.S + 6 * (u0 + k), t.f + 6 * i)
         if pa > 0:
             add6(t.f + 6 * pa, t.f + 6 * i)
 

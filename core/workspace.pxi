@@ -188,6 +188,9 @@ cdef class TreeKernels:
     # jit mobilizers (core/jit_mobilizers.pxi): a JitMobilizers, or None
     cdef readonly object jit_mobilizers
     cdef readonly Py_ssize_t nfb
+    # each mobility's armature (rotor inertia), (nu,), read-only; t.arm points into it only when one
+    # is nonzero (the sweeps then add it; all zeros leave them as they were, bitwise)
+    cdef readonly object armature
     cdef object _f, _g, _Ic, _F, _fbw
     cdef bint _abi_valid
     # the evaluation's inputs (set_inputs; None until given), which t.inputs points into
@@ -196,7 +199,7 @@ cdef class TreeKernels:
     cdef object _zrefs
 
     def __init__(self, parent, jtype, qoff, uoff, jparam, R_PF, p_PF, R_BM, p_BM,
-                 mass, p_BC, I_B, function_joints=None, jit_mobilizers=None):
+                 mass, p_BC, I_B, function_joints=None, jit_mobilizers=None, armature=None):
         self.parent = np.array(parent, dtype=np.int64, order="C")
         self.jtype = np.array(jtype, dtype=np.int64, order="C")
         self.qoff = np.array(qoff, dtype=np.int64, order="C")
@@ -215,6 +218,7 @@ cdef class TreeKernels:
         self._fold_welds()
         self._set_function_joints(function_joints)
         self._set_jit_mobilizers(jit_mobilizers)
+        self._set_armature(armature)
         dims = {"n": self.nb, "u": self.nu, "q": self.nq, "f": self.nfb}
         for name, code in _CACHE_ARRAYS.items():
             shape = tuple(dims[ch] if ch in dims else int(ch) for ch in code)
@@ -302,6 +306,16 @@ cdef class TreeKernels:
         position and velocity sweeps, or -1."""
         return self.t.jm_bad
 
+    cdef _set_armature(self, object armature):
+        # checked here too (make_tree_kernels names the body): the kernels divide by D_i + armature
+        a = np.zeros(self.nu) if armature is None else np.array(armature, dtype=np.float64, order="C").reshape(-1)
+        if a.shape[0] != self.nu:
+            raise ValueError(f"TreeKernels: armature needs {self.nu} values (one per mobility), got {a.shape[0]}")
+        if not (np.isfinite(a).all() and (a >= 0.0).all()):
+            raise ValueError("TreeKernels: armature values must be finite and >= 0")
+        a.flags.writeable = False
+        self.armature = a
+
     cdef _set(self, str name, object a):
         # Cython cdef attributes cannot be set by name with setattr
         if name == "q": self.q = a
@@ -358,6 +372,7 @@ cdef class TreeKernels:
         t.mass = _dp(self.mass); t.p_BC = _dp(self.p_BC); t.I_B = _dp(self.I_B)
         t.rpar = _ip(self.rpar); t.cfirst = _ip(self.cfirst); t.fflag = _ip(self.fflag)
         t.cmass = _dp(self.cmass); t.cp_BC = _dp(self.cp_BC); t.cI_B = _dp(self.cI_B)
+        t.arm = _dp(self.armature) if (<cnp.ndarray>self.armature).any() else NULL
         t.nfb = self.nfb
         t.fbrec = _ip(self.fbrec); t.fbi = _ip(self.fbi); t.fbd = _dp(self.fbd); t.fbw = _dp(self._fbw)
         t.fn_ent = _ip(self.fn_table.entries) if self.fn_table is not None else NULL
@@ -400,6 +415,7 @@ cdef class TreeKernels:
         other.fn_table = self.fn_table; other.fbrec = self.fbrec; other.fbi = self.fbi; other.fbd = self.fbd
         other.nfb = self.nfb
         other.jit_mobilizers = self.jit_mobilizers
+        other.armature = self.armature
         # (one C-API copy per array, named one by one: the State's copy runs this per State)
         other.q = _dup(self.q); other.u = _dup(self.u)
         other.R_FM = _dup(self.R_FM); other.p_FM = _dup(self.p_FM); other.H_FM = _dup(self.H_FM)
@@ -428,14 +444,16 @@ cdef class TreeKernels:
 
     def __reduce__(self):
         # The tree inputs and every cache array, so that a realized State pickles with its results.
-        # (the FunctionBased records as a fifth argument only when there are some: a tree without them
+        # (the FunctionBased records as a fifth argument only when there are some, the jit mobilizers
+        # as a sixth and the armature as a seventh only when there are some: a tree without them
         # pickles as before)
+        fj = (self.fn_table, self.fbrec, self.fbi, self.fbd) if self.nfb else None
+        jm = self.jit_mobilizers
+        extra = ((fj, jm, self.armature) if self.t.arm != NULL else (fj, jm) if jm is not None
+                 else (fj,) if self.nfb else ())
         return (_tree_kernels_from_arrays,
                 ((self.nb, self.nu, self.nq), {name: getattr(self, name) for name in _TREE_INPUTS},
-                 {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid))
-                + (((self.fn_table, self.fbrec, self.fbi, self.fbd) if self.nfb else None,)
-                   if self.nfb or self.jit_mobilizers is not None else ())
-                + ((self.jit_mobilizers,) if self.jit_mobilizers is not None else ()))
+                 {name: self._get(name) for name in _CACHE_ARRAYS}, bool(self._abi_valid)) + extra)
 
     def set_inputs(self, double time, values):
         """The time and the inputs (controls) the next force evaluations read (copied): the State's,
@@ -796,7 +814,7 @@ cdef class TreeKernels:
                                    op + self.t.uoff[i])
 
     def kinetic_energy(self):
-        """1/2 u^T M u from the realized velocities (sum of body energies)."""
+        """1/2 u^T M u from the realized velocities (sum of body energies, and of the rotors' 1/2 a u^2)."""
         cdef Py_ssize_t i
         cdef double e = 0.0
         cdef double h[6]
@@ -804,11 +822,14 @@ cdef class TreeKernels:
             for i in range(1, self.nb):
                 mat66_vec(self.t.I_O + 36 * i, self.t.V_O + 6 * i, h)
                 e += dot6(self.t.V_O + 6 * i, h)
+            if self.t.arm != NULL:
+                for i in range(self.nu):
+                    e += self.t.arm[i] * self.t.u[i] * self.t.u[i]
         return 0.5 * e
 
 
 def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_valid, function_joints=None,
-                              jit_mobilizers=None):
+                              jit_mobilizers=None, armature=None):
     """Rebuild a pickled TreeKernels: its arrays as they were, pointers bound to them anew."""
     cdef TreeKernels ws = TreeKernels.__new__(TreeKernels)
     ws.nb, ws.nu, ws.nq = dims
@@ -827,6 +848,7 @@ def _tree_kernels_from_arrays(tuple dims, dict inputs, dict cache, bint abi_vali
     ws._fold_welds()
     ws._set_function_joints(function_joints)
     ws._set_jit_mobilizers(jit_mobilizers)
+    ws._set_armature(armature)
     ws._fbw = np.zeros((ws.nfb, 5, 9))  # (a pickle of an older version has none: no records either)
     for name, a in cache.items():
         if name in _CACHE_ARRAYS:  # (a pickle of an older version may hold arrays no longer kept: H)

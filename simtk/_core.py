@@ -134,7 +134,7 @@ def _array(name: str, x, shape: tuple, dtype=np.float64) -> np.ndarray:
 
 def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
                       jparam=None, custom_sizes: Mapping[int, tuple] | None = None, function_joints=None,
-                      jit_mobilizers=None):
+                      jit_mobilizers=None, armature=None):
     """Validate a frozen tree and build its kernel workspace.
 
     Parameters
@@ -164,6 +164,9 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         ``FunctionBasedImplementation._compiled_record``). Every such body needs one.
     jit_mobilizers : simtk_core.JitMobilizers, optional
         The records of the jit mobilizers (codes ``JIT_JOINT_CODES[n]``); every such body needs one.
+    armature : array_like, shape (nu,), optional
+        Each mobility's armature (rotor inertia), finite and >= 0, added to the diagonal of the mass
+        matrix (zeros when omitted: the sweeps then run exactly as without).
 
     Returns
     -------
@@ -241,7 +244,16 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         fi = np.array([records[b][0] for b in bodies], dtype=np.int64).reshape(len(bodies), FB_LAYOUT["istride"])
         fd = np.array([records[b][1] for b in bodies], dtype=np.float64).reshape(len(bodies), FB_LAYOUT["dstride"])
         fj = (table, rec, fi, fd)
-    return _k.TreeKernels(parent, codes, qoff, uoff, function_joints=fj, jit_mobilizers=jit_mobilizers, **args)
+    arm = None
+    if armature is not None:
+        nu = int(uoff[nb])
+        arm = _array("armature", armature, (nu,))
+        bad = np.flatnonzero(arm < 0)
+        if bad.size:
+            b = int(np.searchsorted(uoff, bad[0], side="right")) - 1
+            raise ValueError(f"body {b}: armature of u[{bad[0] - uoff[b]}] is negative ({arm[bad[0]]!r})")
+    return _k.TreeKernels(parent, codes, qoff, uoff, function_joints=fj, jit_mobilizers=jit_mobilizers,
+                          armature=arm, **args)
 
 
 def _vec(ws, name: str, x, n: int) -> np.ndarray:

@@ -10,11 +10,9 @@ How MuJoCo's model maps onto simtk's:
   ``pos`` and ``axis`` (in the body frame).
 - A hinge's frames are F = X_PB0 T(pos) R Rz(-ref) and M = T(pos) R (R turns z onto the axis), so
   q is MuJoCo's qpos, ``ref`` included; a slide's likewise along x.
-- Armature (MuJoCo's rotor inertia, added to the mass matrix's diagonal) is a rotor per mobility: a
-  body on a ``Pin`` to Ground with inertia ``armature`` about its axis (its mass, equal to the
-  armature, sits on the axis and does nothing), whose speed a ``Constraint.SpeedCoupler`` makes equal
-  to the joint's. Its kinetic energy is MuJoCo's ``armature * qvel^2 / 2``; for ball and free joints
-  ``|u|^2`` is the same in simtk's and MuJoCo's velocity bases.
+- Armature (MuJoCo's rotor inertia, added to the mass matrix's diagonal) is the mobilizer's own
+  ``armature`` property, one value for each of its mobilities: for ball and free joints ``a |u|^2`` is
+  the same in simtk's and MuJoCo's velocity bases (they differ by rotations), so ``a I`` is too.
 - Damping, stiffness (about ``springref``) and limits are mobility dampers, springs and stops; an
   actuator on a joint is a coordinate actuator of force ``gear * gain * ctrl`` plus its affine bias
   ``gear * (b0 + b1 * gear * q + b2 * gear * qdot)`` as a constant force, a spring and a damper.
@@ -23,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simtk import Function, Rotation, Transform
+from simtk import Rotation, Transform
 
 from ._description import ModelDescription
 from ._mjcf_reader import _Joint, _Reader
@@ -47,16 +45,12 @@ class _Described:
         self.taken = {"ground"}
         self.body_nodes: dict[str, _Node] = {"world": self.desc.ground}
         self.joint_nodes: dict[str, _Node] = {}
-        self.rotor_nodes: dict[str, list] = {}
         self.stops: dict[str, _Node] = {}
         self.actuator_names: dict[str, str] = {}
         forces_taken: set = set()
         self.forces_taken = forces_taken
         for body in rd.bodies[1:]:
             self._body(body)
-        for j in rd.joints:
-            if j.armature > 0:
-                self._rotors(j)
         for j in rd.joints:
             self._passive(j, limits, limit_stiffness, limit_dissipation)
         self._actuators()
@@ -88,29 +82,13 @@ class _Described:
             X_PF, X_BM = _joint_frames(j, X)
             name = self._name(body.name if last else f"{body.name}_{j.name}")
             items = dict(mass_properties=self._mass(body)) if last else dict(massless=True)
+            if j.armature > 0:
+                items["armature"] = float(j.armature)
             node = desc.add(_KIND[j.type], desc.matter, name, line=x.line(j.el), element=_describe(j.el),
                             parent=parent, inboard_frame=X_PF, outboard_frame=X_BM, **items)
             self.joint_nodes[j.name] = node
             parent, X = node, Transform()
         self.body_nodes[body.name] = parent
-
-    def _rotors(self, j: _Joint) -> None:
-        desc, x = self.desc, self.rd.x
-        line, element = x.line(j.el), _describe(j.el)
-        a = j.armature
-        nodes = []
-        for k in range(j.nv):
-            suffix = "" if j.nv == 1 else str(k)
-            rotor = desc.add("MobilizedBody.Pin", desc.matter, self._name(f"{j.name}_rotor{suffix}"), line=line,
-                             element=element, parent=desc.ground, inboard_frame=Transform(),
-                             outboard_frame=Transform(),
-                             mass_properties=desc.mass_properties(a, np.zeros(3), a * np.eye(3)))
-            desc.add("Constraint.SpeedCoupler", desc.matter, self._name(f"{j.name}_armature{suffix}"), line=line,
-                     element=element, speed_bodies=[rotor, self.joint_nodes[j.name]], speed_indices=[0, k],
-                     coord_bodies=[], coord_indices=[],
-                     function=Function.Linear([1.0, -1.0, 0.0]))
-            nodes.append(rotor)
-        self.rotor_nodes[j.name] = nodes
 
     def _passive(self, j: _Joint, limits: bool, k_stop: float, d_stop: float) -> None:
         desc, x, rd = self.desc, self.rd.x, self.rd

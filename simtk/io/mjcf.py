@@ -14,9 +14,8 @@ equality constraints, sensors, contacts, fluid forces, friction loss, gravcomp, 
 ...) is named in one `MjcfWarning`. The geoms are kept as `MjcfGeom` records. Unnamed bodies, joints and
 actuators are named ``body<i>``, ``joint<i>``, ``actuator<i>`` after their MuJoCo index.
 
-The armature rotors (see `simtk.io._mjcf_describe`) add a mobility and a speed constraint each:
-`MjcfModel.state_from_mujoco` sets their speeds; a State whose joint speeds are set otherwise
-violates those constraints until projected.
+A joint's armature is its mobilizer's ``armature`` (`MobilizedBody.set_armature`): the model has
+MuJoCo's ``nv`` mobilities, and its mass matrix is MuJoCo's ``M + diag(armature)``.
 """
 from __future__ import annotations
 
@@ -60,7 +59,8 @@ class MjcfModel(LoadedModel):
     qpos_adr, dof_adr : dict of str to int
         Where each joint's qpos and qvel start in MuJoCo's vectors (``nq``, ``nv`` in all).
     rotors : dict of str to list of MobilizedBody
-        The armature rotors of each joint that has an armature (one per mobility).
+        Empty: kept for older callers, from when armature was built as rotor bodies (it is now each
+        joint's ``MobilizedBody.get_armature()``).
     stops : dict of str to Force
         The ``Force.MobilityLinearStop`` of each hinge or slide joint with a range.
     actuators : dict of str to str
@@ -110,8 +110,8 @@ class MjcfModel(LoadedModel):
 
         A free joint's qpos is [p (world), quaternion w x y z] and its qvel [v (world), omega (body
         frame)]; a ball's qpos a quaternion and its qvel omega in the body frame; simtk's Free has
-        q = [quaternion, p] and u = [omega, v] in Ground, its Ball u = omega in the parent's frame. The
-        armature rotors get their joint's speeds. Wrong lengths or non-finite values change nothing.
+        q = [quaternion, p] and u = [omega, v] in Ground, its Ball u = omega in the parent's frame.
+        Wrong lengths or non-finite values change nothing.
         """
         qpos = np.asarray(qpos, dtype=float).reshape(-1)
         qvel = np.asarray(qvel, dtype=float).reshape(-1)
@@ -137,8 +137,6 @@ class MjcfModel(LoadedModel):
                 u = np.concatenate([quat_matrix(quat) @ qvel[d + 3:d + 6], qvel[d:d + 3]])
             mb.set_q(state, q)
             mb.set_u(state, u)
-            for k, rotor in enumerate(self.rotors.get(name, ())):
-                rotor.set_u(state, u[k:k + 1])
 
     def state_to_mujoco(self, state: State) -> tuple[np.ndarray, np.ndarray]:
         """MuJoCo's ``(qpos, qvel)`` of ``state`` (the inverse of `state_from_mujoco`; quaternions with
@@ -291,7 +289,6 @@ def _result(d: _Described, path: Path) -> MjcfModel:
             body = next(b for b in rd.bodies if b.name == j.body)
             qpos0.append(np.concatenate([body.p, _quat(body.R)]))
     model.qpos0 = np.concatenate(qpos0) if qpos0 else np.zeros(0)
-    model.rotors = {j: [comps[n.path] for n in ns] for j, ns in d.rotor_nodes.items()}
     model.stops = {j: comps[n.path] for j, n in d.stops.items()}
     model.actuators = dict(d.actuator_names)
     model.ctrlrange = {a.name: a.ctrlrange for a in rd.actuators if a.ctrlrange is not None}

@@ -32,6 +32,7 @@ from ...common.stage import ACCELERATION, DYNAMICS, INSTANCE, MODEL, POSITION, V
 from ...common.state import State
 from ...common.subsystem import Subsystem
 from ...spatial import Transform
+from ._armature import tree_armature
 from ._batch import BatchDynamics
 from ._diagnosis import explain_non_finite_udot, non_finite_state_error
 from ._state_cache import _Layout, _MatterCache  # (pickles of States name them here)
@@ -201,7 +202,8 @@ class MatterTree(BatchDynamics, Subsystem):
         ws = _core.make_tree_kernels(parent, layout.codes, R_PF=R_PF, p_PF=p_PF, R_BM=R_BM, p_BM=p_BM,
                                      mass=mass, p_BC=p_BC, I_B=I_B, jparam=jparam, custom_sizes=custom_sizes,
                                      function_joints=self._function_joints(layout),
-                                     jit_mobilizers=self._jit_mobilizers(layout))
+                                     jit_mobilizers=self._jit_mobilizers(layout),
+                                     armature=tree_armature(bodies, layout.uoff))
         for mb in layout.custom:
             mb._realize_custom_instance(state)
         plan = self._plan_constraints(state, layout)

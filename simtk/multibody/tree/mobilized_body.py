@@ -19,6 +19,7 @@ from ...common.output import Output, output
 from ...common.property import Property, instance_of
 from ...common.stage import Stage
 from ...spatial import Body, MassProperties, Rotation, Transform
+from ._armature import NO_ARMATURE, armature_values
 
 if TYPE_CHECKING:
     from ...common.state import State
@@ -84,8 +85,9 @@ class MobilizedBody(Component, metaclass=KindsMeta):
     ``q0``, ``u0``... otherwise.
 
     Properties (Instance stage): ``mass_properties``, ``inboard_frame`` (X_PF), ``outboard_frame``
-    (X_BM). Outputs: ``transform`` (X_GB), ``position`` (p_GB (3,)), ``velocity`` (V_GB (2, 3)),
-    ``acceleration`` (A_GB (2, 3)), ``q``, ``u``, ``udot``, and one per named coordinate and speed.
+    (X_BM), ``armature`` (rotor inertia per mobility: ``set_armature``). Outputs: ``transform`` (X_GB),
+    ``position`` (p_GB (3,)), ``velocity`` (V_GB (2, 3)), ``acceleration`` (A_GB (2, 3)), ``q``, ``u``,
+    ``udot``, and one per named coordinate and speed.
     """
 
     mass_properties = Property(stage=Stage.Instance, check=instance_of(MassProperties),
@@ -95,6 +97,8 @@ class MobilizedBody(Component, metaclass=KindsMeta):
                              doc="X_PF: the mobilizer's F frame on the parent")
     outboard_frame = Property(stage=Stage.Instance, check=_as_transform, attr="_X_BM",
                               doc="X_BM: the mobilizer's M frame on this body")
+    armature = Property(NO_ARMATURE, stage=Stage.Instance, check=armature_values, attr="_armature",
+                        doc="rotor inertia of each mobility, added to the mass matrix's diagonal")
 
     #: Names of (q, u) when the mobilizer has one of each with a Simbody accessor name (Pin: angle, rate).
     _coordinate_names: tuple[tuple[str, ...], tuple[str, ...]] | None = None
@@ -271,10 +275,46 @@ class MobilizedBody(Component, metaclass=KindsMeta):
         """Whether this is Ground."""
         return self._index == 0
 
+    def set_armature(self, values) -> None:
+        """Set the armature (rotor inertia) of this mobilizer's mobilities (an Instance property).
+
+        Parameters
+        ----------
+        values : float or array_like of float, shape (nu,)
+            Finite and >= 0: one value for every mobility, or one per mobility (u's order). It is
+            added to the mass matrix's diagonal, ``M(q) + diag(armature)`` (MuJoCo's ``armature``,
+            Pinocchio's ``Model.armature``); zero by default.
+
+        Raises
+        ------
+        ValueError
+            For a negative or non-finite value, a count other than the mobilizer's, or Ground;
+            nothing is changed then.
+        """
+        self.set_property("armature", values)
+
+    def get_armature(self) -> np.ndarray:
+        """The armature of each mobility (nu,) (read-only); one value (0-d) when set as one for a
+        mobilizer whose nu a State decides (Custom)."""
+        a = self.armature
+        nu = self._builtin_nu()
+        return a if nu is None or a.ndim == 1 else np.broadcast_to(a, (nu,))
+
+    def _builtin_nu(self) -> int | None:
+        # a built-in mobilizer's nu (Euler angles keep it), None where a State decides it
+        if self._joint is None or self._joint == "Custom":
+            return None
+        return int(_core.JOINT_TYPES[self._joint][2])
+
     # ------------------------------------------------------------------ named parts (components)
     def _validate_property_change(self, name: str, value) -> None:
         if self.is_ground():
             raise ValueError("Ground is immobile: its frames and mass properties are fixed")
+        if name == "armature":
+            nu = self._builtin_nu()
+            if value.ndim == 1 and nu is not None and value.shape[0] != nu:
+                raise ValueError(f"expected one value or {nu} (one per mobility), got {value.shape[0]}")
+            return
         if self._reversal is not None and name != "mass_properties":
             raise ValueError("the frames of a reversed mobilizer are fixed when it is built")
 
