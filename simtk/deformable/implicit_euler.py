@@ -96,7 +96,7 @@ class ImplicitEulerIntegrator(Integrator):
                 minv=1.0 / np.repeat(b._mass[b._free], 3), m=np.repeat(b._mass[b._free], 3)))
         self._parts = parts
         nu = self._nu
-        self._cg = {k: np.zeros(nu) for k in ("x", "r", "z", "p", "Ap", "rhs", "tmp")}
+        self._cg = {k: np.zeros(nu) for k in ("x", "r", "z", "p", "Ap", "rhs", "tmp", "w")}
 
     # ------------------------------------------------------------------ operators (at the step's start)
     def _particles_of(self, part: dict, v: np.ndarray, into: np.ndarray, J: np.ndarray | None) -> None:
@@ -186,7 +186,7 @@ class ImplicitEulerIntegrator(Integrator):
     def _solve(self, h: float) -> np.ndarray | None:
         """Preconditioned conjugate gradients on (M + h D + h^2 K) x = rhs, from x = 0."""
         cg = self._cg
-        x, r, z, p, Ap, rhs = cg["x"], cg["r"], cg["z"], cg["p"], cg["Ap"], cg["rhs"]
+        x, r, z, p, Ap, rhs, w = cg["x"], cg["r"], cg["z"], cg["p"], cg["Ap"], cg["rhs"], cg["w"]
         x[:] = 0.0
         r[:] = rhs
         norm_b = math.sqrt(float(rhs @ rhs))
@@ -204,8 +204,10 @@ class ImplicitEulerIntegrator(Integrator):
                 raise IntegratorError(f"ImplicitEulerIntegrator: the step's matrix is not positive definite at "
                                       f"t = {self._t0!r} (p.Ap = {pAp!r})")
             alpha = rz / pAp
-            x += alpha * p
-            r -= alpha * Ap
+            np.multiply(p, alpha, out=w)
+            x += w
+            np.multiply(Ap, alpha, out=w)
+            r -= w
             if math.sqrt(float(r @ r)) <= self._cg_tol * norm_b:
                 self._cg_iterations += it
                 return x
