@@ -13,7 +13,9 @@ estimate and return a `CheckReport`; pass ``assert_ok=True`` (or call ``report.a
 * `check_force`: a conservative force against minus the gradient of its potential energy;
 * `check_constraint`: a constraint's errors are successive time derivatives, its forces G^T lambda;
 * `check_realize_is_pure`: realizing never changes a state variable;
-* `check_caching`: incremental realization gives the results of realization from scratch.
+* `check_caching`: incremental realization gives the results of realization from scratch;
+* `check_twins`: an element and its twin (a jitted element and its Python version, or the built-in it
+  stands for) compute the same at random states.
 """
 from .checkers import check_caching, check_constraint, check_force, check_mobilizer, check_realize_is_pure
 from .report import CheckFailure, CheckReport, Comparison
@@ -30,9 +32,10 @@ from .strategies import (
     transforms,
     unit_quaternions,
 )
+from .twins import check_twins
 
 __all__ = [
-    "check_mobilizer", "check_force", "check_constraint", "check_realize_is_pure", "check_caching",
+    "check_mobilizer", "check_force", "check_constraint", "check_realize_is_pure", "check_caching", "check_twins",
     "CheckReport", "CheckFailure", "Comparison",
     "DEFAULT_MOBILIZERS", "MultibodyModel", "multibody_systems", "states", "mobilizer_kinds", "mobilizer_mixes",
     "mass_properties", "rotations", "transforms", "unit_quaternions", "nonzero_speeds",
