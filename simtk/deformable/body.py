@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _core
+from .. import _core_deformable
 from ..common.output import output
 from ..common.stage import Stage
 from ..common.subsystem import Subsystem
@@ -92,7 +92,7 @@ class DeformableBody(Subsystem):
         self._fixed = np.zeros(len(x0), dtype=bool)
         self._attached: dict[int, tuple[MobilizedBody, np.ndarray]] = {}
         # the element sets, compiled at Topology: each has add_forces(x, v, f) -> elastic energy and
-        # add_derivative_product(x, dx, dv, alpha, beta, out, definite) (see _core.SpringSet)
+        # add_derivative_product(x, dx, dv, alpha, beta, out, definite) (see _core_deformable.SpringSet)
         self._element_sets: list = []
         self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
         self._matter = system.get_matter_subsystem()
@@ -208,7 +208,7 @@ class DeformableBody(Subsystem):
     def _make_element_sets(self) -> list:
         """The compiled element sets (Topology): the springs, and what subclasses add."""
         seg, k_s, L0, c_s = self._spring_data
-        return [_core.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
+        return [_core_deformable.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
 
     def _add_element_forces(self, x: np.ndarray, v: np.ndarray, f: np.ndarray) -> float:
         """f += every element's force at (x, v), (n, 3); their elastic energy."""

@@ -27,7 +27,7 @@ from simtk import (
     SimbodyMatterSubsystem,
     Stage,
     Transform,
-    _core,
+    _core_deformable,
 )
 from simtk.deformable import DeformableBody
 
@@ -40,7 +40,7 @@ def test_derivative_products_match_finite_differences():
     n = 6
     seg = np.array([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [0, 5], [1, 4]])
     k, L0, c = rng.uniform(10, 100, 7), rng.uniform(0.1, 0.5, 7), rng.uniform(0.5, 2, 7)
-    springs = _core.SpringSet(n, seg, k, L0, c)
+    springs = _core_deformable.SpringSet(n, seg, k, L0, c)
     x = rng.normal(size=(n, 3))
     v = rng.normal(size=(n, 3))
     dx = rng.normal(size=(n, 3))
