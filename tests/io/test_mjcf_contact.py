@@ -262,3 +262,21 @@ def test_contact_parameters_and_refusals(tmp_path):
         load_mjcf(tmp_path / "absent.xml", contact=True, contact_parameters={"stiffness": -1.0})
     with pytest.warns(MjcfWarning, match="no contact surfaces"):
         assert load_mjcf(path).contact is None
+
+
+def test_what_is_not_a_surface_is_named(tmp_path):
+    """A height field is left out and a <pair> is not built: both named in the one warning, while the
+    sphere beside them is a surface; and the geoms' own warning (no contact surfaces) is gone."""
+    text = BALL.replace('<geom name="floor" type="plane" size="5 5 0.1"/>',
+                        '<geom name="floor" type="plane" size="5 5 0.1"/><geom name="terrain" type="hfield" '
+                        'hfield="h"/>').replace("<worldbody>", '<asset><hfield name="h" nrow="2" ncol="2" '
+                                                              'size="1 1 0.1 0.1"/></asset><worldbody>')
+    text = text.replace("</mujoco>", '<contact><pair geom1="floor" geom2="s"/></contact></mujoco>')
+    path = _write(tmp_path, text)
+    with pytest.warns(MjcfWarning) as caught:
+        model = load_mjcf(path, contact=True)
+    message = " ".join(str(w.message) for w in caught)
+    assert "hfield geom terrain of body 'world' (no hfield surface)" in message
+    assert "1 <contact><pair> element(s)" in message
+    assert "no contact surfaces" not in message
+    assert [model.geoms[g].name for g in model.contact_geoms] == ["floor", "s"]
