@@ -49,7 +49,10 @@ SHAPES = """<mujoco model="shapes">
 FILTER = """<mujoco model="filter">
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
-    <body name="a" pos="0 0 0.05"><freejoint/><geom name="ga" size="0.1" contype="1" conaffinity="0"/></body>
+    <body name="a" pos="0 0 0.05"><freejoint/><geom name="ga" size="0.1" contype="1" conaffinity="0"/>
+      <body name="a2" pos="0.01 0 0"><geom name="ga2" size="0.1" contype="1" conaffinity="0"/></body>
+    </body>
+    <body name="shelf" pos="0.04 0.04 0.04"><geom name="gs" size="0.1"/></body>
     <body name="b" pos="0.05 0 0.05"><freejoint/><geom name="gb" size="0.1" contype="1" conaffinity="0"/></body>
     <body name="c" pos="0 0.05 0.05"><freejoint/><geom name="gc" size="0.1" contype="3" conaffinity="3"/>
       <body name="d" pos="0.03 0.03 0"><joint axis="1 0 0"/><geom name="gd" size="0.1"/></body>
@@ -155,7 +158,8 @@ def test_geoms_become_surfaces_as_mujoco_places_them(tmp_path):
 def test_pairs_that_touch_are_mujocos(tmp_path):
     """Law: with every geom overlapping every other, the surface pairs in contact are exactly the geom
     pairs MuJoCo's collision reports (contype/conaffinity, a parent and child, an <exclude>, the
-    world's geoms among themselves), when cliques can say it (no pair is reported lost)."""
+    world's geoms among themselves, a body welded to the world or to its parent counted as that one),
+    when cliques can say it (no pair is reported lost)."""
     mujoco = pytest.importorskip("mujoco")
     path = _write(tmp_path, FILTER)
     with warnings.catch_warnings(record=True) as caught:
