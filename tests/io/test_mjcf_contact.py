@@ -229,8 +229,9 @@ def test_ball_comes_to_rest_on_the_plane_at_hertz_depth(tmp_path):
 
 def test_ant_stands_on_its_legs():
     """The gymnasium ant (contact=True, zero controls) set on the floor from gymnasium's initial pose
-    stands for 1 s at its own time step: the torso stays level, between its legs' reach and its
-    starting height (MuJoCo: 0.57 m with its 1 cm margin), and everything stays finite."""
+    stands for 1 s at its own time step: the torso stays level and between 0.45 and 0.6 m (it starts at
+    0.55 m with its feet a little in the floor; MuJoCo's stays at 0.57 m, its contacts acting 1 cm
+    early, the geoms' margin), and everything stays finite."""
     spec = importlib.util.find_spec("gymnasium")
     if spec is None or spec.origin is None:
         pytest.skip("gymnasium is not installed")
@@ -249,7 +250,7 @@ def test_ant_stands_on_its_legs():
         heights.append(qpos[2])
         w, x, y = qpos[3:6] / np.linalg.norm(qpos[3:7])
         assert 1 - 2 * (x * x + y * y) > math.cos(math.radians(5))  # level within 5 degrees
-    assert 0.45 < min(heights) and max(heights) < 0.56
+    assert 0.45 < min(heights) and max(heights) < 0.6
 
 
 def test_contact_parameters_and_refusals(tmp_path):
