@@ -47,6 +47,8 @@ class _Described:
         self.joint_nodes: dict[str, _Node] = {}
         self.stops: dict[str, _Node] = {}
         self.actuator_names: dict[str, str] = {}
+        self.contact: _Node | None = None  # the geoms' Force.HuntCrossley (load_mjcf's contact=True)
+        self.contact_geoms: list[int] = []
         forces_taken: set = set()
         self.forces_taken = forces_taken
         for body in rd.bodies[1:]:

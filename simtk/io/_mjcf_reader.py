@@ -49,6 +49,12 @@ class MjcfGeom:
     mass : float
         What it adds to its body's mass (0 when its body's inertia is not from geoms).
     mesh : str or None
+    solref : ndarray, shape (2,)
+        MuJoCo's contact reference (timeconst, dampratio), or (-stiffness, -damping).
+    solimp : ndarray, shape (5,)
+        MuJoCo's impedance (dmin, dmax, width, midpoint, power).
+    margin, gap : float
+        MuJoCo's contact margin and gap.
     """
 
     name: str | None
@@ -64,6 +70,10 @@ class MjcfGeom:
     friction: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.005, 0.0001]))
     mass: float = 0.0
     mesh: str | None = None
+    solref: np.ndarray = field(default_factory=lambda: np.array([0.02, 1.0]))
+    solimp: np.ndarray = field(default_factory=lambda: np.array([0.9, 0.95, 0.001, 0.5, 2.0]))
+    margin: float = 0.0
+    gap: float = 0.0
 
 
 @dataclass
@@ -131,6 +141,8 @@ class _Reader:
         self.actuators: list[_Actuator] = []
         self.gravity = np.array([0.0, 0.0, -9.81])
         self.timestep = 0.002
+        self.excludes: list[tuple[str, str]] = []  # <contact><exclude> body pairs
+        self.pairs = 0  # <contact><pair> elements (not built)
         for o in x.root.findall("option"):
             self._option(o)
         self.meshes = {m.get("name") or Path(m.get("file", "")).stem: m
@@ -145,6 +157,8 @@ class _Reader:
             for el in sec:
                 self._actuator(el, jnames)
                 self._n_actuators += 1
+        for sec in x.root.findall("contact"):
+            self._contact(sec)
         contact = [g for g in self.geoms if g.contype or g.conaffinity]
         if contact:
             self.unbuilt.append(f"{len(contact)} contact geom(s) (kept in MjcfModel.geoms; no contact surfaces)")
@@ -153,6 +167,18 @@ class _Reader:
             what = _NOT_BUILT.get(tag, f"<{tag}> element(s)")
             if n or tag not in _NOT_BUILT:
                 self.unbuilt.append(f"{n} {what} (<{tag}>, line {x.line(x.root.find(tag))})")
+
+    def _contact(self, sec: ET.Element) -> None:
+        bodies = {b.name for b in self.bodies}
+        for el in sec:
+            if el.tag == "exclude":
+                pair = (el.get("body1"), el.get("body2"))
+                for b in pair:
+                    if b not in bodies:
+                        raise self.x.error(el, f"exclude: body {b!r} is not defined")
+                self.excludes.append((str(pair[0]), str(pair[1])))
+            elif el.tag == "pair":
+                self.pairs += 1
 
     def _note_attrs(self, el: ET.Element, a: dict, kind: str) -> None:
         for k in _UNBUILT_ATTRS[kind]:
@@ -333,6 +359,14 @@ class _Reader:
         if "friction" in a:
             f = x.numbers(el, a["friction"], "friction", (1, 2, 3))
             g.friction[:len(f)] = f
+        if "solref" in a:
+            g.solref = x.numbers(el, a["solref"], "solref", 2)
+        if "solimp" in a:
+            v = x.numbers(el, a["solimp"], "solimp", (3, 4, 5))
+            g.solimp[:len(v)] = v
+        for k in ("margin", "gap"):
+            if k in a:
+                setattr(g, k, x.number(el, a[k], k))
         if kind in _SOLIDS and (size[:{"sphere": 1, "capsule": 2, "cylinder": 2}.get(kind, 3)] <= 0).any():
             raise x.error(el, f"a {kind} geom with size {a.get('size')!r}: expected positive dimensions")
         self.geoms.append(g)

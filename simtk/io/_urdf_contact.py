@@ -74,18 +74,34 @@ def _mesh_box(dims: dict, urdf_dir: Path, package_dirs: list, resolve, X_BG: Tra
         return "trimesh is not installed"
     try:
         mesh = trimesh.load(str(path), force="mesh")
-        v = np.asarray(mesh.vertices, dtype=float) * np.asarray(dims.get("scale", (1.0, 1.0, 1.0)))
-        hull = trimesh.convex.convex_hull(v)
-        T, extents = trimesh.bounds.oriented_bounds(hull)
     except Exception as e:  # a file trimesh cannot read: reported, the rest of the model loads
         return f"unreadable mesh: {type(e).__name__}: {e}"
+    v = np.asarray(mesh.vertices, dtype=float) * np.asarray(dims.get("scale", (1.0, 1.0, 1.0)))
+    made = hull_box(v)
+    if isinstance(made, str):
+        return made
+    R, p, half = made
+    return ("Brick", half, X_BG * Transform(Rotation.from_matrix(R), p))
+
+
+def hull_box(vertices: np.ndarray):
+    """(R, p, half lengths) of the oriented box bounding the convex hull of ``vertices`` (its frame in
+    theirs), or why there is none (trimesh missing, a degenerate hull)."""
+    try:
+        import trimesh
+    except ImportError:
+        return "trimesh is not installed"
+    try:
+        hull = trimesh.convex.convex_hull(np.asarray(vertices, dtype=float))
+        T, extents = trimesh.bounds.oriented_bounds(hull)
+    except Exception as e:  # a degenerate point set: reported, the rest of the model loads
+        return f"no convex hull: {type(e).__name__}: {e}"
     # oriented_bounds gives T moving the hull to the box centred at the origin: the box frame is T^-1
     Ti = np.linalg.inv(np.asarray(T, dtype=float))
     R = Ti[:3, :3]
     if np.linalg.det(R) < 0:  # keep a rotation: flip one axis (the box is symmetric)
         R = R @ np.diag([1.0, 1.0, -1.0])
-    X_GBox = Transform(Rotation.from_matrix(R), Ti[:3, 3])
-    return ("Brick", [0.5 * float(e) for e in extents], X_BG * X_GBox)
+    return R, Ti[:3, 3].copy(), [0.5 * float(e) for e in extents]
 
 
 def floor_frame(height: float) -> Transform:

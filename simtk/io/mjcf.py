@@ -10,8 +10,10 @@ What is built: the body tree (pos, quat, euler, axisangle, xyaxes, zaxis; ``<fra
 makes them, hinge, slide, ball and free joints (several per body composed in order), joint damping,
 stiffness about springref, armature, limits (as stops), gravity, and motor, position, velocity and
 general (fixed gain, affine bias) actuators on joints (ctrlrange, inheritrange). What is not (tendons,
-equality constraints, sensors, contacts, fluid forces, friction loss, gravcomp, disabled passive forces,
-...) is named in one `MjcfWarning`. The geoms are kept as `MjcfGeom` records. Unnamed bodies, joints and
+equality constraints, sensors, contacts unless ``contact=True``, fluid forces, friction loss, gravcomp,
+disabled passive forces, ...) is named in one `MjcfWarning`. The geoms are kept as `MjcfGeom` records;
+with ``contact=True`` they are also the surfaces of one ``Force.HuntCrossley`` (`simtk.io._mjcf_contact`
+says how shapes, MuJoCo's collision filter and its solref/solimp/friction are mapped). Unnamed bodies, joints and
 actuators are named ``body<i>``, ``joint<i>``, ``actuator<i>`` after their MuJoCo index.
 
 A joint's armature is its mobilizer's ``armature`` (`MobilizedBody.set_armature`): the model has
@@ -31,6 +33,7 @@ from simtk import State
 
 from ._description import ModelDescription
 from ._loaded_model import LoadedModel
+from ._mjcf_contact import LAW_KEYS, build_surfaces
 from ._mjcf_describe import _Described
 from ._mjcf_reader import MjcfGeom, _Reader
 from ._mjcf_xml import MjcfWarning, quat_matrix
@@ -75,6 +78,10 @@ class MjcfModel(LoadedModel):
     qpos0 : ndarray
         MuJoCo's reference configuration (joint refs, free bodies where the file puts them).
     geoms : list of MjcfGeom
+    contact : Force or None
+        The ``Force.HuntCrossley`` of the geoms (``contact=True``), else None.
+    contact_geoms : list of int
+        For each of `contact`'s surfaces, the index in `geoms` of the geom it is.
     """
 
     name: str = ""
@@ -92,6 +99,8 @@ class MjcfModel(LoadedModel):
     geoms: list = field(default_factory=list)
     nq: int = 0
     nv: int = 0
+    contact: Any = None
+    contact_geoms: list = field(default_factory=list)
 
     def default_state(self) -> State:
         """A new State at MuJoCo's reference configuration `qpos0` and zero velocity, realized to Model.
@@ -209,7 +218,8 @@ def _R(quat) -> np.ndarray:
 
 
 def describe_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: float = 1e5,
-                  limit_dissipation: float = 1.0) -> ModelDescription:
+                  limit_dissipation: float = 1.0, contact: bool = False,
+                  contact_parameters: dict | None = None) -> ModelDescription:
     """The declarative description `load_mjcf` builds its System from, without building it.
 
     Parameters are `load_mjcf`'s; ``describe_mjcf(path).build()[0]`` is the System ``load_mjcf(path)``
@@ -224,11 +234,12 @@ def describe_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffne
     ModelFileError
         As `load_mjcf`.
     """
-    return _read(Path(path), limits, limit_stiffness, limit_dissipation).desc
+    return _read(Path(path), limits, limit_stiffness, limit_dissipation, contact, contact_parameters).desc
 
 
 def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: float = 1e5,
-              limit_dissipation: float = 1.0) -> MjcfModel:
+              limit_dissipation: float = 1.0, contact: bool = False,
+              contact_parameters: dict | None = None) -> MjcfModel:
     """Build a MultibodySystem from an MJCF (MuJoCo XML) file.
 
     Parameters
@@ -240,6 +251,14 @@ def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: 
         limits are constraints; a stop acts only beyond the range).
     limit_stiffness, limit_dissipation : float
         The stops' stiffness and Hunt-Crossley dissipation.
+    contact : bool
+        Make each geom that can collide a surface of one ``Force.HuntCrossley`` (`MjcfModel.contact`):
+        planes as half-spaces, cylinders as capsules, meshes as the box bounding their convex hull,
+        MuJoCo's contype/conaffinity, parent-child and ``<exclude>`` filter as cliques, the law from each
+        geom's solref, solimp and friction (see `simtk.io._mjcf_contact`).
+    contact_parameters : dict, optional
+        Values of ``stiffness``, ``dissipation``, ``static_friction``, ``dynamic_friction``,
+        ``viscous_friction`` given to every surface in place of those derived from the file.
 
     Returns
     -------
@@ -250,6 +269,8 @@ def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: 
     ModelFileError
         A missing or malformed file, or an invalid model (unknown joint or geom type, a malformed
         number, a duplicate name, an undefined class or joint), naming the file, line and element.
+    ValueError
+        ``contact_parameters`` with an unknown key or a value the contact law refuses (before reading).
 
     Warns
     -----
@@ -257,15 +278,44 @@ def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: 
         Once, naming what the file has that is not built.
     """
     path = Path(path)
-    d = _read(path, limits, limit_stiffness, limit_dissipation)
+    d = _read(path, limits, limit_stiffness, limit_dissipation, contact, contact_parameters)
     return _result(d, path)
 
 
-def _read(path: Path, limits: bool, limit_stiffness: float, limit_dissipation: float) -> _Described:
+def _read(path: Path, limits: bool, limit_stiffness: float, limit_dissipation: float, contact: bool = False,
+          contact_parameters: dict | None = None) -> _Described:
+    given = _given_law(contact_parameters) if contact else {}
     rd = _Reader(path)
     d = _Described(rd, limits, limit_stiffness, limit_dissipation)
-    d.desc.geoms = rd.geoms  # kept for a later contact model
+    d.desc.geoms = rd.geoms
+    if contact:
+        s = build_surfaces(rd, d.body_nodes, given)
+        # the reader named the geoms and <contact> as not built: say instead what of them is not
+        rd.unbuilt = [u for u in rd.unbuilt if "contact geom(s)" not in u and "<contact>" not in u]
+        rd.unbuilt += [f"{len(s.skipped)} geom(s) left out of the contact: " + "; ".join(s.skipped)] \
+            if s.skipped else []
+        rd.unbuilt += s.notes + ([f"{rd.pairs} <contact><pair> element(s)"] if rd.pairs else [])
+        if s.bodies:
+            d.contact = d.desc.add("Force.HuntCrossley", d.desc.forces, d._fname("contact"),
+                                   transition_velocity=0.01, surface_bodies=s.bodies, surface_shapes=s.shapes,
+                                   surface_sizes=s.sizes, surface_frames=s.frames, surface_laws=s.laws,
+                                   surface_cliques=s.cliques)
+            d.contact_geoms = s.geoms
     return d
+
+
+def _given_law(given: dict | None) -> dict:
+    given = dict(given or {})
+    unknown = set(given) - set(LAW_KEYS)
+    if unknown:
+        raise ValueError(f"load_mjcf: contact_parameters has unknown key(s) {sorted(unknown)}: expected some of "
+                         f"{list(LAW_KEYS)}")
+    for k, v in given.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+            raise ValueError(f"load_mjcf: contact_parameters[{k!r}] must be a finite number >= 0, got {v!r}")
+    if given.get("dynamic_friction", 0.0) > given.get("static_friction", np.inf):
+        raise ValueError("load_mjcf: contact_parameters: dynamic_friction exceeds static_friction")
+    return {k: float(v) for k, v in given.items()}
 
 
 def _result(d: _Described, path: Path) -> MjcfModel:
@@ -273,6 +323,9 @@ def _result(d: _Described, path: Path) -> MjcfModel:
     system, comps = d.desc.build()
     model = MjcfModel(system, comps["/matter"], comps["/forces"], path, description=d.desc, components=comps,
                       name=rd.x.model_name, gravity=np.array(rd.gravity), timestep=rd.timestep, geoms=rd.geoms)
+    if d.contact is not None:
+        model.contact = comps[d.contact.path]
+        model.contact_geoms = list(d.contact_geoms)
     model.bodies = NamedDict({b: comps[n.path] for b, n in d.body_nodes.items() if b != "world"}, "body", path)
     model.joints = NamedDict({j: comps[n.path] for j, n in d.joint_nodes.items()}, "joint", path)
     qpos0: list = []
