@@ -263,3 +263,15 @@ def force(fn: Callable | None = None, *, potential_energy: Callable | None = Non
     def make(f: Callable) -> NumbaForceKernel:
         return NumbaForceKernel(f, potential_energy, depends_only_on_positions, cache)
     return make if fn is None else make(fn)
+
+
+# Constraint kernels (after the helpers above, which simtk.jit.constraint uses).
+from .constraint import (  # noqa: E402
+    ConstraintKernel,
+    JitConstraintContext,
+    NumbaConstraintKernel,
+    constraint,
+    station_acceleration,
+)
+
+__all__ += ["constraint", "NumbaConstraintKernel", "ConstraintKernel", "JitConstraintContext", "station_acceleration"]

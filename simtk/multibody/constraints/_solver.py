@@ -249,7 +249,8 @@ def build_plan(matter, state: State, layout, disabled, motion_elements: list) ->
             plan.slots[c._index] = eq
         else:
             plan.motion_slots.setdefault(c._body, []).append(eq)
-        key = type(c) if c._bulk else id(c)
+        # (a kind whose elements differ in their code, Constraint.Jit's kernels, groups them by _bulk_group)
+        key = (type(c), getattr(c, "_bulk_group", None)) if c._bulk else id(c)
         if key not in by_kind:
             by_kind[key] = []
             order.append(key)
