@@ -151,3 +151,53 @@ cdef class JitConstraintSet:
 def jit_constraint_capsule_address(capsule):
     """The kernel a PyCapsule named JIT_CONSTRAINT_CAPSULE holds, as an integer."""
     return capsule_address(capsule, JIT_CONSTRAINT_CAPSULE)
+
+
+# ---------------------------------------------------------------------------
+# In the compiled time loop (core/loop_constraints.pxi's LOOP_JIT parts): K elements of one kernel, each
+# with m = mp + mv + ma equations, evaluated on the loop's tree. False when a kernel failed or gave a
+# non-finite value: the loop then hands the step to Python, which evaluates the same kernel and raises
+# the error naming the constraint.
+# ---------------------------------------------------------------------------
+
+cdef bint jit_con_errors_t(void* fn, int what, Py_ssize_t mp, Py_ssize_t mv, Py_ssize_t ma, const Tree* t,
+                           const double* u, const double* udot, const double* V, const double* A, Py_ssize_t K,
+                           const double* params, Py_ssize_t npk, const idx_t* nparams, double* out) noexcept nogil:
+    # each element's errors of level what (0, 1, 2: mp, mp + mv, m of them) into out (K, width)
+    cdef Py_ssize_t j, width = mp if what == JIT_CON_PERR else (mp + mv if what == JIT_CON_VERR else mp + mv + ma)
+    cdef double lam = 0.0
+    for j in range(K):
+        if (<jit_con_t>fn)(what, mp, mv, ma, t.time, t.q, u, udot, t.R_GB, t.p_GB, V, A, t.nb, t.nq, t.nu,
+                           params + npk * j, nparams[j], &lam, out + width * j, NULL, NULL) != 0:
+            return False
+    return _jit_all_finite(out, K * width)
+
+
+cdef bint jit_con_g_rows_t(void* fn, Py_ssize_t mp, Py_ssize_t mv, Py_ssize_t ma, Tree* t, Py_ssize_t K,
+                           const double* params, Py_ssize_t npk, const idx_t* nparams, const idx_t* eq,
+                           double* work, double* G) noexcept nogil:
+    # G's rows of the elements' equations eq (K, m): J^T of the body forces of a unit multiplier, plus its
+    # mobility forces (Constraint.Jit._force_map's rows, as _build_gmap adds them). work: m + 6 nb + nu.
+    cdef Py_ssize_t j, k, i, m = mp + mv + ma, nu = t.nu, nb6 = 6 * t.nb
+    cdef double* lam = work
+    cdef double* Fb = work + m
+    cdef double* mf = work + m + nb6
+    cdef double* row
+    cdef double dummy = 0.0
+    memset(lam, 0, m * sizeof(double))
+    for j in range(K):
+        for k in range(m):
+            memset(Fb, 0, (nb6 + nu) * sizeof(double))
+            lam[k] = 1.0
+            if (<jit_con_t>fn)(JIT_CON_FORCES, mp, mv, ma, t.time, t.q, t.u, t.u, t.R_GB, t.p_GB, t.V_GB, t.V_GB,
+                               t.nb, t.nq, nu, params + npk * j, nparams[j], lam, &dummy, Fb, mf) != 0:
+                return False
+            lam[k] = 0.0
+            if not _jit_all_finite(Fb, nb6 + nu):
+                return False
+            row = G + eq[m * j + k] * nu
+            memset(row, 0, nu * sizeof(double))
+            k_jacobian_transpose(t, Fb, row)
+            for i in range(nu):
+                row[i] = row[i] + mf[i]
+    return True

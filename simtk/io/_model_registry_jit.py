@@ -1,12 +1,15 @@
-"""Force.Jit in the model format: its kernel saved by a registered name (the code stays in the user's module).
+"""Force.Jit and Constraint.Jit in the model format: the kernel saved by a registered name (the code stays in
+the user's module).
 
-A file holds ``Force.Jit [ name="..." kernel="my_spring" params=[ ... ] ]``; loading it finds the kernel
+A file holds ``Force.Jit [ name="..." kernel="my_spring" params=[ ... ] ]`` (``Constraint.Jit`` alike, without
+``depends_only_on_positions``); loading it finds the kernel
 registered under ``my_spring`` by :func:`register_kernel` (the user's module, imported before
 ``load_model``, registers it, as ``register_class`` does for Python classes).
 """
 from __future__ import annotations
 
-from simtk import Force
+from simtk import Constraint, Force
+from simtk.multibody.constraints.jit_constraint import ConstraintKernel
 from simtk.multibody.forces.jit_force import ForceKernel
 
 from ._model_registry import _WORD, _builtin
@@ -14,17 +17,18 @@ from .errors import ModelFileError
 
 __all__ = ["register_kernel"]
 
-_KERNELS: dict[str, ForceKernel] = {}
+_KERNELS: dict[str, ForceKernel | ConstraintKernel] = {}
 _NAMES: dict[int, str] = {}  # id(kernel) -> name (the kernel is held by _KERNELS, so its id stays its own)
 
 
-def register_kernel(kernel: ForceKernel, name: str | None = None) -> str:
-    """Register a ``Force.Jit`` kernel so that models using it save and load by ``name``.
+def register_kernel(kernel: ForceKernel | ConstraintKernel, name: str | None = None) -> str:
+    """Register a ``Force.Jit`` or ``Constraint.Jit`` kernel so that models using it save and load by ``name``.
 
     Parameters
     ----------
-    kernel : ForceKernel
-        Made by ``@simtk.jit.force`` or ``ForceKernel.from_capsule``.
+    kernel : ForceKernel or ConstraintKernel
+        Made by ``@simtk.jit.force`` or ``ForceKernel.from_capsule``, or by ``simtk.jit.constraint`` or
+        ``ConstraintKernel.from_capsule``.
     name : str, optional
         The name written in files (default: the kernel's name, its function's ``__qualname__``).
         A word of letters, digits, ``_`` and ``.``, not starting with a digit.
@@ -37,14 +41,14 @@ def register_kernel(kernel: ForceKernel, name: str | None = None) -> str:
     Raises
     ------
     TypeError
-        ``kernel`` is not a ForceKernel.
+        ``kernel`` is not a ForceKernel or ConstraintKernel.
     ValueError
         ``name`` is not a valid word, or is taken by another kernel (a kernel registered again under
         its own name is accepted).
     """
-    if not isinstance(kernel, ForceKernel):
-        raise TypeError(f"register_kernel: expected a kernel made by @simtk.jit.force or ForceKernel.from_capsule, "
-                        f"got {type(kernel).__name__}")
+    if not isinstance(kernel, (ForceKernel, ConstraintKernel)):
+        raise TypeError(f"register_kernel: expected a kernel made by @simtk.jit.force, simtk.jit.constraint or "
+                        f"their from_capsule, got {type(kernel).__name__}")
     name = kernel.name if name is None else name
     if not isinstance(name, str) or not _WORD.fullmatch(name) or name in ("true", "false"):
         raise ValueError(f"register_kernel: {name!r} is not a valid kernel name for a model file (letters, digits, "
@@ -64,12 +68,12 @@ def _kernel_name(e) -> str:
     kernel = e.get_kernel()
     name = _NAMES.get(id(kernel))
     if name is None or _KERNELS.get(name) is not kernel:
-        raise ModelFileError(f"{e.get_absolute_path()} (Force.Jit): cannot be written: its kernel {kernel.name!r} is "
+        raise ModelFileError(f"{e.get_absolute_path()} ({type(e).__qualname__}): cannot be written: its kernel {kernel.name!r} is "
                              "not registered with simtk.io.register_kernel")
     return name
 
 
-def _build(ctx, owner, refs, v, name):
+def _kernel_of(ctx, v, kind: type):
     kname, line = ctx.get(v, "kernel")
     if not isinstance(kname, str):
         raise ctx.error(f"kernel: expected the quoted name of a registered kernel, got {kname!r}", line)
@@ -77,6 +81,13 @@ def _build(ctx, owner, refs, v, name):
     if kernel is None:
         raise ctx.error(f"kernel: no kernel is registered as {kname!r} (import the module that registers it with "
                         "simtk.io.register_kernel before loading)", line)
+    if not isinstance(kernel, kind):
+        raise ctx.error(f"kernel: {kname!r} is a {type(kernel).__name__}, not a {kind.__name__}", line)
+    return kernel
+
+
+def _build(ctx, owner, refs, v, name):
+    kernel = _kernel_of(ctx, v, ForceKernel)
     params = ctx.vector(v, "params") if "params" in v else ()
     position_only = ctx.flag(v, "depends_only_on_positions") if "depends_only_on_positions" in v else None
     return Force.Jit(owner, ctx.matter, kernel, params, depends_only_on_positions=position_only, name=name)
@@ -85,3 +96,13 @@ def _build(ctx, owner, refs, v, name):
 _builtin("Force.Jit", Force.Jit, "force", _build,
          extras=[("kernel", _kernel_name), ("params", lambda e: e.get_params()),
                  ("depends_only_on_positions", lambda e: e._position_only_flag)])
+
+
+def _build_constraint(ctx, owner, refs, v, name):
+    kernel = _kernel_of(ctx, v, ConstraintKernel)
+    params = ctx.vector(v, "params") if "params" in v else ()
+    return Constraint.Jit(ctx.matter, kernel, params, name=name)
+
+
+_builtin("Constraint.Jit", Constraint.Jit, "constraint", _build_constraint,
+         extras=[("kernel", _kernel_name), ("params", lambda e: e.get_params())])

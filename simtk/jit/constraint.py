@@ -107,7 +107,7 @@ class NumbaConstraintKernel(ConstraintKernel):
 
     def __init__(self, apply_forces: Callable, position_errors: Callable | None = None,
                  velocity_errors: Callable | None = None, acceleration_errors: Callable | None = None,
-                 mp: int = 0, mv: int = 0, ma: int = 0, cache: bool = True):
+                 mp: int = 0, mv: int = 0, ma: int = 0, cache: bool = True, name: str | None = None):
         what = "simtk.jit.constraint"
         fns: list = []
         for label, fn, names, needed in (
@@ -124,7 +124,7 @@ class NumbaConstraintKernel(ConstraintKernel):
             fn = getattr(fn, "py_func", fn)
             _check_signature(fn, names, f"{what}: {label}")
             fns.append(fn)
-        super().__init__(getattr(fns[3], "__qualname__", repr(fns[3])), mp, mv, ma)
+        super().__init__(name if name is not None else getattr(fns[3], "__qualname__", repr(fns[3])), mp, mv, ma)
         self.py_funcs = tuple(fns)
         self.cache = bool(cache)
         self._compiled: Any = None
@@ -135,14 +135,19 @@ class NumbaConstraintKernel(ConstraintKernel):
     def __reduce__(self):
         # A kernel decorated at a module's top level is found again by name (see NumbaForceKernel).
         fn = self.py_funcs[3]
-        if _find(fn.__module__, fn.__qualname__) is self:
-            return (_find, (fn.__module__, fn.__qualname__))
+        for qualname in (fn.__qualname__, self.name):
+            if _find(fn.__module__, qualname) is self:
+                return (_find, (fn.__module__, qualname))
         f = self.py_funcs
-        return (NumbaConstraintKernel, (f[3], f[0], f[1], f[2], self.mp, self.mv, self.ma, self.cache))
+        return (NumbaConstraintKernel, (f[3], f[0], f[1], f[2], self.mp, self.mv, self.ma, self.cache, self.name))
 
     def _build(self, cache: bool):
+        # The trampoline is compiled in each process, not cached: a process that loaded one kernel's
+        # cached trampoline and compiled another's saved an entry that a later process loaded as the
+        # wrong kernel's code (seen with numba 0.6x: two kernels cached, the second one's errors written
+        # by the first one's functions). The user's functions (``dispatchers``) are cached.
         f = self.py_funcs
-        return _trampoline(tuple(x if x is not None else _nothing for x in f[:3]) + (f[3],), cache)
+        return _trampoline(tuple(x if x is not None else _nothing for x in f[:3]) + (f[3],), False)
 
     def compile(self) -> None:
         """Compile the kernel now (else the first ``Constraint.Jit`` using it does); raises what numba raised."""
@@ -187,7 +192,7 @@ class NumbaConstraintKernel(ConstraintKernel):
 
 def constraint(apply_forces: Callable | None = None, *, mp: int = 0, mv: int = 0, ma: int = 0,
                position_errors: Callable | None = None, velocity_errors: Callable | None = None,
-               acceleration_errors: Callable | None = None, cache: bool = True) -> Any:
+               acceleration_errors: Callable | None = None, cache: bool = True, name: str | None = None) -> Any:
     """Make a constraint kernel for ``Constraint.Jit`` (decorating its force function).
 
     Parameters
@@ -207,12 +212,16 @@ def constraint(apply_forces: Callable | None = None, *, mp: int = 0, mv: int = 0
         ``acceleration_errors(ctx, params, aerr)`` writes ``aerr (mp+mv+ma,)``: d/dt verr, then the
         acceleration-only errors, at ``ctx.udot`` and ``ctx.A_GB``.
     cache : bool
-        numba's ``cache=True``: the compiled code is kept on disk between runs.
+        numba's ``cache=True`` for the functions as Python calls them (``dispatchers``); the C entry
+        point around them is compiled once per process.
+    name : str, optional
+        The kernel's name in messages and model files (default: ``apply_forces``'s ``__qualname__``);
+        a kernel bound to this name in its module pickles by reference.
 
     Returns
     -------
     NumbaConstraintKernel, or a decorator making one when ``apply_forces`` is not given.
     """
     def make(f: Callable) -> NumbaConstraintKernel:
-        return NumbaConstraintKernel(f, position_errors, velocity_errors, acceleration_errors, mp, mv, ma, cache)
+        return NumbaConstraintKernel(f, position_errors, velocity_errors, acceleration_errors, mp, mv, ma, cache, name)
     return make if apply_forces is None else make(apply_forces)

@@ -5,9 +5,11 @@ Parameter layouts:
               perr = p2 - p1 in Ground (3 holonomic equations), forces +lambda at s2 and -lambda at s1
   distance    (b1, b2, d): the seed's §3.2 example, the bodies' origins at distance d:
               perr = (|r|^2 - d^2) / 2, r = p2 - p1
-  bad_force   (b1, ...): a ball whose force function reads body index params[0] (out of range on purpose)
+  ball_until  (ball..., t_fail): the ball, whose position errors raise after t > t_fail
 """
 from __future__ import annotations
+
+import math
 
 import simtk.jit as sj
 
@@ -33,11 +35,14 @@ def _ball_aerr(ctx, params, aerr):
         aerr[i] = a2[i] - a1[i]
 
 
-@sj.constraint(mp=3, position_errors=_ball_perr, velocity_errors=_ball_verr, acceleration_errors=_ball_aerr)
-def ball(ctx, params, multipliers, body_forces, mobility_forces):
+def _ball_forces(ctx, params, multipliers, body_forces, mobility_forces):
     f = (multipliers[0], multipliers[1], multipliers[2])
     sj.add_station_force(ctx, body_forces, int(params[4]), params[5:8], f)
     sj.add_station_force(ctx, body_forces, int(params[0]), params[1:4], sj.scale3(-1.0, f))
+
+
+ball = sj.constraint(_ball_forces, mp=3, position_errors=_ball_perr, velocity_errors=_ball_verr,
+                     acceleration_errors=_ball_aerr, name="ball")
 
 
 _ORIGIN = (0.0, 0.0, 0.0)
@@ -73,7 +78,7 @@ def distance(ctx, params, multipliers, body_forces, mobility_forces):
 
 
 def _nan_perr(ctx, params, perr):
-    perr[0] = ctx.q[0] * params[0] / params[1]   # 0/0 when params are (0, 0)
+    perr[0] = ctx.q[0] + params[0] * math.inf   # NaN when params[0] is 0
 
 
 def _nan_verr(ctx, params, verr):
@@ -87,3 +92,16 @@ def _nan_aerr(ctx, params, aerr):
 @sj.constraint(mp=1, position_errors=_nan_perr, velocity_errors=_nan_verr, acceleration_errors=_nan_aerr)
 def nan_coordinate(ctx, params, multipliers, body_forces, mobility_forces):
     mobility_forces[0] += multipliers[0]
+
+
+def _until_perr(ctx, params, perr):
+    if ctx.t > params[8]:
+        raise ValueError("the test kernel fails after t_fail")
+    p1 = sj.station_location(ctx, int(params[0]), params[1:4])
+    p2 = sj.station_location(ctx, int(params[4]), params[5:8])
+    for i in range(3):
+        perr[i] = p2[i] - p1[i]
+
+
+ball_until = sj.constraint(_ball_forces, mp=3, position_errors=_until_perr, velocity_errors=_ball_verr,
+                           acceleration_errors=_ball_aerr, name="ball")

@@ -92,15 +92,16 @@ class ConstraintKernel:
 class _Packed:
     """The elements of one kernel in a plan, their compiled set and zero stand-ins for missing inputs."""
 
-    __slots__ = ("set", "elements", "kernel", "_zeros")
+    __slots__ = ("set", "elements", "kernel", "params", "nparams", "_zeros")
 
     def __init__(self, elements: list, kernel: ConstraintKernel):
         width = max((e._params.size for e in elements), default=0)
         params = np.zeros((len(elements), width))
         for j, e in enumerate(elements):
             params[j, :e._params.size] = e._params
-        self.set = _K.JitConstraintSet(kernel._jit_address(), params, [e._params.size for e in elements],
-                                       kernel.mp, kernel.mv, kernel.ma, kernel)
+        self.params, self.nparams = params, np.array([e._params.size for e in elements], dtype=np.int64)
+        self.set = _K.JitConstraintSet(kernel._jit_address(), params, self.nparams, kernel.mp, kernel.mv, kernel.ma,
+                                       kernel)
         self.elements, self.kernel, self._zeros = elements, kernel, None
 
     def zeros(self, ws):
@@ -217,6 +218,13 @@ class _Jit(Constraint):
     @classmethod
     def _pack(cls, elements, plan, state):
         return _Packed(list(elements), elements[0]._kernel)
+
+    @classmethod
+    def _loop_rows(cls, packed, eq) -> dict:
+        """The spec of the compiled time loop's rows of these elements (core/loop_constraints.pxi, LOOP_JIT)."""
+        k = packed.kernel
+        return dict(family="jit", address=k._jit_address(), params=packed.params, nparams=packed.nparams, mp=k.mp,
+                    mv=k.mv, ma=k.ma, owner=k, eq=np.asarray(eq).reshape(-1), e0=0, s0=0)
 
     @classmethod
     def _position_errors(cls, packed, kin):
