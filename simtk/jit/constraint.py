@@ -35,7 +35,7 @@ import numpy as np
 from numba import carray, types
 
 from ..multibody.constraints.jit_constraint import ConstraintKernel
-from . import _check_signature, _code_key, _find, _named
+from ._compile import _check_signature, _code_key, _find, _named
 from .helpers import _inline, station_offset
 
 __all__ = ["constraint", "NumbaConstraintKernel", "ConstraintKernel", "JitConstraintContext", "station_acceleration"]
