@@ -70,6 +70,11 @@ cdef class JitConstraintSet:
         self.mp, self.mv, self.ma, self.m = mp, mv, ma, mp + mv + ma
         self.owner = owner
 
+    def __reduce__(self):
+        # (made again from its owner, which gives the kernel's address in the unpickling process)
+        return (_jit_con_set_rebuild, (np.asarray(self.params).copy(), np.asarray(self.nparams).copy(), self.mp,
+                                       self.mv, self.ma, self.owner))
+
     def errors(self, int what, double t, const double[::1] q, const double[::1] u, const double[::1] udot,
                const double[::1] R_GB, const double[::1] p_GB, const double[::1] V_GB, const double[::1] A_GB,
                double[:, ::1] out):
@@ -146,6 +151,11 @@ cdef class JitConstraintSet:
         finally:
             free(lam)
         return bad
+
+
+def _jit_con_set_rebuild(params, nparams, mp, mv, ma, owner):
+    """A JitConstraintSet made again from its owner (``owner._jit_address()``: the kernel in this process)."""
+    return JitConstraintSet(owner._jit_address(), params, nparams, mp, mv, ma, owner)
 
 
 def jit_constraint_capsule_address(capsule):

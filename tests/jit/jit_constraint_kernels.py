@@ -6,6 +6,7 @@ Parameter layouts:
   distance    (b1, b2, d): the seed's §3.2 example, the bodies' origins at distance d:
               perr = (|r|^2 - d^2) / 2, r = p2 - p1
   ball_until  (ball..., t_fail): the ball, whose position errors raise after t > t_fail
+  ball_wrong_forces (ball...): the ball with its forces at the body origins (not G^T: a wrong kernel)
 """
 from __future__ import annotations
 
@@ -105,3 +106,18 @@ def _until_perr(ctx, params, perr):
 
 ball_until = sj.constraint(_ball_forces, mp=3, position_errors=_until_perr, velocity_errors=_ball_verr,
                            acceleration_errors=_ball_aerr, name="ball")
+
+
+_ZERO = (0.0, 0.0, 0.0)
+
+
+def _ball_forces_at_origins(ctx, params, multipliers, body_forces, mobility_forces):
+    # wrong on purpose: the forces at the body origins, not at the stations (not G^T of the ball's errors)
+    f = (multipliers[0], multipliers[1], multipliers[2])
+    sj.add_station_force(ctx, body_forces, int(params[4]), _ZERO, f)
+    sj.add_station_force(ctx, body_forces, int(params[0]), _ZERO, sj.scale3(-1.0, f))
+
+
+ball_wrong_forces = sj.constraint(_ball_forces_at_origins, mp=3, position_errors=_ball_perr,
+                                  velocity_errors=_ball_verr, acceleration_errors=_ball_aerr,
+                                  name="ball_wrong_forces")

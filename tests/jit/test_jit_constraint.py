@@ -9,6 +9,9 @@ distance constraint; errors naming the constraint; a model file round trip by re
 """
 from __future__ import annotations
 
+import ctypes
+import pickle
+
 import numpy as np
 import pytest
 
@@ -28,6 +31,7 @@ from simtk.multibody import (  # noqa: E402
     MultibodySystem,
     SimbodyMatterSubsystem,
 )
+from simtk.multibody.constraints.jit_constraint import ConstraintKernel  # noqa: E402
 from simtk.multibody.forces.jit_force import JitKernelError  # noqa: E402
 from simtk.spatial import Body, Inertia, MassProperties, Transform  # noqa: E402
 from simtk.testing import check_constraint  # noqa: E402
@@ -102,6 +106,18 @@ def test_check_constraint_accepts_jitted_constraints():
     for c in (ball, dist):
         report = check_constraint(c, state)
         assert report.ok, report
+
+
+def test_check_constraint_finds_a_kernel_whose_forces_are_not_the_errors_gradient():
+    """Forces applied at the body origins instead of the ball's stations: check_constraint reports the
+    G^T comparison failed, and the acceleration errors at the obtained udot show the violation (they
+    are evaluated by the kernel there, not taken as the solve's residual)."""
+    system, matter, bodies = _chain()
+    c = Constraint.Jit(matter, jck.ball_wrong_forces, [matter.ground, *TIP, bodies[2], 0, -0.5, 0])
+    state = _at(system, matter, [0.3, -0.5, 0.4], [0.2, -0.1, 0.3])
+    report = check_constraint(c, state)
+    assert not report.ok and "G^T lambda" in str(report), report
+    assert np.abs(c.get_acceleration_errors(state)).max() > 1e-3
 
 
 def test_elements_of_one_kernel_are_grouped_and_two_kernels_coexist():
@@ -244,6 +260,41 @@ def test_a_failing_kernel_in_the_compiled_loop_is_reported_by_python_naming_it()
     assert path.startswith("compiled time loop") and "calls Python" not in path, path
     with pytest.raises(JitKernelError, match=r"fragile.*ValueError: the test kernel fails after t_fail"):
         integ.step_to(0.01)
+
+
+def test_a_kernel_handed_through_a_capsule_runs_as_the_numba_one():
+    """A C function pointer in a PyCapsule (as a Cython cdef function is handed over) is the same kernel;
+    a capsule of another name is refused."""
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    address = jck.ball._jit_address()
+    kernel = ConstraintKernel.from_capsule(new(address, b"simtk.jit.constraint_kernel", None), mp=3,
+                                           name="capsule ball")
+    with pytest.raises(TypeError, match="PyCapsule named 'simtk.jit.constraint_kernel'"):
+        ConstraintKernel.from_capsule(new(address, b"simtk.jit.force_kernel", None), mp=3)
+    out = []
+    for k in (jck.ball, kernel):
+        system, matter, bodies = _chain()
+        c = Constraint.Jit(matter, k, [matter.ground, *TIP, bodies[2], 0, -0.5, 0])
+        s = _at(system, matter, [0.3, -0.5, 0.4], [0.2, -0.1, 0.3])
+        out.append(np.concatenate([matter.get_udot(s), c.get_multipliers(s)]))
+    assert np.array_equal(out[0], out[1])
+    with pytest.raises(TypeError, match="capsule cannot be pickled"):
+        pickle.dumps(kernel)
+
+
+def test_a_model_with_a_kernel_constraint_pickles_and_runs_the_same():
+    """The System (its kernel found again by its module and name) and a realized State pickle; the copy's
+    accelerations are the original's."""
+    system, matter, c = four_bar(True)
+    s = _at(system, matter, [0.3, -0.5, 0.4], [0.2, -0.1, 0.3])
+    system2, s2 = pickle.loads(pickle.dumps((system, s)))
+    m2 = system2.get_matter_subsystem()
+    assert m2.get_constraint(0).get_kernel() is jck.ball
+    system2.realize(s2, Stage.Acceleration)
+    fresh = _at(system2, m2, [0.3, -0.5, 0.4], [0.2, -0.1, 0.3])
+    assert np.array_equal(m2.get_udot(fresh), matter.get_udot(s))
+    assert np.array_equal(m2.get_udot(s2), matter.get_udot(s))
 
 
 # ---------------------------------------------------------------------------------------------- model files
