@@ -23,6 +23,9 @@ errors are in Ground; G is taken from the force function (its forces for a unit 
 equation), which must therefore be the gradient of the errors: check it with
 ``simtk.testing.check_constraint``. A velocity error must be the time derivative of its position
 error, and an acceleration error that of its velocity error, evaluated at ``ctx.udot``.
+Each function reads only what its level has: position errors ``t``, ``q`` and the poses; velocity
+errors and the forces also ``u`` and ``V_GB``; acceleration errors also ``udot`` and ``A_GB`` (what a
+level does not have is zeros, or the current values, depending on where it is evaluated).
 """
 from __future__ import annotations
 
