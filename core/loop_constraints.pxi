@@ -47,11 +47,12 @@ cdef enum:
     LOOP_UDOT = 7       # udot_i - value (ConstantAcceleration, udot prescribed): acceleration-only, G's row e_i
     LOOP_COUPLER = 8    # f(q[args]) (CoordinateCoupler): holonomic, G's row grad f N
     LOOP_SPEED_COUPLER = 9  # f(u[args], q[args]) (SpeedCoupler): velocity-level, G's row df/du (depends on u)
+    LOOP_JIT = 10       # Constraint.Jit: a compiled kernel's rows at every level (core/jit_constraints.pxi)
 
 #: name -> code of the row families LoopConstraints solves
 LOOP_FAMILIES = {"coincident": LOOP_COINCIDENT, "angle": LOOP_ANGLE, "plane": LOOP_PLANE, "rod": LOOP_ROD,
                  "coordinate": LOOP_COORD, "speed": LOOP_SPEED, "noslip": LOOP_NOSLIP, "udot": LOOP_UDOT,
-                 "coupler": LOOP_COUPLER, "speed_coupler": LOOP_SPEED_COUPLER}
+                 "coupler": LOOP_COUPLER, "speed_coupler": LOOP_SPEED_COUPLER, "jit": LOOP_JIT}
 
 cdef enum:
     TARGET_CONSTANT = 0  # value, with zero derivatives
@@ -100,6 +101,11 @@ cdef struct LoopPart:
     const idx_t* arg
     const idx_t* argb
     double* grad
+    # Constraint.Jit (K elements of m = jmp + jmv + jma rows each, eq (K, m)): the kernel, each element's
+    # parameters (v1, (K, jnpk)) and their counts (i1); geom holds the errors of a level (K, m), c the
+    # work of jit_con_g_rows_t and the velocities and accelerations the kernel reads (m + 18 nb + nu)
+    void* jfn
+    Py_ssize_t jmp, jmv, jma, jnpk
 
 
 cdef class LoopConstraints:
@@ -114,6 +120,9 @@ cdef class LoopConstraints:
     cdef readonly bint timed
     # u_dependent: some rows of G depend on u (SpeedCoupler), built where the velocity errors are
     cdef readonly bint u_dependent
+    # jit_failed: a Constraint.Jit kernel failed or gave a non-finite value since the last positions(); the
+    # loop refuses the step (a factor < 0, correct() False, NaN errors) and Python raises, naming it
+    cdef readonly bint jit_failed
     # the functions of the couplers and function targets, and the scratch of their arguments (x, xd)
     # and Hessians (H)
     cdef readonly object functions
@@ -330,6 +339,23 @@ cdef class LoopConstraints:
                 p.geom = _dp(scratch(K))  # a SpeedCoupler's row values (its velocity errors)
                 if p.fam == LOOP_SPEED_COUPLER:
                     self.u_dependent = True
+            elif p.fam == LOOP_JIT:
+                jp = np.array(spec["params"], dtype=np.float64, order="C").reshape(len(spec["nparams"]), -1)
+                keep.append(jp)
+                K = jp.shape[0]
+                p.jmp, p.jmv, p.jma, p.jnpk = spec["mp"], spec["mv"], spec["ma"], jp.shape[1]
+                R = K * (p.jmp + p.jmv + p.jma)
+                if spec["address"] == 0 or p.jmp < 0 or p.jmv < 0 or p.jma < 0 or R == 0 and K:
+                    raise ValueError("LoopConstraints: a jit part needs a kernel and equations")
+                nparams = ints(spec["nparams"], K, "nparams")
+                if K and (nparams.min() < 0 or nparams.max() > p.jnpk):
+                    raise ValueError("LoopConstraints: a jit part's parameter counts are out of range")
+                keep.append(spec["owner"])
+                p.jfn = <void*><size_t>spec["address"]
+                p.v1 = _dp(jp) if p.jnpk else _dp(scratch(1))
+                p.i1 = _ip(nparams)
+                p.geom = _dp(scratch(R))
+                p.c = _dp(scratch(R + 18 * nb + self.nu))
             else:
                 K = len(spec["u"])
                 R = K
@@ -365,7 +391,13 @@ cdef class LoopConstraints:
             p.K, p.R, p.eq, p.e0, p.s0 = K, R, _ip(eq), spec["e0"], spec["s0"]
             p.all_eqs = eq.tolist() == list(range(m))
             p.perr, p.gud, p.verr, p.aerr = _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R)), _dp(scratch(R))
-            if p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP or p.fam == LOOP_SPEED_COUPLER:
+            if p.fam == LOOP_JIT:  # each element's rows: mp position-level, mv velocity-level, ma acceleration-only
+                levels = np.tile(np.repeat([0, 1, 2], [p.jmp, p.jmv, p.jma]), K)
+                lo, hi = 0, m
+                if ((levels == 0) & (eq >= mp)).any() or ((levels == 1) & ((eq < mp) | (eq >= nv))).any() \
+                        or ((levels == 2) & (eq < nv)).any():
+                    lo = m  # (refused below)
+            elif p.fam == LOOP_SPEED or p.fam == LOOP_NOSLIP or p.fam == LOOP_SPEED_COUPLER:
                 lo, hi = mp, nv
             elif p.fam == LOOP_UDOT:
                 lo, hi = nv, m
@@ -385,8 +417,12 @@ cdef class LoopConstraints:
         # perr and each part's geometry at the tree's realized positions (position_errors)
         cdef Py_ssize_t j, r
         cdef LoopPart* p
+        self.jit_failed = False
         for j in range(self.nparts):
             p = &self.parts[j]
+            if p.fam == LOOP_JIT:
+                self._jit_rows(<Tree*>t, p, JIT_CON_PERR, self.perr, t.u, NULL)
+                continue
             if p.fam == LOOP_COINCIDENT:
                 coincident_position_t(t, p.K, p.i1, p.v1, p.i2, p.v2, p.i3, p.ground, p.perr, p.geom)
             elif p.fam == LOOP_ANGLE:
@@ -440,6 +476,36 @@ cdef class LoopConstraints:
                 self._coupler_rows(t, p)
             elif p.fam == LOOP_SPEED_COUPLER:
                 self._speed_coupler_rows(t, p, t.u)
+            elif p.fam == LOOP_JIT and p.K:
+                if not jit_con_g_rows_t(p.jfn, p.jmp, p.jmv, p.jma, t, p.K, p.v1, p.jnpk, p.i1, p.eq, p.c, self.G):
+                    self.jit_failed = True
+
+    cdef void _jit_rows(self, Tree* t, LoopPart* p, int what, double* out, const double* u,
+                        const double* udot) noexcept nogil:
+        # a jit part's errors of level what into out at its equations (NaN there when its kernel failed):
+        # the velocities at u (J u) for the velocity errors, the accelerations J udot + the bias
+        # accelerations for the acceleration errors (at the tree's u), as the Python path reads V_GB, A_GB
+        cdef Py_ssize_t j, i, k, m = p.jmp + p.jmv + p.jma, w
+        cdef double* V = p.c + m + 6 * t.nb + t.nu
+        cdef double* A = V + 6 * t.nb
+        w = p.jmp if what == JIT_CON_PERR else (p.jmp + p.jmv if what == JIT_CON_VERR else m)
+        if what == JIT_CON_VERR:
+            k_jacobian(t, u, V)
+        elif what == JIT_CON_AERR:
+            k_jacobian(t, udot, A)
+            for i in range(6 * t.nb):
+                A[i] = A[i] + t.A_bias[i]
+        if not jit_con_errors_t(p.jfn, what, p.jmp, p.jmv, p.jma, t, u, udot if udot != NULL else u,
+                                V if what != JIT_CON_PERR else t.V_GB, A if what == JIT_CON_AERR else t.V_GB,
+                                p.K, p.v1, p.jnpk, p.i1, p.geom):
+            self.jit_failed = True
+            for j in range(p.K):
+                for i in range(w):
+                    out[p.eq[m * j + i]] = NAN
+            return
+        for j in range(p.K):
+            for i in range(w):
+                out[p.eq[m * j + i]] = p.geom[w * j + i]
 
     cdef void _coupler_rows(self, const Tree* t, LoopPart* p) noexcept nogil:
         # G's row of f(q[args]) = 0: sum_j g_j N_row(arg_j), g = grad f at q (kept for the acceleration
@@ -547,6 +613,8 @@ cdef class LoopConstraints:
 
     cdef Py_ssize_t factor(self, Tree* t) noexcept nogil:
         # Y^T, A and A's factor at the tree's positions and articulated inertias
+        if self.jit_failed:
+            return -1
         constraint_operators_t(t, self.m, self.G, self.YT, &self.Amv[0, 0])
         return self._factor_of(self.Amv, &self.inv1)
 
@@ -558,6 +626,8 @@ cdef class LoopConstraints:
         # project_u's factor: A's, or that of its leading nv x nv block (a copy, as project_u takes it)
         # when acceleration-only rows follow
         cdef Py_ssize_t i, j
+        if self.jit_failed:
+            return -1
         if self.nv == self.m:
             return self.factor(t)
         constraint_operators_t(t, self.m, self.G, self.YT, &self.Amv[0, 0])
@@ -620,11 +690,16 @@ cdef class LoopConstraints:
                     p.aerr[r] = t.udot[p.i1[r]] - p.tv[3 * r + 1]
             elif p.fam == LOOP_COUPLER or p.fam == LOOP_SPEED_COUPLER:
                 self._coupler_accelerations(t, p)
+            elif p.fam == LOOP_JIT:  # the kernel's acceleration errors at udot0
+                self._jit_rows(t, p, JIT_CON_AERR, self.aerr, t.u, t.udot)
+                continue
             else:  # udot0_i - value
                 for r in range(p.R):
                     p.aerr[r] = t.udot[p.i1[r]] - p.tv[3 * r]
             for r in range(p.R):
                 self.aerr[p.eq[r]] = p.aerr[r]
+        if self.jit_failed:
+            return False
         self.solve(self.aerr, nk)
         for i in range(self.nu):
             t.udot[i] = t.udot[i] - self.du[i]
@@ -679,12 +754,16 @@ cdef class LoopConstraints:
                     b = p.i2[r]
                     joint_n_mul(<int>t.jtype[b], t.q + t.qoff[b], u + t.uoff[b], qdot)
                     self.verr[p.eq[r]] = qdot[p.i1[r] - t.qoff[b]] - p.tv[3 * r + 1]
+            elif p.fam == LOOP_JIT and p.jmp + p.jmv:
+                self._jit_rows(<Tree*>t, p, JIT_CON_VERR, self.verr, u, NULL)
 
     cdef Py_ssize_t newton_step(self, Tree* t, double* q) noexcept nogil:
         # q += N du with du = P^T (P P^T)^-1 (-perr), P = the mp holonomic rows of G (after positions
         # at q); returns the factor's code (< 0: refused, q unchanged)
         cdef Py_ssize_t nk, i, mp = self.mp
         self.build_g(t)
+        if self.jit_failed:
+            return -1
         for i in range(mp):
             self.rhs[i] = -self.perr[i]
         _gram(self.G, mp, self.nu, &self.Bmv[0, 0])

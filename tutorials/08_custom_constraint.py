@@ -90,24 +90,29 @@ def build(custom: bool):
     return system, matter, p1, p2, c
 
 
-finals = []
-for custom in (False, True):
-    system, matter, p1, p2, c = build(custom)
-    state = system.realize_topology()
-    p1.set_q(state, [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # swung 0.6 rad toward the other bob
-    p2.set_q(state, [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # (so the distance starts at 1 m)
-    p1.set_u(state, [1.5, 0.0, 0.0])  # an out-of-plane kick; projection makes u consistent
-    integ = RungeKuttaMersonIntegrator(system)
-    integ.set_accuracy(1e-8)
-    ts = TimeStepper(system, integ)
-    ts.initialize(state)
-    ts.step_to(2.0)
-    s = integ.get_state()
-    system.realize(s, Stage.Acceleration)
-    d = np.linalg.norm(np.array(p2.get_body_origin_location(s)) - p1.get_body_origin_location(s))
-    name = "custom ExampleConstraint" if custom else "Constraint.Rod          "
-    print(f"{name}: distance {d:.12f}, multiplier {c.get_multipliers(s)[0]: .6f}, "
-          f"acceleration error {c.get_acceleration_errors(s)[0]: .1e}")
-    finals.append(np.array(s.get_q()))
-print("largest difference of the final q:", np.abs(finals[1] - finals[0]).max(),
-      "(the Rod's multiplier is the custom one times the distance: their errors differ by that factor)")
+def main():
+    finals = []
+    for custom in (False, True):
+        system, matter, p1, p2, c = build(custom)
+        state = system.realize_topology()
+        p1.set_q(state, [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # swung 0.6 rad toward the other bob
+        p2.set_q(state, [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # (so the distance starts at 1 m)
+        p1.set_u(state, [1.5, 0.0, 0.0])  # an out-of-plane kick; projection makes u consistent
+        integ = RungeKuttaMersonIntegrator(system)
+        integ.set_accuracy(1e-8)
+        ts = TimeStepper(system, integ)
+        ts.initialize(state)
+        ts.step_to(2.0)
+        s = integ.get_state()
+        system.realize(s, Stage.Acceleration)
+        d = np.linalg.norm(np.array(p2.get_body_origin_location(s)) - p1.get_body_origin_location(s))
+        name = "custom ExampleConstraint" if custom else "Constraint.Rod          "
+        print(f"{name}: distance {d:.12f}, multiplier {c.get_multipliers(s)[0]: .6f}, "
+              f"acceleration error {c.get_acceleration_errors(s)[0]: .1e}")
+        finals.append(np.array(s.get_q()))
+    print("largest difference of the final q:", np.abs(finals[1] - finals[0]).max(),
+          "(the Rod's multiplier is the custom one times the distance: their errors differ by that factor)")
+
+
+if __name__ == "__main__":  # (tutorial 27 imports ExampleConstraint and build from here)
+    main()

@@ -1,14 +1,16 @@
-"""Force.Jit and MobilizedBody.Jit in the model format: the kernel saved by a registered name (the code stays
-in the user's module).
+"""Force.Jit, MobilizedBody.Jit and Constraint.Jit in the model format: the kernel saved by a registered name
+(the code stays in the user's module).
 
 A file holds ``Force.Jit [ name="..." kernel="my_spring" params=[ ... ] ]`` (or a ``MobilizedBody.Jit`` with
-its frames, mass properties, kernel and params); loading it finds the kernel
+its frames, mass properties, kernel and params; a ``Constraint.Jit`` with its kernel and params); loading it
+finds the kernel
 registered under ``my_spring`` by :func:`register_kernel` (the user's module, imported before
 ``load_model``, registers it, as ``register_class`` does for Python classes).
 """
 from __future__ import annotations
 
-from simtk import Force, MobilizedBody
+from simtk import Constraint, Force, MobilizedBody
+from simtk.multibody.constraints.jit_constraint import ConstraintKernel
 from simtk.multibody.forces.jit_force import ForceKernel
 from simtk.multibody.tree.jit_mobilizer import MobilizerKernel
 from simtk.spatial import Body, MassProperties, Transform
@@ -18,17 +20,19 @@ from .errors import ModelFileError
 
 __all__ = ["register_kernel"]
 
-_KERNELS: dict[str, ForceKernel | MobilizerKernel] = {}
+_KERNELS: dict[str, ForceKernel | MobilizerKernel | ConstraintKernel] = {}
 _NAMES: dict[int, str] = {}  # id(kernel) -> name (the kernel is held by _KERNELS, so its id stays its own)
 
 
-def register_kernel(kernel: ForceKernel | MobilizerKernel, name: str | None = None) -> str:
-    """Register a ``Force.Jit`` or ``MobilizedBody.Jit`` kernel so that models using it save and load by ``name``.
+def register_kernel(kernel: ForceKernel | MobilizerKernel | ConstraintKernel, name: str | None = None) -> str:
+    """Register a ``Force.Jit``, ``MobilizedBody.Jit`` or ``Constraint.Jit`` kernel so that models using it
+    save and load by ``name``.
 
     Parameters
     ----------
-    kernel : ForceKernel or MobilizerKernel
-        Made by ``@simtk.jit.force``, ``@simtk.jit.mobilizer`` or their ``from_capsule``.
+    kernel : ForceKernel, MobilizerKernel or ConstraintKernel
+        Made by ``@simtk.jit.force``, ``@simtk.jit.mobilizer``, ``simtk.jit.constraint`` or their
+        ``from_capsule``.
     name : str, optional
         The name written in files (default: the kernel's name, its function's ``__qualname__``).
         A word of letters, digits, ``_`` and ``.``, not starting with a digit.
@@ -41,14 +45,14 @@ def register_kernel(kernel: ForceKernel | MobilizerKernel, name: str | None = No
     Raises
     ------
     TypeError
-        ``kernel`` is neither a ForceKernel nor a MobilizerKernel.
+        ``kernel`` is not a ForceKernel, MobilizerKernel or ConstraintKernel.
     ValueError
         ``name`` is not a valid word, or is taken by another kernel (a kernel registered again under
         its own name is accepted).
     """
-    if not isinstance(kernel, (ForceKernel, MobilizerKernel)):
-        raise TypeError(f"register_kernel: expected a kernel made by @simtk.jit.force, @simtk.jit.mobilizer or their "
-                        f"from_capsule, got {type(kernel).__name__}")
+    if not isinstance(kernel, (ForceKernel, MobilizerKernel, ConstraintKernel)):
+        raise TypeError(f"register_kernel: expected a kernel made by @simtk.jit.force, @simtk.jit.mobilizer, "
+                        f"simtk.jit.constraint or their from_capsule, got {type(kernel).__name__}")
     name = kernel.name if name is None else name
     if not isinstance(name, str) or not _WORD.fullmatch(name) or name in ("true", "false"):
         raise ValueError(f"register_kernel: {name!r} is not a valid kernel name for a model file (letters, digits, "
@@ -110,3 +114,13 @@ _builtin("MobilizedBody.Jit", MobilizedBody.Jit, "mobilizer", _build_mobilizer,
          refs=[("parent", lambda m: m.get_parent_mobilized_body())],
          extras=[("kernel", _kernel_name), ("params", lambda m: m.get_params()),
                  ("massless", lambda m: True if isinstance(m.get_body(), Body.Massless) else None)])
+
+
+def _build_constraint(ctx, owner, refs, v, name):
+    kernel = _kernel(ctx, v, ConstraintKernel)
+    params = ctx.vector(v, "params") if "params" in v else ()
+    return Constraint.Jit(ctx.matter, kernel, params, name=name)
+
+
+_builtin("Constraint.Jit", Constraint.Jit, "constraint", _build_constraint,
+         extras=[("kernel", _kernel_name), ("params", lambda e: e.get_params())])

@@ -30,10 +30,6 @@ imports numba; ``import simtk`` does not.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib
-import inspect
-import marshal
 from typing import Any, Callable
 
 import numpy as np
@@ -41,11 +37,11 @@ import numpy as np
 try:
     import numba
     from numba import carray, types
-    from numba.core.serialize import dumps as numba_dumps
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     raise ImportError("simtk.jit needs numba: pip install 'simtk[jit]'") from exc
 
 from ..multibody.forces.jit_force import ForceKernel, JitKernelError
+from ._compile import _check_signature, _code_key, _find, _named
 from .helpers import (
     JitContext,
     add3,
@@ -73,22 +69,6 @@ _FORCE_SIG = types.int64(types.float64, _P, _P, _P, _P, _P, types.int64, types.i
                          types.int64, _P, _P)
 _ENERGY_SIG = types.int64(types.float64, _P, _P, _P, _P, _P, types.int64, types.int64, types.int64, _P,
                           types.int64, _P)
-
-
-def _code_key(fn: Callable) -> str | None:
-    # numba's cache keys a closure (the trampolines) by its pickled cells, and a dispatcher pickles with a
-    # random id: the dispatchers made here are named by the function's code and its pickled self instead,
-    # so the trampolines are found in the cache by the next run, and an edited kernel is compiled again.
-    try:
-        return hashlib.sha256(marshal.dumps(fn.__code__) + numba_dumps(fn)).hexdigest()
-    except Exception:  # (something in it cannot be pickled: compiled every run)
-        return None
-
-
-def _named(dispatcher: Any, key: str | None, what: str) -> Any:
-    if key is not None:
-        dispatcher._set_uuid(f"simtk.jit.{what}-{key}")
-    return dispatcher
 
 
 def _bodies(fn: Callable, energy: bool, cache: bool) -> Any:
@@ -137,31 +117,6 @@ def _energy_trampoline(fn: Callable, cache: bool):
             return 1
         return 0
     return trampoline
-
-
-def _check_signature(fn: Callable, names: tuple, what: str) -> None:
-    if not callable(fn):
-        raise TypeError(f"{what}: expected a function, got {type(fn).__name__}")
-    fn = getattr(fn, "py_func", fn)
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        raise TypeError(f"{what}: cannot read the signature of {fn!r}") from None
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) != len(params) or len(params) != len(names):
-        raise TypeError(f"{what}: {getattr(fn, '__qualname__', fn)!r} must take exactly "
-                        f"({', '.join(names)}), got {inspect.signature(fn)}")
-
-
-def _find(module: str, qualname: str) -> Any:
-    """The object named ``qualname`` in module ``module`` (imported), or None."""
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError:
-        return None
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return obj
 
 
 class NumbaForceKernel(ForceKernel):
@@ -267,3 +222,15 @@ def force(fn: Callable | None = None, *, potential_energy: Callable | None = Non
     def make(f: Callable) -> NumbaForceKernel:
         return NumbaForceKernel(f, potential_energy, depends_only_on_positions, cache)
     return make if fn is None else make(fn)
+
+
+# Constraint kernels (after the helpers above, which simtk.jit.constraint uses).
+from .constraint import (  # noqa: E402
+    ConstraintKernel,
+    JitConstraintContext,
+    NumbaConstraintKernel,
+    constraint,
+    station_acceleration,
+)
+
+__all__ += ["constraint", "NumbaConstraintKernel", "ConstraintKernel", "JitConstraintContext", "station_acceleration"]

@@ -8,7 +8,8 @@ Rod) and of NoSlip: ``Ball``, ``Weld``, ``ConstantOrientation``, ``ConstantAngle
 level; for the built-in Motions (``Motion.Steady``, and ``Motion.Sinusoid`` at any level, whose
 targets the loop evaluates at each stage's time); and for ``CoordinateCoupler``, ``SpeedCoupler`` and
 ``PrescribedMotion`` when their functions compile (``FunctionTableBuilder.try_add``: the built-in
-families; the loop evaluates them from one ``FunctionTable``); all when A is small enough for the
+families; the loop evaluates them from one ``FunctionTable``); for ``Constraint.Jit`` (its kernel, called
+without the GIL); all when A is small enough for the
 compiled factor. Any other kind (a Custom constraint, a ``Motion.Custom``, a coupler or prescribed
 motion whose function is a user's), and any row on a coordinate of a Custom or reversed mobilizer (the
 loop evaluates N by joint type; such a body's N is its owner's Python, which the matter's Python solve
@@ -43,8 +44,8 @@ _FAMILIES = {rows.Coincident: "coincident", rows.Angle: "angle", rows.Plane: "pl
              rows.NoSlip: "noslip"}
 _COMPILED_KINDS = ("Ball, Weld, ConstantOrientation, ConstantAngle, Rod, PointInPlane, PointOnLine, NoSlip1D, "
                    "ConstantCoordinate, ConstantSpeed and ConstantAcceleration constraints, CoordinateCoupler, "
-                   "SpeedCoupler and PrescribedMotion constraints of built-in Functions, locks, and Steady and "
-                   "Sinusoid Motions")
+                   "SpeedCoupler and PrescribedMotion constraints of built-in Functions, Jit constraints, locks, and "
+                   "Steady and Sinusoid Motions")
 #: The kinds whose rows are a Function's
 _FUNCTION_KINDS = (CoordinateCoupler, SpeedCoupler, PrescribedMotion)
 
@@ -140,6 +141,8 @@ def _class_rows(plan: _Plan, part, builder: FunctionTableBuilder) -> dict | None
     """The spec of a class part the compiled loop evaluates (the Constant* kinds, couplers and prescribed
     motions of compiled Functions, locks, Steady and Sinusoid Motions), else None."""
     P, eq, cls = part.packed, part.eq.reshape(-1), part.cls
+    if hasattr(cls, "_loop_rows"):  # (Constraint.Jit: its kernel's rows)
+        return cls._loop_rows(P, part.eq)
     if cls in _FUNCTION_KINDS:
         return _coupler_rows(plan, part, builder)
     if cls is ConstantCoordinate or cls is _PrescribedQ:

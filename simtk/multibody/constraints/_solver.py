@@ -140,6 +140,7 @@ class _Plan:
         self.coord_q = np.zeros(0, dtype=np.intp)
         self.coord_body: list[int] = []
         self.customs: list = []
+        self.may_disagree = False  # whether some part's force routine may not be G^T (Custom, Jit)
         self.u_dependent = False  # whether some force map depends on u (then G is kept only while u is)
         self.velocity_from_g = False  # whether some velocity errors are rows of G u
         self.needs_vs = False  # whether some fast rows read station velocities
@@ -249,7 +250,8 @@ def build_plan(matter, state: State, layout, disabled, motion_elements: list) ->
             plan.slots[c._index] = eq
         else:
             plan.motion_slots.setdefault(c._body, []).append(eq)
-        key = type(c) if c._bulk else id(c)
+        # (a kind whose elements differ in their code, Constraint.Jit's kernels, groups them by _bulk_group)
+        key = (type(c), getattr(c, "_bulk_group", None)) if c._bulk else id(c)
         if key not in by_kind:
             by_kind[key] = []
             order.append(key)
@@ -275,6 +277,7 @@ def build_plan(matter, state: State, layout, disabled, motion_elements: list) ->
         part.holonomic = part.mp > 0
         part.from_g = bool(getattr(cls, "_velocity_from_g", False)) and part.mp + part.mv > 0
         plan.parts.append(part)
+        plan.may_disagree |= bool(getattr(cls, "_forces_may_disagree", False))
         plan.u_dependent |= bool(getattr(cls, "_force_map_uses_u", False))
         plan.velocity_from_g |= part.from_g
     plan._lay_out_family_entries()
@@ -728,13 +731,13 @@ def solve_accelerations(matter, state: State, cache, udot0, A0, qdd0, udot, A, q
         else:
             _core._k.matvec(g.A, lam, aerr_out)
             np.subtract(aerr, aerr_out, out=aerr_out)
-        if plan.customs:
+        if plan.may_disagree:
             _user_acceleration_errors(state, plan, ws, ss, g, udot, qdd, A, aerr_out)
 
 
 def _user_acceleration_errors(state: State, plan, ws, ss, g: _GMap, udot, qdd, A, out: np.ndarray) -> None:
     """The rows of ``out`` of the parts whose force routines may disagree with their error routines
-    (Constraint.Custom), evaluated at the accelerations obtained: a force routine that is not G^T
+    (Constraint.Custom, Constraint.Jit), evaluated at the accelerations obtained: a force routine that is not G^T
     leaves the constraint violated, and the affine shortcut would report it satisfied."""
     kin = None
     for part in plan.parts:
