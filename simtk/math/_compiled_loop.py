@@ -36,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _core
+from ..common.errors import NonFiniteForceError
 from ..common.stage import ACCELERATION, INSTANCE, VELOCITY
 
 __all__ = ["CompiledLoop", "CompiledLoopChoice"]
@@ -144,6 +145,14 @@ class CompiledLoop:
                 integ._restore_start()
                 raise interrupt
             if code == _RAISED:
+                if isinstance(exc, NonFiniteForceError) and integ._fixed_step is None and integ._has_error_control:
+                    # refused as the Python loop refuses such an attempt (Integrator._take_one_step):
+                    # it takes the step again from the last good one, a quarter the size (the State is
+                    # put back there unrealized, as the Python loop's next attempt finds it)
+                    integ._set_ty(integ._t0)[:] = integ._y0
+                    integ._n_nonfinite_fail += 1
+                    integ._h_pred = 0.25 * float(c[14])
+                    return steps, True
                 integ._undo_failed_step(exc, float(c[14]))
                 raise exc
         return steps, code == _TO_PYTHON
