@@ -819,3 +819,48 @@ class SpringSet:
 
 
 __all__ += ["SpringSet"]
+
+
+class TetraSet:
+    """Corotational linear tetrahedra (core/deformable_fem.pxi), with SpringSet's interface: ``tets`` (nt, 4)
+    particle indices below ``n``, ``Bm`` (nt, 3, 3) inverse rest edge matrices, volume, Lame ``mu`` and ``lam``
+    (nt,), vertex masses ``vmass`` (n,) and Rayleigh coefficients (damping force -(alpha_m m v + beta_k K v)).
+    It keeps each tet's rotation for the positions it last saw (products at the same x reuse them)."""
+
+    __slots__ = ("n", "tets", "Bm", "vol", "mu", "lam", "vmass", "alpha_m", "beta_k", "R", "xR", "w")
+
+    def __init__(self, n: int, tets, Bm, vol, mu, lam, vmass, alpha_m: float, beta_k: float):
+        self.n = int(n)
+        self.tets = np.ascontiguousarray(tets, dtype=np.int64).reshape(-1, 4)
+        nt = len(self.tets)
+        if nt == 0 or self.tets.min() < 0 or self.tets.max() >= self.n:
+            raise ValueError(f"TetraSet: expected at least one tet with particle indices in 0..{self.n - 1}")
+        self.Bm = np.ascontiguousarray(Bm, dtype=np.float64).reshape(nt, 9)
+        self.vol, self.mu, self.lam = (np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), (nt,)))
+                                       for a in (vol, mu, lam))
+        self.vmass = np.ascontiguousarray(vmass, dtype=np.float64).reshape(self.n)
+        self.alpha_m, self.beta_k = float(alpha_m), float(beta_k)
+        for name, a in (("Bm", self.Bm), ("volume", self.vol), ("mu", self.mu), ("lambda", self.lam),
+                        ("vertex mass", self.vmass), ("damping", np.array([self.alpha_m, self.beta_k]))):
+            if not (np.isfinite(a).all() and (name == "Bm" or (a >= 0).all())):
+                raise ValueError(f"TetraSet: every {name} must be finite" + ("" if name == "Bm" else " and >= 0"))
+        self.R = np.zeros((nt, 9))
+        self.xR = np.full((self.n, 3), np.nan)  # no rotations yet: the first product computes them
+        self.w = np.zeros((self.n, 3))
+
+    _x = SpringSet._x
+
+    def add_forces(self, x, v, f) -> float:
+        """Add the tets' elastic and damping forces into f (n, 3); their elastic energy."""
+        return _k.tet_forces(self._x("x", x), self._x("v", v), self.tets, self.Bm, self.vol, self.mu, self.lam,
+                             self.vmass, self.alpha_m, self.beta_k, self.R, self.xR, self._x("f", f))
+
+    def add_derivative_product(self, x, dx, dv, alpha: float, beta: float, out, definite: bool = False) -> None:
+        """out += alpha K dx + beta D dv, K = -df/dx with the rotations frozen at x (positive semidefinite
+        whatever ``definite``), D = -df/dv."""
+        _k.tet_derivative_product(self._x("x", x), self.tets, self.Bm, self.vol, self.mu, self.lam, self.vmass,
+                                  self.alpha_m, self.beta_k, self.R, self.xR, self._x("dx", dx), self._x("dv", dv),
+                                  float(alpha), float(beta), self.w, self._x("out", out))
+
+
+__all__ += ["TetraSet"]

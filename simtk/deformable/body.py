@@ -31,6 +31,7 @@ from ..common.output import output
 from ..common.stage import Stage
 from ..common.subsystem import Subsystem
 from ..multibody.tree.mobilized_body import MobilizedBody
+from . import _fem
 
 if TYPE_CHECKING:
     from ..common.state import State
@@ -95,6 +96,7 @@ class DeformableBody(Subsystem):
         # add_derivative_product(x, dx, dv, alpha, beta, out, definite) (see _core.SpringSet)
         self._element_sets: list = []
         self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
+        self._tet_data: dict | None = None
         self._matter = system.get_matter_subsystem()
         system.adopt_subsystem(self)
 
@@ -148,6 +150,64 @@ class DeformableBody(Subsystem):
         body = cls(system, x0, masses, name)
         body._spring_data = (seg, k_s, L0, c_s)
         return body
+
+    @classmethod
+    def from_tetrahedra(cls, system: "MultibodySystem", points: Any, tets: Any, density: Any, young: Any,
+                        poisson: Any, damping: Any = 0.0, *, mass: str = "lumped",
+                        name: str = "deformable") -> "DeformableBody":
+        """A solid meshed with linear tetrahedra, corotational linear elasticity (SOFA's
+        TetrahedronFEMForceField, method "large"/"polar"; Mueller and Gross 2004).
+
+        Each tet's rotation is the polar factor of its deformation gradient; the strain and stress are
+        linear in the rotated frame, so large rotations cost no spurious energy (the energy is exactly
+        conserved without damping). The implicit step's stiffness keeps the rotations frozen (positive
+        semidefinite). An inverted tet during motion uses SOFA's QR-like frame instead.
+
+        Parameters
+        ----------
+        system : MultibodySystem
+        points : array_like, shape (n, 3)
+            The rest positions in Ground (m), also the initial ones.
+        tets : array_like of int, shape (nt, 4)
+            Each tet's vertices (a, b, c, d), with (b - a) x (c - a) . (d - a) > 0.
+        density : float or array_like, shape (nt,)
+            Mass density (kg/m^3), > 0.
+        young : float or array_like, shape (nt,)
+            Young's modulus (Pa), > 0.
+        poisson : float or array_like, shape (nt,)
+            Poisson's ratio, in (-1, 0.5).
+        damping : float or (float, float)
+            Rayleigh damping: beta_K (s), or (alpha_M (1/s), beta_K (s)); the damping force is
+            -(alpha_M M v + beta_K K v).
+        mass : {"lumped"}
+            density V / 4 to each vertex of each tet. ("consistent" is refused: the particles' State and
+            the implicit step use a diagonal mass.)
+        name : str
+
+        Returns
+        -------
+        DeformableBody
+        """
+        where = f"DeformableBody {name!r}"
+        x0 = _points(points, where)
+        t = _fem.check_tets(tets, len(x0), where)
+        if mass != "lumped":
+            raise ValueError(f"{where}: mass={mass!r}: only 'lumped' is available (a consistent mass would "
+                             f"need a mass solve in every acceleration and in the implicit step's operator)")
+        Bm, vol = _fem.rest_geometry(x0, t, where)
+        mu, lam = _fem.lame(young, poisson, len(t), where)
+        alpha_m, beta_k = _fem.rayleigh(damping, where)
+        m = _fem.lumped_masses(len(x0), t, vol, density, where)
+        body = cls(system, x0, m, name)
+        body._tet_data = dict(tets=t, Bm=Bm, vol=vol, mu=mu, lam=lam, alpha_m=alpha_m, beta_k=beta_k)
+        return body
+
+    def get_surface_triangles(self) -> np.ndarray:
+        """The boundary of the tet mesh: the faces of one tet only, (nf, 3) particle indices each
+        counterclockwise seen from outside (empty without tets)."""
+        if self._tet_data is None:
+            return np.zeros((0, 3), dtype=np.int64)
+        return _fem.surface_triangles(self._tet_data["tets"])
 
     def fix(self, indices: Any) -> None:
         """Hold these particles where they are (SOFA's FixedConstraint): they have no variables."""
@@ -206,9 +266,14 @@ class DeformableBody(Subsystem):
 
     # ------------------------------------------------------------------ elements
     def _make_element_sets(self) -> list:
-        """The compiled element sets (Topology): the springs, and what subclasses add."""
+        """The compiled element sets (Topology): the springs, the tets, and what subclasses add."""
         seg, k_s, L0, c_s = self._spring_data
-        return [_core.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
+        sets: list = [_core.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
+        if self._tet_data is not None:
+            d = self._tet_data
+            sets.append(_core.TetraSet(len(self._x0), d["tets"], d["Bm"], d["vol"], d["mu"], d["lam"], self._mass,
+                                       d["alpha_m"], d["beta_k"]))
+        return sets
 
     def _add_element_forces(self, x: np.ndarray, v: np.ndarray, f: np.ndarray) -> float:
         """f += every element's force at (x, v), (n, 3); their elastic energy."""
