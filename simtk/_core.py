@@ -802,7 +802,7 @@ class SpringSet:
     def _x(self, name: str, x) -> np.ndarray:
         if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (self.n, 3)
                 and x.flags.c_contiguous):
-            raise ValueError(f"SpringSet: {name} must be a C-contiguous float64 array of shape ({self.n}, 3)")
+            raise ValueError(f"{type(self).__name__}: {name} must be a C-contiguous float64 array of shape ({self.n}, 3)")
         return x
 
     def add_forces(self, x, v, f) -> float:
@@ -825,7 +825,8 @@ class TetraSet:
     """Corotational linear tetrahedra (core/deformable_fem.pxi), with SpringSet's interface: ``tets`` (nt, 4)
     particle indices below ``n``, ``Bm`` (nt, 3, 3) inverse rest edge matrices, volume, Lame ``mu`` and ``lam``
     (nt,), vertex masses ``vmass`` (n,) and Rayleigh coefficients (damping force -(alpha_m m v + beta_k K v)).
-    It keeps each tet's rotation for the positions it last saw (products at the same x reuse them)."""
+    It keeps each tet's rotation for the positions it last saw (products at the same x reuse them), so one set is
+    not for use from two threads at once."""
 
     __slots__ = ("n", "tets", "Bm", "vol", "mu", "lam", "vmass", "alpha_m", "beta_k", "R", "xR", "w")
 

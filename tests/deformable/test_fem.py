@@ -35,8 +35,7 @@ from simtk import (
     Transform,
     _core,
 )
-from simtk.deformable import DeformableBody, ImplicitEulerIntegrator, box_tetrahedra, read_mesh
-from simtk.deformable import _fem
+from simtk.deformable import DeformableBody, ImplicitEulerIntegrator, _fem, box_tetrahedra, read_mesh
 
 EPS = np.finfo(float).eps
 G = np.array([0.0, -9.81, 0.0])
@@ -347,3 +346,28 @@ def test_bad_input_is_refused_naming_the_body_and_the_tet():
         make(p=np.vstack([pts, [[5.0, 5.0, 5.0]]]))
     with pytest.raises(ValueError, match=r"'jelly'.*consistent"):
         make(mass="consistent")
+
+
+def test_an_inverted_tet_is_pushed_back_to_its_rest_shape():
+    """A tet whose apex was pushed through its base (det F < 0, no proper polar rotation) uses the QR-like
+    frame: the force on the apex points back through the base, and a damped implicit run restores the
+    rest shape (passing det F = 0 on the way)."""
+    pts = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    ts, _ = _tetra_set(pts, np.array([[0, 1, 2, 3]]))
+    x = pts.copy()
+    x[3] = [0.1, 0.1, -0.3]
+    f, _ = _forces(ts, x)
+    assert f[3, 2] > 0
+    system = MultibodySystem("inverted")
+    SimbodyMatterSubsystem(system)
+    body = DeformableBody.from_tetrahedra(system, pts, [[0, 1, 2, 3]], 1000.0, 2e5, 0.3, (10.0, 0.0), name="tet")
+    body.fix([0, 1, 2])
+    s = system.realize_topology()
+    system.realize_model(s)
+    body.set_positions(s, x)
+    integ = ImplicitEulerIntegrator(system, 0.005)
+    integ.initialize(s)
+    integ.step_to(3.0)
+    end = integ.get_state()
+    system.realize(end, Stage.Position)
+    np.testing.assert_allclose(body.get_positions(end)[3], pts[3], atol=1e-6)
