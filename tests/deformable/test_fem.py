@@ -272,9 +272,11 @@ def test_block_on_a_rigid_arm_conserves_energy_with_rk_merson():
         integ.step_to(0.3)
         end = integ.get_state()
         system.realize(end, Stage.Velocity)
-        assert body.calc_potential_energy(end) != body.calc_potential_energy(s)  # the block swings and bends
+        x = np.ascontiguousarray(body.get_positions(end))
+        elastic = body._add_element_forces(x, np.zeros_like(x), np.zeros_like(x))
+        assert elastic > 0.1 * scale  # the block bends: its elastic energy is a good part of the exchange
         drifts.append(abs(system.calc_energy(end) - e0))
-        assert drifts[-1] <= 50 * acc * scale, (acc, drifts[-1], scale)
+        assert drifts[-1] <= 5 * acc * scale, (acc, drifts[-1], scale)
     assert drifts[1] < drifts[0]
 
 
