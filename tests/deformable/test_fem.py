@@ -179,16 +179,12 @@ def test_bar_hanging_under_its_own_weight_stretches_by_rho_g_L2_over_2E():
     assert np.abs(u - exact).max() <= 0.02 * want
 
 
-def _cantilever_tip(nx, L=1.0, hgt=0.1, E=1e9, rho=1000.0):
-    """Tip deflection (mean over the free end) of a cantilever along x fixed at x = 0, gravity -y: a
-    static solve of the corotational forces (Newton with the rest stiffness, by conjugate gradients)."""
+def _static_solve(ts, m, pts, free):
+    """The positions where the elements carry the free particles' weight: Newton with the rest stiffness
+    (by conjugate gradients) on the corotational forces."""
     from scipy.sparse.linalg import LinearOperator, cg
 
-    nw = max(1, nx // 4)
-    pts, tets = box_tetrahedra(L, hgt, hgt, nx, nw, nw)
-    ts, m = _tetra_set(pts, tets, young=E, poisson=0.0, density=rho)
     n = len(pts)
-    free = np.flatnonzero(pts[:, 0] > 0.0)
     dofs = (3 * free[:, None] + np.arange(3)).reshape(-1)
     zero = np.zeros((n, 3))
 
@@ -204,14 +200,38 @@ def _cantilever_tip(nx, L=1.0, hgt=0.1, E=1e9, rho=1000.0):
         r = _forces(ts, x)[0].reshape(-1)[dofs] + weight
         # the forces' round-off (differences of stresses ~ E) sits near 1e-9 of the nodal weights here
         if np.abs(r).max() <= 1e-6 * np.abs(weight).max():
-            break
+            return x
         du, info = cg(K, r, rtol=1e-9, maxiter=20 * len(dofs))
         assert info == 0
         x.reshape(-1)[dofs] += du
-    else:
-        raise AssertionError("the static solve did not converge")
+    raise AssertionError("the static solve did not converge")
+
+
+def _cantilever_tip(nx, L=1.0, hgt=0.1, E=1e9, rho=1000.0):
+    """Tip deflection (mean over the free end) of a cantilever along x fixed at x = 0, gravity -y."""
+    nw = max(1, nx // 4)
+    pts, tets = box_tetrahedra(L, hgt, hgt, nx, nw, nw)
+    ts, m = _tetra_set(pts, tets, young=E, poisson=0.0, density=rho)
+    x = _static_solve(ts, m, pts, np.flatnonzero(pts[:, 0] > 0.0))
     tip = pts[:, 0] == L
     return -np.mean(x[tip, 1] - pts[tip, 1])
+
+
+def test_per_tet_moduli_two_materials_in_series():
+    """A hanging bar whose upper half has Young's modulus E1 and lower half E2 (Poisson 0) stretches by
+    rho g L^2 (3 / (8 E1) + 1 / (8 E2)) (the weight below each section over its stiffness)."""
+    L, rho, E1, E2 = 1.0, 1000.0, 1e7, 2.5e6
+    pts, tets = box_tetrahedra(0.1, L, 0.1, 2, 10, 2)
+    pts[:, 1] -= L
+    upper = pts[tets, 1].mean(axis=1) > -L / 2
+    ts, m = _tetra_set(pts, tets, young=np.where(upper, E1, E2), poisson=0.0, density=rho)
+    x = _static_solve(ts, m, pts, np.flatnonzero(pts[:, 1] < 0.0))
+    bottom = pts[:, 1] == -L
+    stretch = -np.mean(x[bottom, 1] - pts[bottom, 1])
+    want = rho * 9.81 * L ** 2 * (3 / (8 * E1) + 1 / (8 * E2))
+    assert abs(stretch - want) <= 0.02 * want, (stretch, want)
+    uniform = rho * 9.81 * L ** 2 / (2 * E1)
+    assert stretch > 1.5 * uniform  # (the soft half shows)
 
 
 def test_cantilever_converges_toward_euler_bernoulli():
