@@ -265,3 +265,184 @@ def tet_derivative_product(const double[:, ::1] x, const int64_t[:, ::1] tets, c
             for i in range(n):
                 for a in range(3):
                     out[i, a] += beta * alpha_m * vmass[i] * dv[i, a]
+
+
+# Membrane triangles (SOFA's TriangularFEMForceField, method "large"): a triangle t (a, b, c) of thickness h_t has
+# rest edges in its own plane's 2-D frame, Dm (2 x 2, row-major 4 per triangle), Bm = Dm^-1, area A. At x,
+# F = Ds Bm (3 x 2, Ds = [x_b - x_a, x_c - x_a]), C = F^T F, S = sqrt(C) in closed form (2 x 2:
+# S = (C + sqrt(det C) I) / sqrt(tr C + 2 sqrt(det C))), R = F S^-1 (3 x 2, orthonormal columns). Plane stress:
+# e = S - I, sigma = 2 mu e + lambda' tr(e) I (lambda' = 2 mu lambda / (lambda + 2 mu)), energy
+# = h A (mu e:e + lambda'/2 tr(e)^2), P = R sigma is its exact gradient (sigma commutes with S). A collapsed
+# triangle (det C = 0) takes R from F's first column and the in-plane normal to it. No bending: a flat
+# membrane's out-of-plane stiffness is zero (pair it with mass, or springs across edges, in an implicit step).
+
+cdef inline void _unit_normal_to(double* R, int col) noexcept nogil:
+    # R's column 1 - col (3 x 2 row-major) = a unit vector normal to its unit column col
+    cdef double u0 = R[col], u1 = R[2 + col], u2 = R[4 + col]
+    cdef double h0 = 1.0 if abs(u0) < 0.9 else 0.0
+    cdef double h1 = 1.0 - h0
+    cdef double d = h0 * u0 + h1 * u1
+    cdef double r0 = h0 - d * u0, r1 = h1 - d * u1, r2 = -d * u2
+    cdef double n = sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    R[1 - col] = r0 / n
+    R[3 - col] = r1 / n
+    R[5 - col] = r2 / n
+
+
+cdef void _membrane_rotation(const double* F, double* R) noexcept nogil:
+    # F, R: 3 x 2 row-major (6)
+    cdef double c00 = F[0] * F[0] + F[2] * F[2] + F[4] * F[4]
+    cdef double c01 = F[0] * F[1] + F[2] * F[3] + F[4] * F[5]
+    cdef double c11 = F[1] * F[1] + F[3] * F[3] + F[5] * F[5]
+    cdef double det = c00 * c11 - c01 * c01
+    cdef double sd, k, s00, s01, s11, ds, n, d
+    cdef int i
+    if det > 1e-28 * (c00 + c11) * (c00 + c11):
+        sd = sqrt(det)
+        k = 1.0 / sqrt(c00 + c11 + 2.0 * sd)
+        s00 = (c00 + sd) * k
+        s01 = c01 * k
+        s11 = (c11 + sd) * k
+        ds = s00 * s11 - s01 * s01
+        # R = F S^-1, S^-1 = [[s11, -s01], [-s01, s00]] / ds
+        for i in range(3):
+            R[2 * i] = (F[2 * i] * s11 - F[2 * i + 1] * s01) / ds
+            R[2 * i + 1] = (F[2 * i + 1] * s00 - F[2 * i] * s01) / ds
+        return
+    # collapsed: the first nonzero column, and the part of the other normal to it (or any normal)
+    n = sqrt(c00)
+    if n == 0.0:
+        n = sqrt(c11)
+        if n == 0.0:
+            for i in range(6):
+                R[i] = 1.0 if i == 0 or i == 3 else 0.0
+            return
+        for i in range(3):
+            R[2 * i + 1] = F[2 * i + 1] / n
+        _unit_normal_to(R, 1)
+        return
+    for i in range(3):
+        R[2 * i] = F[2 * i] / n
+    d = R[0] * F[1] + R[2] * F[3] + R[4] * F[5]
+    for i in range(3):
+        R[2 * i + 1] = F[2 * i + 1] - d * R[2 * i]
+    d = sqrt(R[1] * R[1] + R[3] * R[3] + R[5] * R[5])
+    if d <= 1e-14 * n:
+        _unit_normal_to(R, 0)
+        return
+    for i in range(3):
+        R[2 * i + 1] /= d
+
+
+cdef inline void _tri_F(const double* x, const int64_t* v, const double* Bm, double* F) noexcept nogil:
+    # F = Ds Bm: Ds (3 x 2) the edges from vertex a
+    cdef double e0, e1
+    cdef int a
+    for a in range(3):
+        e0 = x[3 * v[1] + a] - x[3 * v[0] + a]
+        e1 = x[3 * v[2] + a] - x[3 * v[0] + a]
+        F[2 * a] = e0 * Bm[0] + e1 * Bm[2]
+        F[2 * a + 1] = e0 * Bm[1] + e1 * Bm[3]
+
+
+cdef inline void _tri_stress_scatter(const double* G, double mu, double lam, double ha, const double* R,
+                                     const double* Bm, double scale, const int64_t* v, double* f) noexcept nogil:
+    # H = h A R sigma(G) Bm^T (3 x 2), sigma = 2 mu sym(G) + lam tr(G) I; f_{b,c} -= scale H columns, f_a += both
+    cdef double tr = G[0] + G[3]
+    cdef double s00 = ha * (2.0 * mu * G[0] + lam * tr)
+    cdef double s11 = ha * (2.0 * mu * G[3] + lam * tr)
+    cdef double s01 = ha * mu * (G[1] + G[2])
+    cdef double p0, p1, h0, h1
+    cdef int a
+    for a in range(3):
+        p0 = R[2 * a] * s00 + R[2 * a + 1] * s01
+        p1 = R[2 * a] * s01 + R[2 * a + 1] * s11
+        h0 = scale * (p0 * Bm[0] + p1 * Bm[1])
+        h1 = scale * (p0 * Bm[2] + p1 * Bm[3])
+        f[3 * v[1] + a] -= h0
+        f[3 * v[2] + a] -= h1
+        f[3 * v[0] + a] += h0 + h1
+
+
+cdef inline void _tri_rtf(const double* R, const double* F, double* G) noexcept nogil:
+    # G = R^T F (2 x 2) for R, F 3 x 2
+    G[0] = R[0] * F[0] + R[2] * F[2] + R[4] * F[4]
+    G[1] = R[0] * F[1] + R[2] * F[3] + R[4] * F[5]
+    G[2] = R[1] * F[0] + R[3] * F[2] + R[5] * F[4]
+    G[3] = R[1] * F[1] + R[3] * F[3] + R[5] * F[5]
+
+
+def tri_forces(const double[:, ::1] x, const double[:, ::1] v, const int64_t[:, ::1] tris,
+               const double[:, ::1] Bm, const double[::1] ha, const double[::1] mu, const double[::1] lam,
+               const double[::1] vmass, double alpha_m, double beta_k, double[:, ::1] R, double[:, ::1] xR,
+               double[:, ::1] f) -> float:
+    """Add the membranes' elastic and Rayleigh damping forces into f (n, 3); returns the elastic energy. ha is
+    thickness times area, lam the plane-stress lambda'. Stores the rotations in R (nt, 6) and x in xR."""
+    cdef Py_ssize_t t, i, a, nt = tris.shape[0], n = x.shape[0]
+    cdef double F[6]
+    cdef double G[4]
+    cdef double e0, e1, e01, tr, energy = 0.0
+    cdef const int64_t* vt
+    with nogil:
+        for t in range(nt):
+            vt = &tris[t, 0]
+            _tri_F(&x[0, 0], vt, &Bm[t, 0], F)
+            _membrane_rotation(F, &R[t, 0])
+            _tri_rtf(&R[t, 0], F, G)
+            G[0] -= 1.0
+            G[3] -= 1.0
+            e01 = 0.5 * (G[1] + G[2])
+            G[1] = e01
+            G[2] = e01
+            tr = G[0] + G[3]
+            energy += ha[t] * (mu[t] * (G[0] * G[0] + G[3] * G[3] + 2.0 * e01 * e01) + 0.5 * lam[t] * tr * tr)
+            _tri_stress_scatter(G, mu[t], lam[t], ha[t], &R[t, 0], &Bm[t, 0], 1.0, vt, &f[0, 0])
+            if beta_k != 0.0:
+                _tri_F(&v[0, 0], vt, &Bm[t, 0], F)
+                _tri_rtf(&R[t, 0], F, G)
+                _tri_stress_scatter(G, mu[t], lam[t], ha[t], &R[t, 0], &Bm[t, 0], beta_k, vt, &f[0, 0])
+        if alpha_m != 0.0:
+            for i in range(n):
+                for a in range(3):
+                    f[i, a] -= alpha_m * vmass[i] * v[i, a]
+        for i in range(n):
+            for a in range(3):
+                xR[i, a] = x[i, a]
+    return energy
+
+
+def tri_derivative_product(const double[:, ::1] x, const int64_t[:, ::1] tris, const double[:, ::1] Bm,
+                           const double[::1] ha, const double[::1] mu, const double[::1] lam,
+                           const double[::1] vmass, double alpha_m, double beta_k, double[:, ::1] R,
+                           double[:, ::1] xR, const double[:, ::1] dx, const double[:, ::1] dv, double alpha,
+                           double beta, double[:, ::1] w, double[:, ::1] out) -> None:
+    """Add alpha K dx + beta D dv into out (n, 3) for the membranes (rotations frozen at x, recomputed when x
+    is not xR); w (n, 3) is scratch."""
+    cdef Py_ssize_t t, i, a, nt = tris.shape[0], n = x.shape[0]
+    cdef double F[6]
+    cdef double G[4]
+    cdef bint stale = False
+    cdef double cb = beta * beta_k
+    cdef const int64_t* vt
+    with nogil:
+        for i in range(n):
+            for a in range(3):
+                if x[i, a] != xR[i, a]:
+                    stale = True
+                w[i, a] = alpha * dx[i, a] + cb * dv[i, a]
+        if stale:
+            for t in range(nt):
+                _tri_F(&x[0, 0], &tris[t, 0], &Bm[t, 0], F)
+                _membrane_rotation(F, &R[t, 0])
+            for i in range(n):
+                for a in range(3):
+                    xR[i, a] = x[i, a]
+        for t in range(nt):
+            vt = &tris[t, 0]
+            _tri_F(&w[0, 0], vt, &Bm[t, 0], F)
+            _tri_rtf(&R[t, 0], F, G)
+            _tri_stress_scatter(G, mu[t], lam[t], ha[t], &R[t, 0], &Bm[t, 0], -1.0, vt, &out[0, 0])
+        if beta * alpha_m != 0.0:
+            for i in range(n):
+                for a in range(3):
+                    out[i, a] += beta * alpha_m * vmass[i] * dv[i, a]

@@ -13,25 +13,55 @@ __all__ = ["box_tetrahedra", "read_mesh"]
 _FACES = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
 
 
-def check_tets(tets: Any, n: int, where: str) -> np.ndarray:
-    """The tets as an (nt, 4) int64 array of four different particle indices in 0..n-1."""
+def check_tets(tets: Any, n: int, where: str, nv: int = 4, what: str = "tet") -> np.ndarray:
+    """The tets (or triangles, nv = 3) as an (nt, nv) int64 array of different particle indices in 0..n-1."""
     try:
         t = np.array(tets, dtype=np.int64)
     except (TypeError, ValueError):
-        raise TypeError(f"{where}: tets: expected an (nt, 4) array of particle indices, got {type(tets).__name__}") \
-            from None
-    if t.ndim != 2 or t.shape[1] != 4 or len(t) == 0:
-        raise ValueError(f"{where}: tets: expected an (nt, 4) array with nt >= 1, got shape {t.shape}")
+        raise TypeError(f"{where}: {what}s: expected an (nt, {nv}) array of particle indices, got "
+                        f"{type(tets).__name__}") from None
+    if t.ndim != 2 or t.shape[1] != nv or len(t) == 0:
+        raise ValueError(f"{where}: {what}s: expected an (nt, {nv}) array with nt >= 1, got shape {t.shape}")
     bad = ((t < 0) | (t >= n)).any(1)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{where}: tet {k} = {t[k].tolist()} names a particle outside 0..{n - 1}")
+        raise ValueError(f"{where}: {what} {k} = {t[k].tolist()} names a particle outside 0..{n - 1}")
     s = np.sort(t, axis=1)
     bad = (s[:, 1:] == s[:, :-1]).any(1)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{where}: tet {k} = {t[k].tolist()} repeats a particle")
+        raise ValueError(f"{where}: {what} {k} = {t[k].tolist()} repeats a particle")
     return np.ascontiguousarray(t)
+
+
+def triangle_rest_geometry(x0: np.ndarray, tris: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each triangle's inverse rest edge matrix in its own plane's frame (nt, 2, 2) (first axis along b - a,
+    second in the plane toward c) and area (nt,); refuses a degenerate (collinear) triangle."""
+    e1 = x0[tris[:, 1]] - x0[tris[:, 0]]
+    e2 = x0[tris[:, 2]] - x0[tris[:, 0]]
+    cross = np.cross(e1, e2)
+    area = 0.5 * np.linalg.norm(cross, axis=1)
+    longest = np.stack([np.linalg.norm(e, axis=1) for e in (e1, e2, e2 - e1)], axis=1).max(axis=1)
+    flat = area <= 1e-8 * longest ** 2
+    if flat.any():
+        k = int(np.flatnonzero(flat)[0])
+        raise ValueError(f"{where}: triangle {k} = {tris[k].tolist()} is degenerate (area {area[k]:.3g} m^2 for "
+                         f"edges up to {longest[k]:.3g} m)")
+    l1 = np.linalg.norm(e1, axis=1)
+    Dm = np.zeros((len(tris), 2, 2))
+    Dm[:, 0, 0] = l1
+    Dm[:, 0, 1] = np.einsum("ij,ij->i", e1, e2) / l1
+    Dm[:, 1, 1] = 2.0 * area / l1
+    return np.ascontiguousarray(np.linalg.inv(Dm)), area
+
+
+def thicknesses(thickness: Any, nt: int, where: str) -> np.ndarray:
+    h = np.array(np.broadcast_to(np.asarray(thickness, dtype=np.float64), (nt,)))
+    bad = ~(np.isfinite(h) & (h > 0))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{where}: thickness[{k}] = {float(h[k])!r} must be finite and > 0 (m)")
+    return h
 
 
 def rest_geometry(x0: np.ndarray, tets: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
@@ -89,17 +119,20 @@ def rayleigh(damping: Any, where: str) -> tuple[float, float]:
 
 
 def lumped_masses(n: int, tets: np.ndarray, vol: np.ndarray, density: Any, where: str) -> np.ndarray:
-    """density V / 4 to each vertex of each tet; refuses a particle in no tet (it would have no mass)."""
+    """density V / 4 to each vertex of each tet (V / 3 of a triangle, V its thickness times area); refuses a
+    particle in no element (it would have no mass)."""
     rho = np.array(np.broadcast_to(np.asarray(density, dtype=np.float64), (len(tets),)))
     bad = ~(np.isfinite(rho) & (rho > 0))
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{where}: density[{k}] = {float(rho[k])!r} must be finite and > 0 (kg/m^3)")
     m = np.zeros(n)
-    np.add.at(m, tets, np.repeat((rho * vol / 4.0)[:, None], 4, axis=1))
+    nv = tets.shape[1]
+    np.add.at(m, tets, np.repeat((rho * vol / nv)[:, None], nv, axis=1))
     lonely = m == 0.0
     if lonely.any():
-        raise ValueError(f"{where}: particle {int(np.flatnonzero(lonely)[0])} is in no tet (it would have no mass)")
+        raise ValueError(f"{where}: particle {int(np.flatnonzero(lonely)[0])} is in no "
+                         f"{'tet' if nv == 4 else 'triangle'} (it would have no mass)")
     return m
 
 

@@ -97,6 +97,7 @@ class DeformableBody(Subsystem):
         self._element_sets: list = []
         self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
         self._tet_data: dict | None = None
+        self._tri_data: dict | None = None
         self._matter = system.get_matter_subsystem()
         system.adopt_subsystem(self)
 
@@ -202,12 +203,59 @@ class DeformableBody(Subsystem):
         body._tet_data = dict(tets=t, Bm=Bm, vol=vol, mu=mu, lam=lam, alpha_m=alpha_m, beta_k=beta_k)
         return body
 
+    @classmethod
+    def from_triangles(cls, system: "MultibodySystem", points: Any, triangles: Any, density: Any, young: Any,
+                       poisson: Any, thickness: Any, damping: Any = 0.0, *,
+                       name: str = "deformable") -> "DeformableBody":
+        """A membrane of linear triangles (a cloth, a thin sheet), corotational plane stress (SOFA's
+        TriangularFEMForceField, method "large"), without bending stiffness.
+
+        Each triangle's rotation is the polar factor of its 3 x 2 deformation gradient (closed form);
+        the energy is exactly conserved without damping. A flat membrane resists no out-of-plane
+        motion until stretched: hang it, or pair it with mass and an implicit step.
+
+        Parameters
+        ----------
+        system : MultibodySystem
+        points : array_like, shape (n, 3)
+            The rest positions in Ground (m), also the initial ones.
+        triangles : array_like of int, shape (nt, 3)
+        density : float or array_like, shape (nt,)
+            Mass density (kg/m^3), > 0; each vertex gets density h A / 3 of each of its triangles.
+        young, poisson : float or array_like, shape (nt,)
+            Young's modulus (Pa, > 0) and Poisson's ratio (in (-1, 0.5)).
+        thickness : float or array_like, shape (nt,)
+            The sheet's thickness h (m), > 0.
+        damping : float or (float, float)
+            Rayleigh damping beta_K (s), or (alpha_M (1/s), beta_K (s)), as `from_tetrahedra`.
+        name : str
+
+        Returns
+        -------
+        DeformableBody
+        """
+        where = f"DeformableBody {name!r}"
+        x0 = _points(points, where)
+        t = _fem.check_tets(triangles, len(x0), where, 3, "triangle")
+        Bm, area = _fem.triangle_rest_geometry(x0, t, where)
+        mu, lam = _fem.lame(young, poisson, len(t), where)
+        ha = _fem.thicknesses(thickness, len(t), where) * area
+        alpha_m, beta_k = _fem.rayleigh(damping, where)
+        m = _fem.lumped_masses(len(x0), t, ha, density, where)
+        body = cls(system, x0, m, name)
+        body._tri_data = dict(tris=t, Bm=Bm, ha=ha, mu=mu, lam=2 * mu * lam / (lam + 2 * mu), alpha_m=alpha_m,
+                              beta_k=beta_k)
+        return body
+
     def get_surface_triangles(self) -> np.ndarray:
-        """The boundary of the tet mesh: the faces of one tet only, (nf, 3) particle indices each
-        counterclockwise seen from outside (empty without tets)."""
-        if self._tet_data is None:
-            return np.zeros((0, 3), dtype=np.int64)
-        return _fem.surface_triangles(self._tet_data["tets"])
+        """The surface to draw: the boundary of the tet mesh (the faces of one tet only), each
+        counterclockwise seen from outside, and the membrane's triangles; (nf, 3) particle indices."""
+        parts = [np.zeros((0, 3), dtype=np.int64)]
+        if self._tet_data is not None:
+            parts.append(_fem.surface_triangles(self._tet_data["tets"]))
+        if self._tri_data is not None:
+            parts.append(self._tri_data["tris"])
+        return np.concatenate(parts)
 
     def fix(self, indices: Any) -> None:
         """Hold these particles where they are (SOFA's FixedConstraint): they have no variables."""
@@ -273,6 +321,10 @@ class DeformableBody(Subsystem):
             d = self._tet_data
             sets.append(_core.TetraSet(len(self._x0), d["tets"], d["Bm"], d["vol"], d["mu"], d["lam"], self._mass,
                                        d["alpha_m"], d["beta_k"]))
+        if self._tri_data is not None:
+            d = self._tri_data
+            sets.append(_core.TriangleSet(len(self._x0), d["tris"], d["Bm"], d["ha"], d["mu"], d["lam"],
+                                          self._mass, d["alpha_m"], d["beta_k"]))
         return sets
 
     def _add_element_forces(self, x: np.ndarray, v: np.ndarray, f: np.ndarray) -> float:
