@@ -259,7 +259,7 @@ def test_cantilever_converges_toward_euler_bernoulli():
     assert ratios[-1] > 0.8
 
 
-def _arm_with_block(E=5e4, rho=500.0):
+def _arm_with_block(E=5e4, rho=500.0, damping=0.0):
     system = MultibodySystem("arm")
     matter = SimbodyMatterSubsystem(system)
     forces = GeneralForceSubsystem(system)
@@ -269,7 +269,7 @@ def _arm_with_block(E=5e4, rho=500.0):
     arm = MobilizedBody.Pin(matter.ground, Transform(), Body.Rigid(mp), Transform(p=[-0.3, 0.0, 0.0]))
     pts, tets = box_tetrahedra(0.2, 0.06, 0.06, 3, 1, 1)
     pts += [0.3, -0.03, -0.03]
-    body = DeformableBody.from_tetrahedra(system, pts, tets, rho, E, 0.3, name="block")
+    body = DeformableBody.from_tetrahedra(system, pts, tets, rho, E, 0.3, damping, name="block")
     for i in np.flatnonzero(pts[:, 0] == 0.3):
         body.attach(int(i), arm, pts[i] - [0.3, 0.0, 0.0])
     return system, matter, arm, body
@@ -298,6 +298,32 @@ def test_block_on_a_rigid_arm_conserves_energy_with_rk_merson():
         drifts.append(abs(system.calc_energy(end) - e0))
         assert drifts[-1] <= 5 * acc * scale, (acc, drifts[-1], scale)
     assert drifts[1] < drifts[0]
+
+
+def test_block_on_a_rigid_arm_implicit_euler_converges_at_first_order():
+    """The implicit step couples the tets' K and D to the arm through the attached stations (J^T K J):
+    its error against RK-Merson halves with h."""
+    t_end = 0.1
+
+    def run(integ_for):
+        system, matter, arm, body = _arm_with_block(damping=(2.0, 2e-3))
+        s = system.realize_topology()
+        system.realize_model(s)
+        arm.set_one_u(s, 0, 2.0)
+        integ = integ_for(system)
+        integ.initialize(s)
+        integ.step_to(t_end)
+        return integ.get_state().get_y().copy()
+
+    def rk(system):
+        integ = RungeKuttaMersonIntegrator(system)
+        integ.set_accuracy(1e-10)
+        return integ
+
+    ref = run(rk)
+    errs = [np.abs(run(lambda system: ImplicitEulerIntegrator(system, h)) - ref).max() for h in (1e-3, 5e-4, 2.5e-4)]
+    ratios = np.array(errs[:-1]) / np.array(errs[1:])
+    assert ((ratios > 1.7) & (ratios < 2.3)).all(), (errs, ratios)
 
 
 def test_surface_triangles_close_the_box_outward():
