@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core_fem import TetraSet, TriangleSet
+
 __all__ = ["box_tetrahedra", "read_mesh"]
 
 # the faces of a positively oriented tet (a, b, c, d), each ordered so its normal points out of the tet
@@ -134,6 +136,20 @@ def lumped_masses(n: int, tets: np.ndarray, vol: np.ndarray, density: Any, where
         raise ValueError(f"{where}: particle {int(np.flatnonzero(lonely)[0])} is in no "
                          f"{'tet' if nv == 4 else 'triangle'} (it would have no mass)")
     return m
+
+
+def element_sets(n: int, masses: np.ndarray, tet_data: dict | None, tri_data: dict | None) -> list:
+    """The compiled sets of a body's tets and membrane triangles (what `DeformableBody.from_tetrahedra` and
+    `from_triangles` stored), for its Topology."""
+    sets: list = []
+    if tet_data is not None:
+        d = tet_data
+        sets.append(TetraSet(n, d["tets"], d["Bm"], d["vol"], d["mu"], d["lam"], masses, d["alpha_m"], d["beta_k"]))
+    if tri_data is not None:
+        d = tri_data
+        sets.append(TriangleSet(n, d["tris"], d["Bm"], d["ha"], d["mu"], d["lam"], masses, d["alpha_m"],
+                                d["beta_k"]))
+    return sets
 
 
 def surface_triangles(tets: np.ndarray) -> np.ndarray:

@@ -314,18 +314,9 @@ class DeformableBody(Subsystem):
 
     # ------------------------------------------------------------------ elements
     def _make_element_sets(self) -> list:
-        """The compiled element sets (Topology): the springs, the tets, and what subclasses add."""
+        """The compiled element sets (Topology): the springs, and what subclasses add."""
         seg, k_s, L0, c_s = self._spring_data
-        sets: list = [_core.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
-        if self._tet_data is not None:
-            d = self._tet_data
-            sets.append(_core.TetraSet(len(self._x0), d["tets"], d["Bm"], d["vol"], d["mu"], d["lam"], self._mass,
-                                       d["alpha_m"], d["beta_k"]))
-        if self._tri_data is not None:
-            d = self._tri_data
-            sets.append(_core.TriangleSet(len(self._x0), d["tris"], d["Bm"], d["ha"], d["mu"], d["lam"],
-                                          self._mass, d["alpha_m"], d["beta_k"]))
-        return sets
+        return [_core.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
 
     def _add_element_forces(self, x: np.ndarray, v: np.ndarray, f: np.ndarray) -> float:
         """f += every element's force at (x, v), (n, 3); their elastic energy."""
@@ -344,7 +335,8 @@ class DeformableBody(Subsystem):
         self._att_index = np.array(att, dtype=np.int64)
         self._att_bodies = [self._attached[i][0] for i in att]
         self._att_stations = np.array([self._attached[i][1] for i in att]).reshape(-1, 3)
-        self._element_sets = self._make_element_sets()
+        self._element_sets = self._make_element_sets() + _fem.element_sets(len(self._x0), self._mass, self._tet_data,
+                                                                           self._tri_data)
         self._m_free = np.repeat(self._mass[self._free], 3)
 
     def realize_subsystem_model_impl(self, state: "State") -> None:

@@ -1,4 +1,4 @@
-"""Corotational linear tetrahedra (simtk.deformable.DeformableBody.from_tetrahedra, _core.TetraSet).
+"""Corotational linear tetrahedra (simtk.deformable.DeformableBody.from_tetrahedra, TetraSet).
 
 Checked by independent means:
 - the forces are minus the finite-difference gradient of the elastic energy at a large deformation (so
@@ -33,8 +33,8 @@ from simtk import (
     SimbodyMatterSubsystem,
     Stage,
     Transform,
-    _core,
 )
+from simtk._core_fem import TetraSet
 from simtk.deformable import DeformableBody, ImplicitEulerIntegrator, _fem, box_tetrahedra, read_mesh
 
 EPS = np.finfo(float).eps
@@ -55,7 +55,7 @@ def _tetra_set(points, tets, young=2e5, poisson=0.3, alpha_m=0.0, beta_k=0.0, de
     Bm, vol = _fem.rest_geometry(points, tets, where)
     mu, lam = _fem.lame(young, poisson, len(tets), where)
     m = _fem.lumped_masses(len(points), tets, vol, density, where)
-    return _core.TetraSet(len(points), tets, Bm, vol, mu, lam, m, alpha_m, beta_k), m
+    return TetraSet(len(points), tets, Bm, vol, mu, lam, m, alpha_m, beta_k), m
 
 
 def _forces(ts, x, v=None):

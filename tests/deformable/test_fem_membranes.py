@@ -1,4 +1,4 @@
-"""Corotational membrane triangles (simtk.deformable.DeformableBody.from_triangles, _core.TriangleSet).
+"""Corotational membrane triangles (simtk.deformable.DeformableBody.from_triangles, TriangleSet).
 
 Checked by independent means:
 - the forces are minus the finite-difference gradient of the energy at a large 3-D deformation; the
@@ -21,8 +21,8 @@ from simtk import (
     RungeKuttaMersonIntegrator,
     SimbodyMatterSubsystem,
     Stage,
-    _core,
 )
+from simtk._core_fem import TriangleSet
 from simtk.deformable import DeformableBody, ImplicitEulerIntegrator, _fem
 
 EPS = np.finfo(float).eps
@@ -45,7 +45,7 @@ def _set(pts, tris, young=1e5, poisson=0.3, h=0.01, alpha_m=0.0, beta_k=0.0):
     Bm, area = _fem.triangle_rest_geometry(pts, tris, "t")
     mu, lam = _fem.lame(young, poisson, len(tris), "t")
     m = _fem.lumped_masses(len(pts), tris, h * area, 1000.0, "t")
-    return _core.TriangleSet(len(pts), tris, Bm, h * area, mu, 2 * mu * lam / (lam + 2 * mu), m, alpha_m, beta_k)
+    return TriangleSet(len(pts), tris, Bm, h * area, mu, 2 * mu * lam / (lam + 2 * mu), m, alpha_m, beta_k)
 
 
 def _forces(ts, x, v=None):
