@@ -65,10 +65,12 @@ def _per_item(value: Any, n: int, what: str, where: str, positive: bool) -> np.n
 
 
 class DeformableBody(Subsystem):
-    """Particles with masses, joined by elements (springs), beside the rigid bodies of ``system``.
+    """Particles with masses, joined by elements (springs, tetrahedra, membrane triangles), beside the rigid
+    bodies of ``system``.
 
-    Build one with `from_segments`. Fixing and attaching particles changes what the State holds,
-    so it is done before the System's Topology is realized (or the Topology is realized anew).
+    Build one with `from_segments`, `from_tetrahedra` or `from_triangles`. Fixing and attaching
+    particles changes what the State holds, so it is done before the System's Topology is realized
+    (or the Topology is realized anew).
 
     Parameters
     ----------
