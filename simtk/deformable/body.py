@@ -31,6 +31,7 @@ from ..common.output import output
 from ..common.stage import Stage
 from ..common.subsystem import Subsystem
 from ..multibody.tree.mobilized_body import MobilizedBody
+from . import _fem
 
 if TYPE_CHECKING:
     from ..common.state import State
@@ -64,10 +65,12 @@ def _per_item(value: Any, n: int, what: str, where: str, positive: bool) -> np.n
 
 
 class DeformableBody(Subsystem):
-    """Particles with masses, joined by elements (springs), beside the rigid bodies of ``system``.
+    """Particles with masses, joined by elements (springs, tetrahedra, membrane triangles), beside the rigid
+    bodies of ``system``.
 
-    Build one with `from_segments`. Fixing and attaching particles changes what the State holds,
-    so it is done before the System's Topology is realized (or the Topology is realized anew).
+    Build one with `from_segments`, `from_tetrahedra` or `from_triangles`. Fixing and attaching
+    particles changes what the State holds, so it is done before the System's Topology is realized
+    (or the Topology is realized anew).
 
     Parameters
     ----------
@@ -95,6 +98,8 @@ class DeformableBody(Subsystem):
         # add_derivative_product(x, dx, dv, alpha, beta, out, definite) (see _core_deformable.SpringSet)
         self._element_sets: list = []
         self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
+        self._tet_data: dict | None = None
+        self._tri_data: dict | None = None
         self._matter = system.get_matter_subsystem()
         system.adopt_subsystem(self)
 
@@ -148,6 +153,111 @@ class DeformableBody(Subsystem):
         body = cls(system, x0, masses, name)
         body._spring_data = (seg, k_s, L0, c_s)
         return body
+
+    @classmethod
+    def from_tetrahedra(cls, system: "MultibodySystem", points: Any, tets: Any, density: Any, young: Any,
+                        poisson: Any, damping: Any = 0.0, *, mass: str = "lumped",
+                        name: str = "deformable") -> "DeformableBody":
+        """A solid meshed with linear tetrahedra, corotational linear elasticity (SOFA's
+        TetrahedronFEMForceField, method "large"/"polar"; Mueller and Gross 2004).
+
+        Each tet's rotation is the polar factor of its deformation gradient; the strain and stress are
+        linear in the rotated frame, so large rotations cost no spurious energy (the energy is exactly
+        conserved without damping). The implicit step's stiffness keeps the rotations frozen (positive
+        semidefinite). An inverted tet during motion uses SOFA's QR-like frame instead.
+
+        Parameters
+        ----------
+        system : MultibodySystem
+        points : array_like, shape (n, 3)
+            The rest positions in Ground (m), also the initial ones.
+        tets : array_like of int, shape (nt, 4)
+            Each tet's vertices (a, b, c, d), with (b - a) x (c - a) . (d - a) > 0.
+        density : float or array_like, shape (nt,)
+            Mass density (kg/m^3), > 0.
+        young : float or array_like, shape (nt,)
+            Young's modulus (Pa), > 0.
+        poisson : float or array_like, shape (nt,)
+            Poisson's ratio, in (-1, 0.5).
+        damping : float or (float, float)
+            Rayleigh damping: beta_K (s), or (alpha_M (1/s), beta_K (s)); the damping force is
+            -(alpha_M M v + beta_K K v).
+        mass : {"lumped"}
+            density V / 4 to each vertex of each tet. ("consistent" is refused: the particles' State and
+            the implicit step use a diagonal mass.)
+        name : str
+
+        Returns
+        -------
+        DeformableBody
+        """
+        where = f"DeformableBody {name!r}"
+        x0 = _points(points, where)
+        t = _fem.check_tets(tets, len(x0), where)
+        if mass != "lumped":
+            raise ValueError(f"{where}: mass={mass!r}: only 'lumped' is available (a consistent mass would "
+                             f"need a mass solve in every acceleration and in the implicit step's operator)")
+        Bm, vol = _fem.rest_geometry(x0, t, where)
+        mu, lam = _fem.lame(young, poisson, len(t), where)
+        alpha_m, beta_k = _fem.rayleigh(damping, where)
+        m = _fem.lumped_masses(len(x0), t, vol, density, where)
+        body = cls(system, x0, m, name)
+        body._tet_data = dict(tets=t, Bm=Bm, vol=vol, mu=mu, lam=lam, alpha_m=alpha_m, beta_k=beta_k)
+        return body
+
+    @classmethod
+    def from_triangles(cls, system: "MultibodySystem", points: Any, triangles: Any, density: Any, young: Any,
+                       poisson: Any, thickness: Any, damping: Any = 0.0, *,
+                       name: str = "deformable") -> "DeformableBody":
+        """A membrane of linear triangles (a cloth, a thin sheet), corotational plane stress (SOFA's
+        TriangularFEMForceField, method "large"), without bending stiffness.
+
+        Each triangle's rotation is the polar factor of its 3 x 2 deformation gradient (closed form);
+        the energy is exactly conserved without damping. A flat membrane resists no out-of-plane
+        motion until stretched: hang it, or pair it with mass and an implicit step.
+
+        Parameters
+        ----------
+        system : MultibodySystem
+        points : array_like, shape (n, 3)
+            The rest positions in Ground (m), also the initial ones.
+        triangles : array_like of int, shape (nt, 3)
+        density : float or array_like, shape (nt,)
+            Mass density (kg/m^3), > 0; each vertex gets density h A / 3 of each of its triangles.
+        young, poisson : float or array_like, shape (nt,)
+            Young's modulus (Pa, > 0) and Poisson's ratio (in (-1, 0.5)).
+        thickness : float or array_like, shape (nt,)
+            The sheet's thickness h (m), > 0.
+        damping : float or (float, float)
+            Rayleigh damping beta_K (s), or (alpha_M (1/s), beta_K (s)), as `from_tetrahedra`.
+        name : str
+
+        Returns
+        -------
+        DeformableBody
+        """
+        where = f"DeformableBody {name!r}"
+        x0 = _points(points, where)
+        t = _fem.check_tets(triangles, len(x0), where, 3, "triangle")
+        Bm, area = _fem.triangle_rest_geometry(x0, t, where)
+        mu, lam = _fem.lame(young, poisson, len(t), where)
+        ha = _fem.thicknesses(thickness, len(t), where) * area
+        alpha_m, beta_k = _fem.rayleigh(damping, where)
+        m = _fem.lumped_masses(len(x0), t, ha, density, where)
+        body = cls(system, x0, m, name)
+        body._tri_data = dict(tris=t, Bm=Bm, ha=ha, mu=mu, lam=2 * mu * lam / (lam + 2 * mu), alpha_m=alpha_m,
+                              beta_k=beta_k)
+        return body
+
+    def get_surface_triangles(self) -> np.ndarray:
+        """The surface to draw: the boundary of the tet mesh (the faces of one tet only), each
+        counterclockwise seen from outside, and the membrane's triangles; (nf, 3) particle indices."""
+        parts = [np.zeros((0, 3), dtype=np.int64)]
+        if self._tet_data is not None:
+            parts.append(_fem.surface_triangles(self._tet_data["tets"]))
+        if self._tri_data is not None:
+            parts.append(self._tri_data["tris"])
+        return np.concatenate(parts)
 
     def fix(self, indices: Any) -> None:
         """Hold these particles where they are (SOFA's FixedConstraint): they have no variables."""
@@ -227,7 +337,8 @@ class DeformableBody(Subsystem):
         self._att_index = np.array(att, dtype=np.int64)
         self._att_bodies = [self._attached[i][0] for i in att]
         self._att_stations = np.array([self._attached[i][1] for i in att]).reshape(-1, 3)
-        self._element_sets = self._make_element_sets()
+        self._element_sets = self._make_element_sets() + _fem.element_sets(len(self._x0), self._mass, self._tet_data,
+                                                                           self._tri_data)
         self._m_free = np.repeat(self._mass[self._free], 3)
 
     def realize_subsystem_model_impl(self, state: "State") -> None:
