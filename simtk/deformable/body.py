@@ -308,6 +308,20 @@ class DeformableBody(Subsystem):
         free[list(self._attached)] = False
         return np.flatnonzero(free)
 
+    def get_segments(self) -> np.ndarray:
+        """The particles each spring joins, (ns, 2), read-only (empty for a body without springs)."""
+        seg = self._spring_data[0].view()
+        seg.flags.writeable = False
+        return seg
+
+    def get_fixed_particles(self) -> np.ndarray:
+        """Indices of the fixed particles (`fix`), ascending."""
+        return np.flatnonzero(self._fixed)
+
+    def get_attached_particles(self) -> np.ndarray:
+        """Indices of the particles attached to rigid bodies (`attach`), ascending."""
+        return np.array(sorted(self._attached), dtype=np.int64)
+
     def get_masses(self) -> np.ndarray:
         """The particles' masses (n,), read-only."""
         m = self._mass.view()

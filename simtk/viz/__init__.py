@@ -3,7 +3,8 @@
 - `decorate` fixes a `Decoration` (sphere, cylinder, capsule, box, ellipsoid, frame axes, line,
   half-space, mesh file) on a body; contact surfaces of ``Force.HuntCrossley`` and a `UrdfModel`'s
   visuals are drawn without it; so is the path of every path force (`GeometryPath.get_polyline`),
-  a muscle's coloured by its activation (blue 0 to red 1).
+  a muscle's coloured by its activation (blue 0 to red 1), and every deformable body
+  (``simtk.deformable``): its surface, or its particles and springs, following the particles.
 - `export_html` writes one HTML file that replays a `StatesTrajectory` offline (numpy only; mesh
   files need ``trimesh``).
 - `Visualizer` serves a live 3-D view on localhost with viser (the ``[viz]`` extra), imported only

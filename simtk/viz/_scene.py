@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..common.stage import Stage
+from ._deformables import DeformableDrawing, deformable_drawings
 from ._paths import PathDrawing, path_drawings
 from .decorations import DEFAULT_COLOR, Decoration, Placed
 
@@ -54,6 +55,7 @@ class Scene:
     radius: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per slot: how far its items reach from its origin
     up: str = "+y"
     paths: list[PathDrawing] = field(default_factory=list)  # drawn per frame, in Ground
+    deformables: list[DeformableDrawing] = field(default_factory=list)  # their particles per frame, in Ground
 
     def poses(self, state: Any) -> np.ndarray:
         """The slots' poses in ``state`` as (n_slots, 7): w, x, y, z, px, py, pz (realizes Position if needed)."""
@@ -266,7 +268,8 @@ def up_axis(system: Any, default: str = "+y") -> str:
     return default
 
 
-def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None, paths: bool = True) -> Scene:
+def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None, paths: bool = True,
+                deformables: bool = True) -> Scene:
     """Tessellate and place ``placed`` (each distinct decoration once) for drawing ``system``.
 
     Parameters
@@ -277,6 +280,8 @@ def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None, pa
         ``"+x"``, ``"-y"``, ...; found from gravity when None.
     paths : bool
         Draw the GeometryPaths of the system's path forces and muscles (see ``_paths``).
+    deformables : bool
+        Draw the system's deformable bodies (see ``_deformables``).
 
     Returns
     -------
@@ -284,7 +289,8 @@ def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None, pa
     """
     slots: dict[int, int] = {}
     bodies: list = []
-    scene = Scene(system, bodies, up=up or up_axis(system), paths=path_drawings(system) if paths else [])
+    scene = Scene(system, bodies, up=up or up_axis(system), paths=path_drawings(system) if paths else [],
+                  deformables=deformable_drawings(system) if deformables else [])
     radius: list[float] = []
     cache: dict[Decoration, list[tuple[int, Part]]] = {}
     for pl in placed:
@@ -314,8 +320,9 @@ def build_scene(system: Any, placed: Sequence[Placed], up: str | None = None, pa
     return scene
 
 
-def default_camera(scene: Scene, poses: np.ndarray, fov: float = 45.0) -> dict:
-    """A camera that sees every bounded item over all ``poses`` (n, n_slots, 7): eye, target, up, fov (degrees).
+def default_camera(scene: Scene, poses: np.ndarray, fov: float = 45.0, points: np.ndarray | None = None) -> dict:
+    """A camera that sees every bounded item over all ``poses`` (n, n_slots, 7), and ``points`` (..., 3) in
+    Ground when given (the deformable bodies' particles): eye, target, up, fov (degrees).
 
     It looks along the axis after "up" (z when y is up, x when z is up), a little from the side and
     from above.
@@ -329,6 +336,12 @@ def default_camera(scene: Scene, poses: np.ndarray, fov: float = 45.0) -> dict:
         r = np.repeat(scene.radius[bounded_slots][None, :], len(poses), 0).ravel()
         lo, hi = (P - r[:, None]).min(0), (P + r[:, None]).max(0)
     else:
+        lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    pts = np.zeros((0, 3)) if points is None else np.asarray(points, dtype=float).reshape(-1, 3)
+    pts = pts[np.isfinite(pts).all(1)]
+    if len(pts):
+        lo, hi = np.minimum(lo, pts.min(0)), np.maximum(hi, pts.max(0))
+    if not np.isfinite(lo).all():
         lo, hi = -np.ones(3), np.ones(3)
     target = (lo + hi) / 2
     size = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)

@@ -1,9 +1,10 @@
 """A recorded motion as one self-contained HTML file that plays offline in any browser with WebGL.
 
 `export_html` writes the scene's geometry and the bodies' poses at every recorded State into the
-page, beside a small WebGL renderer written for it (``replay.js``, no libraries and no network at
-view time). Positions are quantized to 16 bits within each part's bounding box (a micrometre on a
-10 cm part) and poses are float32, both base64-encoded: 40 bodies x 600 frames take under 1 MB.
+page (and the deformable bodies' particles, float32, with their springs and surface triangles once),
+beside a small WebGL renderer written for it (``replay.js``, no libraries and no network at view
+time). Positions are quantized to 16 bits within each part's bounding box (a micrometre on a 10 cm
+part) and poses are float32, both base64-encoded: 40 bodies x 600 frames take under 1 MB.
 
 The page has play/pause, a time slider, a speed choice and a loop switch; drag to orbit, shift- or
 right-drag to pan, wheel to zoom, space to play or pause, arrow keys to step.
@@ -20,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ._deformables import POINT_COLORS, SPRING_COLOR, SURFACE_COLOR, deformable_frames
 from ._paths import PathFrame, path_frames
 from ._scene import Scene, build_scene, default_camera, poses_of
 from .decorations import Placed, collect
@@ -66,10 +68,24 @@ def _paths_payload(scene: Scene, frames: Sequence[Sequence[PathFrame]], n: int) 
     }
 
 
+def _deformables_payload(scene: Scene, frames: np.ndarray, n: int) -> dict:
+    """Each body's connectivity once (uint32 indices, uint8 kinds), then every frame's particles (float32)."""
+    total = sum(d.num_particles for d in scene.deformables)
+    if frames.shape != (n, total, 3):
+        raise ValueError(f"replay_html: deformables must be ({n}, {total}, 3) (the particles of each frame), "
+                         f"got {frames.shape}")
+    bodies = [{"name": d.name, "n": d.num_particles, "segs": _b64(d.segments.astype("<u4")),
+               "tris": _b64(d.triangles.astype("<u4")), "kinds": _b64(d.kinds.astype("u1")), "points": d.points,
+               "spring": list(SPRING_COLOR), "surface": list(SURFACE_COLOR)} for d in scene.deformables]
+    return {"bodies": bodies, "total": total, "pointColors": [list(c) for c in POINT_COLORS],
+            "pts": _b64(frames.astype("<f4"))}
+
+
 def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: dict | None = None,
                 title: str = "simtk replay", autoplay: bool = True, loop: bool = True,
                 background: Sequence[float] = (1.0, 1.0, 1.0),
-                paths: Sequence[Sequence[PathFrame]] | None = None) -> str:
+                paths: Sequence[Sequence[PathFrame]] | None = None,
+                deformables: np.ndarray | None = None) -> str:
     """The replay page of ``scene`` with slot ``poses`` (n, n_slots, 7) at ``times`` (n,), as a string.
 
     Parameters
@@ -86,6 +102,9 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
     background : 3 floats in [0, 1]
     paths : sequence of sequence of PathFrame, optional
         ``paths[i][k]``: the scene's path k at frame i (``_paths.path_frames``); none drawn when None.
+    deformables : ndarray, shape (n, N, 3), optional
+        The particles of the scene's deformable bodies at each frame (``_deformables.deformable_frames``);
+        none drawn when None.
 
     Returns
     -------
@@ -96,7 +115,9 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
     if poses.shape != (len(times), len(scene.bodies), 7):
         raise ValueError(f"replay_html: poses must be (n, {len(scene.bodies)}, 7) for {len(times)} times, "
                          f"got {poses.shape}")
-    cam = dict(default_camera(scene, poses)) if camera is None else dict(camera)
+    if deformables is not None:
+        deformables = np.asarray(deformables, dtype=np.float32)
+    cam = dict(default_camera(scene, poses, points=deformables)) if camera is None else dict(camera)
     for key in ("eye", "target", "up"):
         cam[key] = [float(x) for x in np.asarray(cam[key], dtype=float).ravel()]
     cam["fov"] = float(cam.get("fov", 45.0))
@@ -112,6 +133,8 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
         "autoplay": bool(autoplay),
         "loop": bool(loop),
         "paths": None if paths is None else _paths_payload(scene, paths, len(times)),
+        "deformables": None if deformables is None or not scene.deformables
+        else _deformables_payload(scene, deformables, len(times)),
     }
     # "</" cannot appear in the JSON's strings (base64 and numbers) except in a title: escape "<" anyway.
     payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
@@ -122,7 +145,8 @@ def replay_html(scene: Scene, times: np.ndarray, poses: np.ndarray, *, camera: d
 def export_html(trajectory: Iterable[Any], path: str | os.PathLike, system: Any = None, *, contact: bool = True,
                 urdf: str | None = "visuals", decorations: Iterable[Placed] = (), camera: dict | None = None,
                 title: str | None = None, autoplay: bool = True, loop: bool = True,
-                background: Sequence[float] = (1.0, 1.0, 1.0), up: str | None = None, paths: bool = True) -> Path:
+                background: Sequence[float] = (1.0, 1.0, 1.0), up: str | None = None, paths: bool = True,
+                deformables: bool = True) -> Path:
     """Write a self-contained HTML file that replays ``trajectory``.
 
     Parameters
@@ -150,6 +174,10 @@ def export_html(trajectory: Iterable[Any], path: str | os.PathLike, system: Any 
     paths : bool
         Draw the GeometryPath of every path force (muscles coloured by activation, blue 0 to red 1),
         as a polyline through its points, along its wrap surfaces.
+    deformables : bool
+        Draw the deformable bodies (``simtk.deformable``): a body with a surface (tetrahedra, membrane
+        triangles) as that surface, one without as its particles and springs; the vertices follow the
+        particles frame by frame.
 
     Returns
     -------
@@ -161,13 +189,14 @@ def export_html(trajectory: Iterable[Any], path: str | os.PathLike, system: Any 
         raise ValueError("export_html: the trajectory has no States")
     source = states[0].get_system() if system is None else system
     sys_, placed = collect(source, contact=contact, urdf=urdf, extra=decorations)
-    scene = build_scene(sys_, placed, up=up, paths=paths)
+    scene = build_scene(sys_, placed, up=up, paths=paths, deformables=deformables)
     times = np.array([s.get_time() for s in states])
     poses = poses_of(scene.bodies, states)
     frames = path_frames(scene.paths, states) if scene.paths else None
+    particles = deformable_frames(scene.deformables, states) if scene.deformables else None
     name = title if title is not None else f"{getattr(sys_, 'name', '') or 'simtk'} replay"
     page = replay_html(scene, times, poses, camera=camera, title=name, autoplay=autoplay, loop=loop,
-                       background=background, paths=frames)
+                       background=background, paths=frames, deformables=particles)
     out = Path(path)
     out.write_text(page, encoding="utf-8")
     return out

@@ -9,6 +9,10 @@
 //   paths:  null, or {n, names, counts: base64 uint32 (F*n vertices per frame and path), pts: base64
 //           float32 (their x,y,z in Ground, frame by frame, path by path), marks: base64 uint8 (1 where
 //           a vertex is a path or tangent point), rgb: base64 uint8 (F*n*3)}
+//   deformables: null, or {bodies: [{name, n (particles), segs: base64 uint32 (2 per spring), tris: base64
+//           uint32 (3 per surface triangle), kinds: base64 uint8 (0 free, 1 fixed, 2 attached), points:
+//           bool, spring: [r,g,b], surface: [r,g,b]}], total (particles of all bodies), pointColors
+//           (by kind), pts: base64 float32 (F*total*3: every particle in Ground, frame by frame)}
 // window.simtkReplay offers seek(i), play(), pause(), frame(), draw() for scripts and tests.
 (function () {
   "use strict";
@@ -150,6 +154,36 @@
   const pathBuf = P ? gl.createBuffer() : null;
   const IDENTITY = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
 
+  // ---------------------------------------------------------------- deformable bodies (particles per frame)
+  // The connectivity is uploaded once; each frame only the particles' positions (and the surface's
+  // normals, which follow them) go to the GPU.
+  const DF = D.deformables;
+  const defTotal = DF ? DF.total : 0;
+  const defPts = DF ? new Float32Array(bytes(DF.pts)) : new Float32Array(0);
+  const defs = [];
+  if (DF) {
+    let start = 0;
+    for (const b of DF.bodies) {
+      const tris = new Uint32Array(bytes(b.tris));
+      const d = { n: b.n, start: start, segs: new Uint32Array(bytes(b.segs)), tris: tris,
+        kinds: new Uint8Array(bytes(b.kinds)), points: b.points, spring: b.spring, surface: b.surface, count: 0 };
+      if (tris.length) {
+        const wide = b.n > 65535;
+        d.type = wide ? gl.UNSIGNED_INT : gl.UNSIGNED_SHORT;
+        d.ib = gl.createBuffer();
+        gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, d.ib);
+        gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, wide ? tris : new Uint16Array(tris), gl.STATIC_DRAW);
+        d.count = !wide || bigIndex ? tris.length : 0;
+        d.vb = gl.createBuffer();
+        d.nb = gl.createBuffer();
+        d.nrm = new Float32Array(3 * b.n);
+      }
+      defs.push(d);
+      start += b.n;
+    }
+  }
+  const defBuf = defs.length ? gl.createBuffer() : null;
+
   // ---------------------------------------------------------------- camera (orbit about the target)
   const cam = {};
   function resetCamera() {
@@ -223,7 +257,104 @@
       gl.drawElements(g.lines ? gl.LINES : gl.TRIANGLES, g.count, g.type, 0);
     }
     gl.depthMask(true);
+    if (defs.length) drawDeformables(vp);
     if (P) drawPaths(vp);
+  }
+
+  function toNdc(vp, src, v0, n) {
+    // Vertices v0 .. v0+n-1 of src (x, y, z each) in normalized device coordinates; ok[j] = 0 behind the eye.
+    const ndc = new Float32Array(3 * n), ok = new Uint8Array(n);
+    for (let j = 0; j < n; j++) {
+      const x = src[3 * (v0 + j)], y = src[3 * (v0 + j) + 1], z = src[3 * (v0 + j) + 2];
+      const w = vp[3] * x + vp[7] * y + vp[11] * z + vp[15];
+      ok[j] = w > 1e-9 ? 1 : 0;
+      if (!ok[j]) continue;
+      ndc[3 * j] = (vp[0] * x + vp[4] * y + vp[8] * z + vp[12]) / w;
+      ndc[3 * j + 1] = (vp[1] * x + vp[5] * y + vp[9] * z + vp[13]) / w;
+      ndc[3 * j + 2] = (vp[2] * x + vp[6] * y + vp[10] * z + vp[14]) / w;
+    }
+    return { ndc: ndc, ok: ok };
+  }
+  function pushQuad(tri, ax, ay, bx, by, z0, z1, ox, oy) {
+    tri.push(ax - ox, ay - oy, z0, ax + ox, ay + oy, z0, bx + ox, by + oy, z1,
+      ax - ox, ay - oy, z0, bx + ox, by + oy, z1, bx - ox, by - oy, z1);
+  }
+  function flushFlat(tri, rgb) {
+    // Draws the NDC triangles of tri in one colour (the buffer bound, identity matrices set).
+    if (!tri.length) return;
+    gl.uniform4f(loc.color, rgb[0], rgb[1], rgb[2], 1);
+    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(tri), gl.DYNAMIC_DRAW);
+    gl.enableVertexAttribArray(loc.pos);
+    gl.vertexAttribPointer(loc.pos, 3, gl.FLOAT, false, 0, 0);
+    gl.drawArrays(gl.TRIANGLES, 0, tri.length / 3);
+  }
+
+  function drawDeformables(vp) {
+    const base = current * defTotal;
+    gl.disable(gl.BLEND);
+    gl.depthMask(true);
+    gl.uniformMatrix4fv(loc.vp, false, vp);
+    gl.uniformMatrix4fv(loc.model, false, IDENTITY);
+    gl.uniform1f(loc.lit, 1);
+    for (const d of defs) {
+      if (!d.count) continue;
+      const pos = defPts.subarray(3 * (base + d.start), 3 * (base + d.start + d.n));
+      // Smooth normals from this frame's positions: the surface bends as the particles move.
+      const nrm = d.nrm, t3 = d.tris;
+      nrm.fill(0);
+      for (let t = 0; t < t3.length; t += 3) {
+        const a = 3 * t3[t], b = 3 * t3[t + 1], c = 3 * t3[t + 2];
+        const fn = cross([pos[b] - pos[a], pos[b + 1] - pos[a + 1], pos[b + 2] - pos[a + 2]],
+          [pos[c] - pos[a], pos[c + 1] - pos[a + 1], pos[c + 2] - pos[a + 2]]);
+        for (const v of [a, b, c]) { nrm[v] += fn[0]; nrm[v + 1] += fn[1]; nrm[v + 2] += fn[2]; }
+      }
+      gl.uniform4f(loc.color, d.surface[0], d.surface[1], d.surface[2], 1);
+      gl.bindBuffer(gl.ARRAY_BUFFER, d.vb);
+      gl.bufferData(gl.ARRAY_BUFFER, pos, gl.DYNAMIC_DRAW);
+      gl.enableVertexAttribArray(loc.pos);
+      gl.vertexAttribPointer(loc.pos, 3, gl.FLOAT, false, 0, 0);
+      gl.bindBuffer(gl.ARRAY_BUFFER, d.nb);
+      gl.bufferData(gl.ARRAY_BUFFER, nrm, gl.DYNAMIC_DRAW);
+      gl.enableVertexAttribArray(loc.nrm);
+      gl.vertexAttribPointer(loc.nrm, 3, gl.FLOAT, false, 0, 0);
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, d.ib);
+      gl.drawElements(gl.TRIANGLES, d.count, d.type, 0);
+    }
+    // Springs and particles keep their width on screen, as the paths do: quads in NDC.
+    const W = canvas.width / 2, H = canvas.height / 2, dpr = window.devicePixelRatio || 1;
+    const half = 1.5 * dpr, small = 3.0 * dpr, big = 5.0 * dpr;
+    gl.uniformMatrix4fv(loc.vp, false, IDENTITY);
+    gl.uniform1f(loc.lit, 0);
+    gl.disableVertexAttribArray(loc.nrm);
+    gl.vertexAttrib3f(loc.nrm, 0, 0, 0);
+    gl.bindBuffer(gl.ARRAY_BUFFER, defBuf);
+    gl.depthFunc(gl.LEQUAL);  // a particle's square lies at its springs' depth: draw it over them
+    for (const d of defs) {
+      if (!d.segs.length && !d.points) continue;
+      const p = toNdc(vp, defPts, base + d.start, d.n), ndc = p.ndc, ok = p.ok;
+      let tri = [];
+      for (let s = 0; s < d.segs.length; s += 2) {
+        const i = d.segs[s], j = d.segs[s + 1];
+        if (!ok[i] || !ok[j]) continue;
+        const ax = ndc[3 * i], ay = ndc[3 * i + 1], bx = ndc[3 * j], by = ndc[3 * j + 1];
+        const dx = (bx - ax) * W, dy = (by - ay) * H, m = Math.hypot(dx, dy);
+        if (m < 1e-12) continue;
+        pushQuad(tri, ax, ay, bx, by, ndc[3 * i + 2], ndc[3 * j + 2], -dy / m * half / W, dx / m * half / H);
+      }
+      flushFlat(tri, d.spring);
+      if (!d.points) continue;
+      for (let kind = 0; kind < 3; kind++) {
+        tri = [];
+        const r = kind ? big : small;
+        for (let j = 0; j < d.n; j++) {
+          if (!ok[j] || d.kinds[j] !== kind) continue;
+          const x = ndc[3 * j], y = ndc[3 * j + 1], z = ndc[3 * j + 2];
+          pushQuad(tri, x - r / W, y, x + r / W, y, z, z, 0, r / H);
+        }
+        flushFlat(tri, DF.pointColors[kind]);
+      }
+    }
+    gl.depthFunc(gl.LESS);
   }
 
   function drawPaths(vp) {
@@ -368,6 +499,7 @@
   window.simtkReplay = {
     nFrames: F,
     nPaths: P,
+    nDeformables: defs.length,
     times: Array.from(times),
     seek: function (i) { setPlaying(false); current = Math.max(0, Math.min(F - 1, i | 0)); show(current); draw(); },
     play: function () { setPlaying(true); },

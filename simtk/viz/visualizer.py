@@ -22,6 +22,7 @@ import numpy as np
 from ..common.events import PeriodicEventReporter
 from ..common.state import State
 from ..simulation.agents import Monitor
+from ._deformables import POINT_COLORS, SPRING_COLOR, SURFACE_COLOR, deformable_frames, offsets
 from ._paths import PathFrame, path_frames
 from ._scene import Scene, build_scene, default_camera, poses_of
 from .decorations import Placed, collect
@@ -67,6 +68,10 @@ class Visualizer:
     paths : bool
         Draw the GeometryPath of every path force as a polyline through its points and along its
         wrap surfaces, a muscle's coloured by its activation (blue 0 to red 1), redrawn each frame.
+    deformables : bool
+        Draw the deformable bodies (``simtk.deformable``): a body with a surface (tetrahedra, membrane
+        triangles) as that surface, one without as its particles and springs; each frame sends only
+        the particles' positions.
 
     Examples
     --------
@@ -77,11 +82,11 @@ class Visualizer:
     def __init__(self, system: Any, *, host: str = "127.0.0.1", port: int = 8080, contact: bool = True,
                  urdf: str | None = "visuals", decorations: Iterable[Placed] = (), camera: dict | None = None,
                  up: str | None = None, shadows: bool = False,
-                 environment_map: bool = True, paths: bool = True) -> None:
+                 environment_map: bool = True, paths: bool = True, deformables: bool = True) -> None:
         viser = _import_viser()
         sys_, placed = collect(system, contact=contact, urdf=urdf, extra=decorations)
         self.system = sys_
-        self.scene: Scene = build_scene(sys_, placed, up=up, paths=paths)
+        self.scene: Scene = build_scene(sys_, placed, up=up, paths=paths, deformables=deformables)
         self._server = viser.ViserServer(host=host, port=port, verbose=False)
         self._host = host
         self._server.scene.set_up_direction(self.scene.up)
@@ -90,12 +95,15 @@ class Visualizer:
         if not environment_map:
             self._server.scene.configure_environment_map(None)
         self._frames = self._add_scene()
+        self._offsets = offsets(self.scene.deformables)
+        self._deformable_nodes: list[dict[str, Any]] | None = None
         self._last: np.ndarray | None = None
         self._camera_set = False
         if camera is not None:
             self.set_camera(**camera)
         self._replay: tuple[np.ndarray, np.ndarray] | None = None
         self._replay_paths: list[list[PathFrame]] | None = None
+        self._replay_particles: np.ndarray | None = None
         self._dot: float | None = None
         self._slider: Any = None
         self._time_box: Any = None
@@ -164,7 +172,49 @@ class Visualizer:
         state : State
         """
         frames = path_frames(self.scene.paths, [state])[0] if self.scene.paths else None
-        self._draw(poses_of(self.scene.bodies, [state])[0], frames)
+        particles = deformable_frames(self.scene.deformables, [state])[0] if self.scene.deformables else None
+        self._draw(poses_of(self.scene.bodies, [state])[0], frames, particles)
+
+    def _draw_deformables(self, x: np.ndarray) -> None:
+        # The nodes are made at the first frame (faces, springs' and points' colours), then only their
+        # vertices are assigned: viser sends the changed property alone.
+        sc, off = self._server.scene, self._offsets
+        if self._deformable_nodes is None:
+            size = float(np.linalg.norm(np.ptp(x, axis=0))) if len(x) else 0.0
+            dot = 0.01 * size if size > 0 else 0.005
+            self._deformable_nodes = []
+            for k, d in enumerate(self.scene.deformables):
+                xk = x[off[k]:off[k + 1]]
+                name = f"/simtk_deformables/{k}_{d.name or 'deformable'}"
+                nodes: dict[str, Any] = {}
+                if len(d.triangles):
+                    nodes["surface"] = sc.add_mesh_simple(f"{name}/surface", vertices=xk,
+                                                          faces=d.triangles.astype(np.int32),
+                                                          color=_rgb255(SURFACE_COLOR), side="double",
+                                                          cast_shadow=self._shadows,
+                                                          receive_shadow=self._shadows)
+                if len(d.segments):
+                    nodes["springs"] = sc.add_line_segments(f"{name}/springs", xk[d.segments],
+                                                            colors=_rgb255(SPRING_COLOR), thickness=3.0,
+                                                            thickness_units="screen")
+                if d.points:
+                    for kind, rgb in enumerate(POINT_COLORS):
+                        if (d.kinds == kind).any():
+                            nodes[f"points{kind}"] = sc.add_point_cloud(
+                                f"{name}/points{kind}", xk[d.kinds == kind], colors=_rgb255(rgb),
+                                point_size=dot * (1.0 if kind == 0 else 1.6), point_shape="circle",
+                                precision="float32")
+                self._deformable_nodes.append(nodes)
+            return
+        for k, (d, nodes) in enumerate(zip(self.scene.deformables, self._deformable_nodes)):
+            xk = x[off[k]:off[k + 1]]
+            if "surface" in nodes:
+                nodes["surface"].vertices = xk
+            if "springs" in nodes:
+                nodes["springs"].points = xk[d.segments]
+            for kind in range(len(POINT_COLORS)):
+                if f"points{kind}" in nodes:
+                    nodes[f"points{kind}"].points = xk[d.kinds == kind]
 
     def _draw_paths(self, frames: list[PathFrame]) -> None:
         # A path's vertex count changes with the pose: its nodes are replaced (same names) each frame.
@@ -183,9 +233,10 @@ class Visualizer:
                 sc.add_point_cloud(f"{name}/points", f.points[f.marks].astype(np.float32), colors=rgb,
                                    point_size=self._dot, point_shape="circle", precision="float32")
 
-    def _draw(self, poses: np.ndarray, paths: list[PathFrame] | None = None) -> None:
+    def _draw(self, poses: np.ndarray, paths: list[PathFrame] | None = None,
+              particles: np.ndarray | None = None) -> None:
         if not self._camera_set:  # frame the first picture drawn
-            self.set_camera(**default_camera(self.scene, poses[None]))
+            self.set_camera(**default_camera(self.scene, poses[None], points=particles))
         last = self._last
         # Only bodies that moved are sent: welded and resting bodies cost nothing per frame.
         with self._server.atomic():
@@ -197,6 +248,8 @@ class Visualizer:
                 h.position = row[4:]
             if paths:
                 self._draw_paths(paths)
+            if particles is not None and self.scene.deformables:
+                self._draw_deformables(particles)
         self._last = poses.copy()
 
     def reporter(self, fps: float = 30.0, realtime: bool = False) -> PeriodicEventReporter:
@@ -247,6 +300,7 @@ class Visualizer:
         times = np.array([s.get_time() for s in states])
         self._replay = (times, poses_of(self.scene.bodies, states))
         self._replay_paths = path_frames(self.scene.paths, states) if self.scene.paths else None
+        self._replay_particles = deformable_frames(self.scene.deformables, states) if self.scene.deformables else None
         n = len(states)
         gui = self._server.gui
         if self._slider is None:
@@ -268,7 +322,8 @@ class Visualizer:
             raise RuntimeError("Visualizer.show_frame: call show_trajectory first")
         times, poses = self._replay
         i = int(min(max(i, 0), len(times) - 1))
-        self._draw(poses[i], self._replay_paths[i] if self._replay_paths is not None else None)
+        self._draw(poses[i], self._replay_paths[i] if self._replay_paths is not None else None,
+                   self._replay_particles[i] if self._replay_particles is not None else None)
         if self._time_box is not None:
             self._time_box.value = float(times[i])
 
@@ -305,6 +360,10 @@ class Visualizer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _rgb255(rgb: Sequence[float]) -> tuple[int, int, int]:
+    return (int(round(255 * rgb[0])), int(round(255 * rgb[1])), int(round(255 * rgb[2])))
 
 
 class _Pacer:
