@@ -41,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without numba
     raise ImportError("simtk.jit needs numba: pip install 'simtk[jit]'") from exc
 
 from ..multibody.forces.jit_force import ForceKernel, JitKernelError
-from ._compile import _check_signature, _code_key, _find, _named
+from ._compile import _check_signature, _code_key, _CompiledOnce, _find, _named
 from .helpers import (
     JitContext,
     add3,
@@ -119,7 +119,7 @@ def _energy_trampoline(fn: Callable, cache: bool):
     return trampoline
 
 
-class NumbaForceKernel(ForceKernel):
+class NumbaForceKernel(_CompiledOnce, ForceKernel):
     """A force kernel written in Python and compiled by numba (made by :func:`force`).
 
     ``py_func`` and ``energy_py_func`` are the user's functions; ``dispatcher`` and
@@ -159,22 +159,6 @@ class NumbaForceKernel(ForceKernel):
                   else None)
         return add, energy
 
-    def compile(self) -> None:
-        """Compile the kernels now (else the first ``Force.Jit`` using them does); raises what numba raised."""
-        if self._compiled is not None:
-            return
-        if self._error is not None:
-            raise self._error
-        try:
-            try:
-                self._compiled = self._build(self.cache)
-            except RuntimeError as exc:
-                if "cannot cache" not in str(exc):
-                    raise
-                self._compiled = self._build(False)  # (a function with no source file: compiled each run)
-        except Exception as exc:
-            self._error = exc
-            raise
 
     def _jit_addresses(self) -> tuple[int, int]:
         self.compile()

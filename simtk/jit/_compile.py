@@ -52,3 +52,33 @@ def _find(module: str, qualname: str) -> Any:
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
     return obj
+
+
+class _CompiledOnce:
+    """``compile()`` for the numba kernels: their trampolines built once (``self._build(cache)``), the
+    error numba raised kept and raised again; a kernel with no source file, which numba cannot cache,
+    is compiled each run."""
+
+    _compiled: Any = None
+    _error: BaseException | None = None
+    cache: bool = True
+
+    def _build(self, cache: bool) -> Any:
+        raise NotImplementedError
+
+    def compile(self) -> None:
+        """Compile the kernel now (else the first element using it does); raises what numba raised."""
+        if self._compiled is not None:
+            return
+        if self._error is not None:
+            raise self._error
+        try:
+            try:
+                self._compiled = self._build(self.cache)
+            except RuntimeError as exc:
+                if "cannot cache" not in str(exc):
+                    raise
+                self._compiled = self._build(False)
+        except Exception as exc:
+            self._error = exc
+            raise

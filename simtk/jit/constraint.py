@@ -38,7 +38,7 @@ import numpy as np
 from numba import carray, types
 
 from ..multibody.constraints.jit_constraint import ConstraintKernel
-from ._compile import _check_signature, _code_key, _find, _named
+from ._compile import _check_signature, _code_key, _CompiledOnce, _find, _named
 from .helpers import _inline, station_offset
 
 __all__ = ["constraint", "NumbaConstraintKernel", "ConstraintKernel", "JitConstraintContext", "station_acceleration"]
@@ -100,7 +100,7 @@ def _trampoline(fns: tuple, cache: bool):
     return trampoline
 
 
-class NumbaConstraintKernel(ConstraintKernel):
+class NumbaConstraintKernel(_CompiledOnce, ConstraintKernel):
     """A constraint kernel written in Python and compiled by numba (made by :func:`constraint`).
 
     ``py_funcs`` are the user's (position_errors, velocity_errors, acceleration_errors, apply_forces)
@@ -152,22 +152,6 @@ class NumbaConstraintKernel(ConstraintKernel):
         f = self.py_funcs
         return _trampoline(tuple(x if x is not None else _nothing for x in f[:3]) + (f[3],), False)
 
-    def compile(self) -> None:
-        """Compile the kernel now (else the first ``Constraint.Jit`` using it does); raises what numba raised."""
-        if self._compiled is not None:
-            return
-        if self._error is not None:
-            raise self._error
-        try:
-            try:
-                self._compiled = self._build(self.cache)
-            except RuntimeError as exc:
-                if "cannot cache" not in str(exc):
-                    raise
-                self._compiled = self._build(False)  # (a function with no source file: compiled each run)
-        except Exception as exc:
-            self._error = exc
-            raise
 
     def _jit_address(self) -> int:
         self.compile()

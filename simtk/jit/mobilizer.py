@@ -27,10 +27,6 @@ using them is made, into C functions the core calls without the GIL (``core/jit_
 """
 from __future__ import annotations
 
-import hashlib
-import importlib
-import inspect
-import marshal
 from typing import Any, Callable
 
 import numpy as np
@@ -38,11 +34,11 @@ import numpy as np
 try:
     import numba
     from numba import carray, types
-    from numba.core.serialize import dumps as numba_dumps
 except ImportError as exc:  # pragma: no cover - exercised only without numba
     raise ImportError("simtk.jit needs numba: pip install 'simtk[jit]'") from exc
 
 from ..multibody.tree.jit_mobilizer import JitMobilizerError, MobilizerKernel
+from ._compile import _check_signature, _code_key, _CompiledOnce, _find, _named
 
 __all__ = ["mobilizer", "NumbaMobilizerKernel", "MobilizerKernel", "JitMobilizerError"]
 
@@ -51,25 +47,19 @@ _POSITION_SIG = types.int64(_P, types.int64, _P, types.int64, _P, _P, _P)
 _HDOT_SIG = types.int64(_P, _P, _P, types.int64, _P, types.int64, _P)
 
 
-def _named(fn: Callable, dispatcher: Any, what: str) -> Any:
-    # As simtk.jit's force trampolines: a dispatcher named by the code and pickled self of the user's
-    # function, so that numba's cache finds the trampolines again next run (and compiles an edited one).
-    try:
-        key = hashlib.sha256(marshal.dumps(fn.__code__) + numba_dumps(fn)).hexdigest()
-    except Exception:
-        return dispatcher
-    dispatcher._set_uuid(f"simtk.jit.mobilizer.{what}-{key}")
-    return dispatcher
+def _mob_named(fn: Callable, dispatcher: Any, what: str) -> Any:
+    # as the force trampolines' dispatchers: named by the user's function, so numba's cache finds them
+    return _named(dispatcher, _code_key(fn), f"mobilizer.{what}")
 
 
 def _position_trampoline(fn: Callable, cache: bool):
     # The user's function inlined into a body that takes pointers and sizes only (numba passes an array
     # argument as seven fields and counts references on each: several times a Pin's cost).
-    kernel = _named(fn, numba.njit(inline="always", boundscheck=True)(fn), "position-inlined")
+    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), "position-inlined")
 
     def body(q, n, prm, nprm, R, p, H):
         kernel(carray(q, (n,)), carray(prm, (nprm,)), carray(R, (3, 3)), carray(p, (3,)), carray(H, (n, 2, 3)))
-    body = _named(fn, numba.njit(boundscheck=True, cache=cache)(body), "position")
+    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), "position")
 
     @numba.cfunc(_POSITION_SIG, nopython=True, cache=cache)
     def trampoline(q, n, prm, nprm, R, p, H):
@@ -82,11 +72,11 @@ def _position_trampoline(fn: Callable, cache: bool):
 
 
 def _hdot_trampoline(fn: Callable, cache: bool):
-    kernel = _named(fn, numba.njit(inline="always", boundscheck=True)(fn), "hdot-inlined")
+    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), "hdot-inlined")
 
     def body(q, qd, v, n, prm, nprm, out):
         kernel(carray(q, (n,)), carray(qd, (n,)), carray(v, (n,)), carray(prm, (nprm,)), carray(out, (2, 3)))
-    body = _named(fn, numba.njit(boundscheck=True, cache=cache)(body), "hdot")
+    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), "hdot")
 
     @numba.cfunc(_HDOT_SIG, nopython=True, cache=cache)
     def trampoline(q, qd, v, n, prm, nprm, out):
@@ -98,30 +88,7 @@ def _hdot_trampoline(fn: Callable, cache: bool):
     return trampoline
 
 
-def _check_signature(fn: Callable, names: tuple, what: str) -> None:
-    if not callable(fn):
-        raise TypeError(f"{what}: expected a function, got {type(fn).__name__}")
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        raise TypeError(f"{what}: cannot read the signature of {fn!r}") from None
-    if len(params) != len(names) or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
-        raise TypeError(f"{what}: {getattr(fn, '__qualname__', fn)!r} must take exactly ({', '.join(names)}), "
-                        f"got {inspect.signature(fn)}")
-
-
-def _find(module: str, qualname: str) -> Any:
-    """The object named ``qualname`` in module ``module`` (imported), or None."""
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError:
-        return None
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return obj
-
-
-class NumbaMobilizerKernel(MobilizerKernel):
+class NumbaMobilizerKernel(_CompiledOnce, MobilizerKernel):
     """A mobilizer kernel written in Python and compiled by numba (made by :func:`mobilizer`).
 
     ``py_func`` and ``hdot_py_func`` are the user's functions; ``dispatcher`` and ``hdot_dispatcher``
@@ -154,22 +121,6 @@ class NumbaMobilizerKernel(MobilizerKernel):
         return (_position_trampoline(self.py_func, cache),
                 _hdot_trampoline(self.hdot_py_func, cache) if self.hdot_py_func is not None else None)
 
-    def compile(self) -> None:
-        """Compile the kernels now (else the first ``MobilizedBody.Jit`` using them does); raises what numba raised."""
-        if self._compiled is not None:
-            return
-        if self._error is not None:
-            raise self._error
-        try:
-            try:
-                self._compiled = self._build(self.cache)
-            except RuntimeError as exc:
-                if "cannot cache" not in str(exc):
-                    raise
-                self._compiled = self._build(False)  # (a function with no source file: compiled each run)
-        except Exception as exc:
-            self._error = exc
-            raise
 
     def _jit_addresses(self) -> tuple[int, int]:
         self.compile()
