@@ -50,7 +50,7 @@ import numpy as np
 
 from simtk import Rotation, Transform
 
-from ._urdf_contact import hull_box
+from ._urdf_contact import hull_box, mesh_vertices
 
 __all__: list[str] = []
 
@@ -192,15 +192,8 @@ def _mesh_vertices(g, rd) -> np.ndarray | str:
     path = base / rd.x.compiler.meshdir / el.get("file")
     if not path.is_file():
         return f"mesh file {str(path)!r} not found"
-    try:
-        import trimesh
-    except ImportError:
-        return "trimesh is not installed"
-    try:
-        mesh = trimesh.load(str(path), force="mesh")
-    except Exception as e:  # a file trimesh cannot read: reported, the rest of the model loads
-        return f"unreadable mesh: {type(e).__name__}: {e}"
-    return np.asarray(mesh.vertices, dtype=float) * scale
+    v = mesh_vertices(path)
+    return v if isinstance(v, str) else v * scale
 
 
 def _weld_ids(rd) -> list[int]:

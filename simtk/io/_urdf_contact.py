@@ -68,20 +68,28 @@ def _mesh_box(dims: dict, urdf_dir: Path, package_dirs: list, resolve, X_BG: Tra
     path = resolve(dims["filename"], urdf_dir, package_dirs)
     if path is None:
         return "mesh file not found"
+    v = mesh_vertices(path)
+    if isinstance(v, str):
+        return v
+    made = hull_box(v * np.asarray(dims.get("scale", (1.0, 1.0, 1.0))))
+    if isinstance(made, str):
+        return made
+    R, p, half = made
+    return ("Brick", half, X_BG * Transform(Rotation.from_matrix(R), p))
+
+
+def mesh_vertices(path: Path) -> np.ndarray | str:
+    """A mesh file's vertices (n, 3) through trimesh, or why not (a string: the rest of the model
+    loads, the mesh is reported)."""
     try:
         import trimesh
     except ImportError:
         return "trimesh is not installed"
     try:
         mesh = trimesh.load(str(path), force="mesh")
-    except Exception as e:  # a file trimesh cannot read: reported, the rest of the model loads
+    except Exception as e:  # a file trimesh cannot read
         return f"unreadable mesh: {type(e).__name__}: {e}"
-    v = np.asarray(mesh.vertices, dtype=float) * np.asarray(dims.get("scale", (1.0, 1.0, 1.0)))
-    made = hull_box(v)
-    if isinstance(made, str):
-        return made
-    R, p, half = made
-    return ("Brick", half, X_BG * Transform(Rotation.from_matrix(R), p))
+    return np.asarray(mesh.vertices, dtype=float)
 
 
 def hull_box(vertices: np.ndarray):
