@@ -20,9 +20,10 @@ pytest.importorskip("numba")
 import jit_mobilizer_n_kernels as jnk  # noqa: E402
 
 import simtk.jit as sj  # noqa: E402
-from simtk import Stage  # noqa: E402
-from simtk.math import SemiExplicitEulerIntegrator  # noqa: E402
+from simtk import Function, Stage  # noqa: E402
+from simtk.math import RungeKuttaMersonIntegrator, SemiExplicitEulerIntegrator  # noqa: E402
 from simtk.multibody import (  # noqa: E402
+    Constraint,
     Force,
     GeneralForceSubsystem,
     MobilizedBody,
@@ -137,6 +138,50 @@ def test_trajectory_follows_the_built_in_euler_chain_in_the_compiled_loop():
         integ.step_to(0.5)
         ends.append(integ.get_state().get_y().copy())
     assert_close(ends[0], ends[1], margin=1e6, scale=scale_of(*ends, floor=1.0), what="y(0.5)")
+
+
+def test_coordinate_constraints_on_jit_n_bodies_follow_the_built_in_ones_in_the_compiled_loop():
+    """A ConstantCoordinate and a CoordinateCoupler act on Euler angles: their rows of G are rows of N (the
+    loops' constraint rows read the jit N kernel); the constrained accelerations and an error-controlled run
+    follow the built-in BallEuler chain's, and the constraints hold."""
+    ends, udots = [], []
+    for jit in (True, False):
+        system, matter, bodies, state = _chain("euler", jit, n=3, seed=6, damping=0.2)
+        Constraint.ConstantCoordinate(bodies[1], 1, 0.1)
+        Constraint.CoordinateCoupler(matter, Function.Linear([1.0, -2.0, 0.0]), [bodies[0], bodies[2]], [2, 0])
+        state = _rebuilt(system, matter, jit, state)
+        q = 0.3 * state.get_q()
+        q[3 + 1] = 0.1
+        q[2] = 2.0 * q[6]
+        state.set_q(q)
+        system.realize(state, Stage.Position)
+        system.project(state, 1e-12)
+        system.realize(state, Stage.Acceleration)
+        udots.append(np.concatenate([matter.get_udot(state), state.get_qdotdot()]))
+        integ = RungeKuttaMersonIntegrator(system)
+        integ.set_accuracy(1e-8)
+        integ.initialize(state)
+        path = integ.describe_fast_path()
+        assert path.startswith("compiled time loop") and "solving and projecting 2 constraint equations" in path, path
+        integ.step_to(0.3)
+        end = integ.get_state()
+        assert abs(end.get_q()[4] - 0.1) < 1e-7 and abs(end.get_q()[2] - 2.0 * end.get_q()[6]) < 1e-7
+        ends.append(end.get_y().copy())
+    assert_close(udots[0], udots[1], margin=1e4, scale=scale_of(*udots, floor=1.0), what="constrained udot, qdotdot")
+    # (error control: the two runs take the same steps while their errors agree to round-off)
+    assert_close(ends[0], ends[1], margin=1e7, scale=scale_of(*ends, floor=1.0), what="y(0.3)")
+
+
+def _rebuilt(system, matter, jit: bool, state):
+    # a State of the System with its constraints (the Euler flag of the built-in one set again)
+    q, u = state.get_q().copy(), state.get_u().copy()
+    state = system.realize_topology()
+    if not jit:
+        matter.set_use_euler_angles(state, True)
+        system.realize(state, Stage.Model)
+    state.set_q(q)
+    state.set_u(u)
+    return state
 
 
 def test_batch_and_functional_rows_match_single_calls():

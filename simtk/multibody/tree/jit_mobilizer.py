@@ -4,8 +4,9 @@ The kernels are C functions of the signatures in ``core/jit_mobilizers.pxi``: nu
 trampolines that ``simtk.jit.mobilizer`` builds around the user's ``position(q, params, R, p, H)``
 and ``hdot(q, qdot, v, params, out)``, or Cython ``cdef`` functions handed through PyCapsules
 (``MobilizerKernel.from_capsule``). The body is a compiled joint kind of the core (code
-``JIT_JOINT_CODES[n]``, qdot = u): the realization, the fused realization, the compiled time loop,
-the batch and the functional forms call its kernels directly, without the GIL.
+``JIT_JOINT_CODES[n]``, qdot = u, or ``JITN_JOINT_CODES[nq, nu]`` with N kernels, qdot = N(q) u): the
+realization, the fused realization, the compiled time loop, the batch and the functional forms call its
+kernels directly, without the GIL.
 
 A ``MobilizedBody.Jit`` is also a ``MobilizedBody.Custom`` whose implementation calls the same
 compiled kernels from Python (through ctypes), so that ``simtk.testing.check_mobilizer`` checks
@@ -350,7 +351,8 @@ class Jit(Custom):
 
     Notes
     -----
-    The kernels run in the compiled sweeps (joint code ``JIT_JOINT_CODES[nu]``, qdot = u). A kernel
+    The kernels run in the compiled sweeps (joint code ``JIT_JOINT_CODES[nu]``, qdot = u, or
+    ``JITN_JOINT_CODES[nq, nu]`` for a kernel with N kernels, qdot = N(q) u). A kernel
     that fails or gives a non-finite value stops the realization with an error naming this body
     (the State is left below the stage, its variables untouched).
     """
