@@ -155,3 +155,14 @@ def n_reads_past(q, params, N):
 
 
 ball_euler_bad_index_n = sj.mobilizer(ball_euler.py_func, nq=3, nu=3, n=n_reads_past)
+
+
+def ndot_nan_when_fast(q, qdot, params, NDot):
+    # euler_ndot, NaN while |qdot0| > 5
+    euler_ndot_inner(q, qdot, params, NDot)
+    if abs(qdot[0]) > 5.0:
+        NDot[0, 0] = np.nan
+
+
+euler_ndot_inner = numba.njit(cache=True)(euler_ndot)
+ball_euler_nan_ndot = sj.mobilizer(ball_euler.py_func, nq=3, nu=3, n=euler_n, ndot=ndot_nan_when_fast)

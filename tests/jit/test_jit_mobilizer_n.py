@@ -345,3 +345,16 @@ def test_a_system_with_n_kernels_pickles_and_saves_by_the_kernels_registered_nam
     loaded.realize(lst, Stage.Acceleration)
     np.testing.assert_array_equal(np.concatenate([loaded.get_matter_subsystem().get_udot(lst), lst.get_qdotdot()]),
                                   ref)
+
+
+def test_a_non_finite_ndot_names_the_body_at_acceleration():
+    system, matter, b = _one(jnk.ball_euler_nan_ndot)
+    state = system.realize_topology()
+    state.set_u([6.0, 0.5, 0.0])
+    system.realize(state, Stage.Dynamics)
+    with pytest.raises(FloatingPointError, match="arm.*ball_euler.*ndot.*non-finite"):
+        system.realize(state, Stage.Acceleration)
+    assert state.get_system_stage() == Stage.Dynamics
+    state.set_u([1.0, 0.5, 0.0])  # and it recovers
+    system.realize(state, Stage.Acceleration)
+    assert np.isfinite(state.get_qdotdot()).all()
