@@ -230,7 +230,7 @@ cdef void _n_mul(const Tree* t, const double* q, const double* u, double* qdot) 
     # qdot = N(q) u, body by body (no Custom mobilizers here). O(n).
     cdef Py_ssize_t i
     for i in range(1, t.nb):
-        joint_n_mul(<int>t.jtype[i], q + t.qoff[i], u + t.uoff[i], qdot + t.qoff[i])
+        tree_n_mul(t, i, q + t.qoff[i], u + t.uoff[i], qdot + t.qoff[i])
 
 
 cdef void _normalize_quaternions(const Tree* t, double* q) noexcept nogil:

@@ -93,6 +93,10 @@ cdef enum:
     J_JIT = 40
     J_JIT_MAX = 46
     J_CUSTOM = 99
+    # a jit mobilizer with an N kernel (qdot = N(q) u, core/jit_mobilizers.pxi) with nq = 1..7
+    # coordinates and nu = 1..6 mobilities is J_JITN + 8 nq + nu: the code carries both sizes
+    J_JITN = 100
+    J_JITN_MAX = 100 + 8 * 7 + 6
 
 
 # Python-visible table: name -> (code, nq, nu, uses_quaternion)
@@ -131,8 +135,13 @@ cdef inline bint is_function_joint(int jt) noexcept nogil:
     return J_FUNCTION < jt <= J_FUNCTION_MAX
 
 
+cdef inline bint is_jitn_joint(int jt) noexcept nogil:
+    return J_JITN < jt <= J_JITN_MAX and 1 <= (jt - J_JITN) % 8 <= 6
+
+
 cdef inline bint is_jit_joint(int jt) noexcept nogil:
-    return J_JIT < jt <= J_JIT_MAX
+    # either jit kind (qdot = u, or with an N kernel): both run their position and hdot kernels
+    return (J_JIT < jt <= J_JIT_MAX) or is_jitn_joint(jt)
 
 
 cdef inline void _zero(double* x, int n) noexcept nogil:
@@ -624,6 +633,8 @@ cdef inline int joint_nu(int jt) noexcept nogil:
         return 6
     if is_function_joint(jt):
         return jt - J_FUNCTION
-    if is_jit_joint(jt):
+    if J_JIT < jt <= J_JIT_MAX:
         return jt - J_JIT
+    if is_jitn_joint(jt):
+        return (jt - J_JITN) % 8
     return 3

@@ -559,7 +559,7 @@ cdef class LoopConstraints:
                     memset(x, 0, 6 * sizeof(double))
                     memset(out, 0, 7 * sizeof(double))
                     x[j] = 1.0
-                    joint_n_mul(<int>t.jtype[b], t.q + q0, x, out)
+                    tree_n_mul(t, b, t.q + q0, x, out)
                     v = 1.0 * out[p.i1[k] - q0]
                     row[u0 + j] += v
                 else:
@@ -752,7 +752,7 @@ cdef class LoopConstraints:
             elif p.fam == LOOP_COORD and p.qdot_rows:
                 for r in range(p.R):
                     b = p.i2[r]
-                    joint_n_mul(<int>t.jtype[b], t.q + t.qoff[b], u + t.uoff[b], qdot)
+                    tree_n_mul(t, b, t.q + t.qoff[b], u + t.uoff[b], qdot)
                     self.verr[p.eq[r]] = qdot[p.i1[r] - t.qoff[b]] - p.tv[3 * r + 1]
             elif p.fam == LOOP_JIT and p.jmp + p.jmv:
                 self._jit_rows(<Tree*>t, p, JIT_CON_VERR, self.verr, u, NULL)

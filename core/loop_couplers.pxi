@@ -75,7 +75,7 @@ cdef void coupler_n_row(const Tree* t, idx_t b, idx_t qi, double g, double* row)
             memset(x, 0, 6 * sizeof(double))
             memset(out, 0, 7 * sizeof(double))
             x[k] = 1.0
-            joint_n_mul(<int>t.jtype[b], t.q + q0, x, out)
+            tree_n_mul(t, b, t.q + q0, x, out)
             row[u0 + k] += g * out[qi - q0]
         else:
             row[0] += g * 0.0

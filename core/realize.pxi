@@ -378,6 +378,8 @@ cdef class FusedRealizer:
         k_forward(t, self.mf if nu else NULL, self.bf)
         if first_non_finite_at(t.udot, nu) >= 0:
             return FUSED_NON_FINITE_UDOT
+        if t.jm_bad >= 0:  # a jit mobilizer's NDot kernel failed (NaN in qdotdot only): the hooks name it
+            return FUSED_NON_FINITE_STATE
         if nu:
             memcpy(self.udot, t.udot, nu * sizeof(double))
         if nq:

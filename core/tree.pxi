@@ -533,9 +533,9 @@ cdef void k_velocity(Tree* t) noexcept nogil:
         if is_function_joint(jt):
             fb_hdot_u(t, i, HD)
             joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])  # qdot = u
-        elif is_jit_joint(jt):
+        elif is_jit_joint(jt):  # (qdot first: the N kind's HDot is taken along it)
+            tree_n_mul(t, i, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])
             jm_hdot_u(t, i, HD)
-            joint_n_mul(jt, t.q + t.qoff[i], t.u + u0, t.qdot + t.qoff[i])  # qdot = u
         elif jt != J_CUSTOM:
             joint_hdot_u(jt, t.q + t.qoff[i], t.u + u0, t.jparam + 3 * i,
                          t.R_FM + 9 * i, t.p_FM + 3 * i, Vfm, HD)
@@ -663,7 +663,7 @@ cdef void k_forward(Tree* t, const double* tau, const double* F) noexcept nogil:
         if not t.lean:  # A_GB: for a State's readers (a lean tree's callers read udot and qdotdot)
             _classical_accel(Ai, t.V_GB + 6 * i, t.p_GB + 3 * i, t.A_GB + 6 * i)
         if jt != J_CUSTOM:
-            joint_qdotdot(jt, t.q + t.qoff[i], t.u + u0, t.udot + u0,
+            tree_qdotdot(t, i, t.q + t.qoff[i], t.u + u0, t.udot + u0,
                           t.qdot + t.qoff[i], t.qdotdot + t.qoff[i])
 
 

@@ -292,7 +292,7 @@ cdef class TreeKernels:
 
     cdef _set_jit_mobilizers(self, object jm):
         if jm is None:
-            if any(J_JIT < jt <= J_JIT_MAX for jt in self.jtype):
+            if any(is_jit_joint(jt) for jt in self.jtype):
                 raise ValueError("TreeKernels: jit mobilizers need their records (jit_mobilizers)")
         else:
             err = (<JitMobilizers?>jm).check(self.jtype, self.qoff, self.uoff)
@@ -753,17 +753,21 @@ cdef class TreeKernels:
         cdef int jt
         cdef const double* xp = &x[0] if x.shape[0] > 0 else NULL
         cdef double* op = &out[0] if out.shape[0] > 0 else NULL
+        cdef Py_ssize_t bad = self.t.jm_bad
         with nogil:
             for i in range(1, self.nb):
                 jt = <int>self.t.jtype[i]
                 if jt == J_CUSTOM:
                     continue
                 if transpose:
-                    joint_nT_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.qoff[i],
+                    tree_nT_mul(&self.t, i, self.t.q + self.t.qoff[i], xp + self.t.qoff[i],
                                  op + self.t.uoff[i])
                 else:
-                    joint_n_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
+                    tree_n_mul(&self.t, i, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
                                 op + self.t.qoff[i])
+        # (a jit mobilizer's failed N kernel leaves NaN rows, which the caller explains; the sweeps' record
+        # of failures is theirs)
+        self.t.jm_bad = bad
 
     def subtract_correction(self, const double[::1] du, const double[::1] udot0, const double[:, :, ::1] A0,
                             const double[::1] qdd0, double[::1] udot, double[:, :, ::1] A, double[::1] qdd):
@@ -786,7 +790,7 @@ cdef class TreeKernels:
                 (&A[0, 0, 0])[i] = (&A0[0, 0, 0])[i] - (&A[0, 0, 0])[i]
             for i in range(1, nb):
                 if self.t.jtype[i] != J_CUSTOM:
-                    joint_n_mul(<int>self.t.jtype[i], self.t.q + self.t.qoff[i], &du[0] + self.t.uoff[i],
+                    tree_n_mul(&self.t, i, self.t.q + self.t.qoff[i], &du[0] + self.t.uoff[i],
                                 &qdd[0] + self.t.qoff[i])
             for i in range(nq):
                 qdd[i] = qdd0[i] - qdd[i]
@@ -801,17 +805,21 @@ cdef class TreeKernels:
         cdef int jt
         cdef const double* xp = &x[0] if x.shape[0] > 0 else NULL
         cdef double* op = &out[0] if out.shape[0] > 0 else NULL
+        cdef Py_ssize_t bad = self.t.jm_bad
         with nogil:
             for i in range(1, self.nb):
                 jt = <int>self.t.jtype[i]
                 if jt == J_CUSTOM:
                     continue
                 if transpose:
-                    joint_ninvT_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
+                    tree_ninvT_mul(&self.t, i, self.t.q + self.t.qoff[i], xp + self.t.uoff[i],
                                     op + self.t.qoff[i])
                 else:
-                    joint_ninv_mul(jt, self.t.q + self.t.qoff[i], xp + self.t.qoff[i],
+                    tree_ninv_mul(&self.t, i, self.t.q + self.t.qoff[i], xp + self.t.qoff[i],
                                    op + self.t.uoff[i])
+        # (a jit mobilizer's failed N kernel leaves NaN rows, which the caller explains; the sweeps' record
+        # of failures is theirs)
+        self.t.jm_bad = bad
 
     def kinetic_energy(self):
         """1/2 u^T M u from the realized velocities (sum of body energies, and of the rotors' 1/2 a u^2)."""

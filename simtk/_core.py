@@ -85,6 +85,11 @@ _FUNCTION_N = {code: n for n, code in FUNCTION_JOINT_CODES.items()}
 #: n -> the code of a jit mobilizer of n mobilities (``core/jit_mobilizers.pxi``; it needs its records)
 JIT_JOINT_CODES: dict = dict(_k.JIT_JOINT_CODES)
 _JIT_N = {code: n for n, code in JIT_JOINT_CODES.items()}
+#: (nq, nu) -> the code of a jit mobilizer with an N kernel (qdot = N(q) u; it needs its records)
+JITN_JOINT_CODES: dict = dict(_k.JITN_JOINT_CODES)
+_JITN_SIZES = {code: sizes for sizes, code in JITN_JOINT_CODES.items()}
+#: the most coordinates a jit mobilizer with an N kernel may have
+JIT_MAX_NQ: int = int(_k.JIT_MAX_NQ)
 #: the layout of a FunctionBased record (``core/function_joint.pxi``)
 FB_LAYOUT: dict = dict(_k.FB_LAYOUT)
 
@@ -163,7 +168,8 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         functions and each one's record (``FB_LAYOUT``; packed by
         ``FunctionBasedImplementation._compiled_record``). Every such body needs one.
     jit_mobilizers : simtk_core.JitMobilizers, optional
-        The records of the jit mobilizers (codes ``JIT_JOINT_CODES[n]``); every such body needs one.
+        The records of the jit mobilizers (codes ``JIT_JOINT_CODES[n]``, and ``JITN_JOINT_CODES[nq, nu]``
+        for those with an N kernel); every such body needs one.
     armature : array_like, shape (nu,), optional
         Each mobility's armature (rotor inertia), finite and >= 0, added to the diagonal of the mass
         matrix (zeros when omitted: the sweeps then run exactly as without).
@@ -191,8 +197,10 @@ def make_tree_kernels(parent, jtype, *, R_PF, p_PF, R_BM, p_BM, mass, p_BC, I_B,
         if not 0 <= parent[i] < i:
             raise ValueError(f"body {i}: parent {parent[i]} must satisfy 0 <= parent < {i}")
         code = int(codes[i])
-        if code in _FUNCTION_N or code in _JIT_N:
-            nq_i = nu_i = _FUNCTION_N.get(code) or _JIT_N[code]
+        if code in _FUNCTION_N or code in _JIT_N or code in _JITN_SIZES:
+            nq_i = nu_i = _FUNCTION_N.get(code) or _JIT_N.get(code)
+            if code in _JITN_SIZES:
+                nq_i, nu_i = _JITN_SIZES[code]
             if code in _FUNCTION_N and (function_joints is None or i not in function_joints[1]):
                 raise ValueError(f"body {i}: a FunctionBased mobilizer needs its record in function_joints")
             qoff[i + 1] = qoff[i] + nq_i

@@ -7,7 +7,9 @@ compiled code directly, without the GIL, as they do a built-in mobilizer's.
 
 The kernel fills R_FM (3, 3), p_FM (3,) and the columns of H_FM (nu, 2, 3: for each speed, the
 angular then the linear velocity of M in F, in F). H is constant here, so no HDot kernel is needed
-(HDot = 0). The script checks the kernel against tutorial 12's Python implementation (a trajectory),
+(HDot = 0). Here qdot = u; a mobilizer whose qdot is N(q) u (Euler angles with u the angular
+velocity, a quaternion) also gives ``n(q, params, N)`` and ``ndot(q, qdot, params, NDot)`` kernels
+(``@sj.mobilizer(nq=4, nu=3, n=..., ndot=...)``). The script checks the kernel against tutorial 12's Python implementation (a trajectory),
 runs ``simtk.testing.check_mobilizer`` on it, times both, and saves the model with the kernel
 registered by name (``simtk.io.register_kernel``).
 

@@ -236,7 +236,7 @@ class MatterTree(BatchDynamics, Subsystem):
 
     def _jit_mobilizers(self, layout: _Layout):
         """The records of the jit mobilizers (``MobilizedBody.Jit``), or None without any."""
-        codes = set(_core.JIT_JOINT_CODES.values())
+        codes = set(_core.JIT_JOINT_CODES.values()) | set(_core.JITN_JOINT_CODES.values())
         bodies = [self._bodies[i] for i, c in enumerate(layout.codes) if int(c) in codes]
         return bodies[0]._jit_table(bodies, len(self._bodies)) if bodies else None
 
@@ -309,12 +309,16 @@ class MatterTree(BatchDynamics, Subsystem):
             if not ws.forward_dynamics_into(cache.mobility_forces, cache.body_forces, ss.udot, ss.qdotdot,
                                             cache.A_GB):
                 self._explain_non_finite_udot(state, cache)
+            if ws.jit_mobilizer_failed >= 0:  # (a jit mobilizer's NDot kernel, in qdotdot)
+                self._bodies[ws.jit_mobilizer_failed]._jit_failure(state, "acceleration")
             for hook in cache.stage_hooks["acceleration"]:
                 hook(state)
             return
         ws.forward_dynamics(cache.mobility_forces, cache.body_forces)
         if not _core._k.all_finite(ws.udot):
             self._explain_non_finite_udot(state, cache)
+        if ws.jit_mobilizer_failed >= 0:
+            self._bodies[ws.jit_mobilizer_failed]._jit_failure(state, "acceleration")
         for mb in cache.layout.custom:  # their rows of qdotdot = N udot + NDot u
             mb._realize_custom_acceleration(state, ws)
         if cache.plan.m:
@@ -709,6 +713,7 @@ class MatterTree(BatchDynamics, Subsystem):
         out = _core.multiply_by_n(cache.ws, bool(transpose), v)
         for mb in cache.layout.custom:  # the kernels leave Custom (and reversed) rows to their owners
             mb._multiply_by_n_rows(state, bool(transpose), np.asarray(v, dtype=np.float64), out)
+        self._check_jit_n_rows(state, cache.layout, out, "n")
         return out
 
     def multiply_by_n_inv(self, state: State, transpose: bool, v) -> np.ndarray:
@@ -717,7 +722,18 @@ class MatterTree(BatchDynamics, Subsystem):
         out = _core.multiply_by_n_inv(cache.ws, bool(transpose), v)
         for mb in cache.layout.custom:
             mb._multiply_by_n_inv_rows(state, bool(transpose), np.asarray(v, dtype=np.float64), out)
+        self._check_jit_n_rows(state, cache.layout, out, "ninv")
         return out
+
+    def _check_jit_n_rows(self, state: State, layout, out: np.ndarray, which: str) -> None:
+        # A jit mobilizer's N kernel that failed (or an N without a left inverse) left NaN rows: its body
+        # raises its kernel's error (a NaN the caller's v brought in is the caller's own)
+        if _core._k.all_finite(out):
+            return
+        for i, code in enumerate(layout.codes):
+            if int(code) in _core._JITN_SIZES:
+                q = np.array(self._bodies[i]._raw_q(state))
+                self._bodies[i]._impl._n(q, which)
 
     def calc_qdot(self, state: State, u) -> np.ndarray:
         """qdot = N(q) u (nq,) (Position)."""
