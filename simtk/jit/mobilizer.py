@@ -59,14 +59,17 @@ def _mob_named(fn: Callable, dispatcher: Any, what: str) -> Any:
     return _named(dispatcher, _code_key(fn), f"mobilizer.{what}")
 
 
-def _position_trampoline(fn: Callable, cache: bool):
+def _position_trampoline(fn: Callable, cache: bool, nq: int = 0):
     # The user's function inlined into a body that takes pointers and sizes only (numba passes an array
-    # argument as seven fields and counts references on each: several times a Pin's cost).
-    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), "position-inlined")
+    # argument as seven fields and counts references on each: several times a Pin's cost). q has n
+    # entries (qdot = u), or nq (a constant here) for a kernel with an N kernel; H has n columns.
+    tag = f"-nq{nq}" if nq else ""
+    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), f"position-inlined{tag}")
 
     def body(q, n, prm, nprm, R, p, H):
-        kernel(carray(q, (n,)), carray(prm, (nprm,)), carray(R, (3, 3)), carray(p, (3,)), carray(H, (n, 2, 3)))
-    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), "position")
+        m = nq if nq else n
+        kernel(carray(q, (m,)), carray(prm, (nprm,)), carray(R, (3, 3)), carray(p, (3,)), carray(H, (n, 2, 3)))
+    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), f"position{tag}")
 
     @numba.cfunc(_POSITION_SIG, nopython=True, cache=cache)
     def trampoline(q, n, prm, nprm, R, p, H):
@@ -78,47 +81,14 @@ def _position_trampoline(fn: Callable, cache: bool):
     return trampoline
 
 
-def _hdot_trampoline(fn: Callable, cache: bool):
-    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), "hdot-inlined")
+def _hdot_trampoline(fn: Callable, cache: bool, nq: int = 0):
+    tag = f"-nq{nq}" if nq else ""
+    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), f"hdot-inlined{tag}")
 
     def body(q, qd, v, n, prm, nprm, out):
-        kernel(carray(q, (n,)), carray(qd, (n,)), carray(v, (n,)), carray(prm, (nprm,)), carray(out, (2, 3)))
-    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), "hdot")
-
-    @numba.cfunc(_HDOT_SIG, nopython=True, cache=cache)
-    def trampoline(q, qd, v, n, prm, nprm, out):
-        try:
-            body(q, qd, v, n, prm, nprm, out)
-        except Exception:
-            return 1
-        return 0
-    return trampoline
-
-
-def _position_trampoline_n(fn: Callable, nq: int, cache: bool):
-    # As _position_trampoline, for a kernel with an N kernel: q has nq entries (a constant here), H nu columns.
-    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), f"position-inlined-nq{nq}")
-
-    def body(q, n, prm, nprm, R, p, H):
-        kernel(carray(q, (nq,)), carray(prm, (nprm,)), carray(R, (3, 3)), carray(p, (3,)), carray(H, (n, 2, 3)))
-    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), f"position-nq{nq}")
-
-    @numba.cfunc(_POSITION_SIG, nopython=True, cache=cache)
-    def trampoline(q, n, prm, nprm, R, p, H):
-        try:
-            body(q, n, prm, nprm, R, p, H)
-        except Exception:
-            return 1
-        return 0
-    return trampoline
-
-
-def _hdot_trampoline_n(fn: Callable, nq: int, cache: bool):
-    kernel = _mob_named(fn, numba.njit(inline="always", boundscheck=True)(fn), f"hdot-inlined-nq{nq}")
-
-    def body(q, qd, v, n, prm, nprm, out):
-        kernel(carray(q, (nq,)), carray(qd, (nq,)), carray(v, (n,)), carray(prm, (nprm,)), carray(out, (2, 3)))
-    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), f"hdot-nq{nq}")
+        m = nq if nq else n
+        kernel(carray(q, (m,)), carray(qd, (m,)), carray(v, (n,)), carray(prm, (nprm,)), carray(out, (2, 3)))
+    body = _mob_named(fn, numba.njit(boundscheck=True, cache=cache)(body), f"hdot{tag}")
 
     @numba.cfunc(_HDOT_SIG, nopython=True, cache=cache)
     def trampoline(q, qd, v, n, prm, nprm, out):
@@ -207,8 +177,8 @@ class NumbaMobilizerKernel(_CompiledOnce, MobilizerKernel):
         if not self.has_n:
             return (_position_trampoline(self.py_func, cache),
                     _hdot_trampoline(self.hdot_py_func, cache) if self.hdot_py_func is not None else None)
-        return (_position_trampoline_n(self.py_func, self.nq, cache),
-                _hdot_trampoline_n(self.hdot_py_func, self.nq, cache) if self.hdot_py_func is not None else None,
+        return (_position_trampoline(self.py_func, cache, self.nq),
+                _hdot_trampoline(self.hdot_py_func, cache, self.nq) if self.hdot_py_func is not None else None,
                 *(_nmat_trampoline(f, w, cache) if f is not None else None for w, f in self.n_py_funcs.items()))
 
 
