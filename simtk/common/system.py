@@ -402,20 +402,27 @@ class System(Component):
         for (comp, name), value in snap["options"].items():
             if comp.get_root() is self:
                 comp._builtin_modeling_options()[name][2](new, value)
-        for sub in self._subsystems:
-            values = snap["by_index"].get(sub.get_absolute_path())
-            if values is None or len(values) != sub.get_num_discrete_variables(new):
-                continue
-            kinds_match = all(_same_kind(sub.get_discrete_variable(new, i), v) for i, v in enumerate(values))
-            if kinds_match:  # the same layout: the same variables (a partial match could pair unrelated ones)
-                for i, v in enumerate(values):
-                    sub.set_discrete_variable(new, i, v)
-        slots = self._named_discrete_slots()
-        for key, value in snap["discrete"].items():
-            if key in slots:
-                sx, i = slots[key]
-                self._subsystems[sx].set_discrete_variable(new, i, value)
-        self.realize(new, Stage.Model)
+        # Two passes: the values that change the layout (invalidating Model or below) first, then Model is
+        # realized, then the rest. A variable allocated at Model (a deformable body's loads) is made anew
+        # whenever Model is realized, so a value set before that would be lost.
+        for late in (False, True):
+            for sub in self._subsystems:
+                values = snap["by_index"].get(sub.get_absolute_path())
+                if values is None or len(values) != sub.get_num_discrete_variables(new):
+                    continue
+                kinds_match = all(_same_kind(sub.get_discrete_variable(new, i), v) for i, v in enumerate(values))
+                if kinds_match:  # the same layout: the same variables (a partial match could pair unrelated ones)
+                    for i, v in enumerate(values):
+                        if (sub.get_discrete_variable_invalidated_stage(new, i) > MODEL) == late:
+                            sub.set_discrete_variable(new, i, v)
+            slots = self._named_discrete_slots()
+            for key, value in snap["discrete"].items():
+                if key in slots:
+                    sx, i = slots[key]
+                    sub = self._subsystems[sx]
+                    if (sub.get_discrete_variable_invalidated_stage(new, i) > MODEL) == late:
+                        sub.set_discrete_variable(new, i, value)
+            self.realize(new, Stage.Model)
         y = np.array(new.get_y())
         for path, i in new._names.items():
             if path in snap["y"]:

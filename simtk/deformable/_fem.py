@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core_fem import TetraSet, TriangleSet
+from ._cutting import vertex_masses
 
 __all__ = ["box_tetrahedra", "read_mesh"]
 
@@ -140,15 +141,16 @@ def lumped_masses(n: int, tets: np.ndarray, vol: np.ndarray, density: Any, where
 
 def element_sets(n: int, masses: np.ndarray, tet_data: dict | None, tri_data: dict | None) -> list:
     """The compiled sets of a body's tets and membrane triangles (what `DeformableBody.from_tetrahedra` and
-    `from_triangles` stored), for its Topology."""
+    `from_triangles` stored, less what was cut), for its Topology."""
     sets: list = []
     if tet_data is not None:
         d = tet_data
-        sets.append(TetraSet(n, d["tets"], d["Bm"], d["vol"], d["mu"], d["lam"], masses, d["alpha_m"], d["beta_k"]))
+        sets.append(TetraSet(n, d["tets"], d["Bm"], d["vol"], d["mu"], d["lam"], vertex_masses(masses, d["tets"]),
+                             d["alpha_m"], d["beta_k"]))
     if tri_data is not None:
         d = tri_data
-        sets.append(TriangleSet(n, d["tris"], d["Bm"], d["ha"], d["mu"], d["lam"], masses, d["alpha_m"],
-                                d["beta_k"]))
+        sets.append(TriangleSet(n, d["tris"], d["Bm"], d["ha"], d["mu"], d["lam"], vertex_masses(masses, d["tris"]),
+                                d["alpha_m"], d["beta_k"]))
     return sets
 
 

@@ -31,7 +31,7 @@ from ..common.output import output
 from ..common.stage import Stage
 from ..common.subsystem import Subsystem
 from ..multibody.tree.mobilized_body import MobilizedBody
-from . import _fem
+from . import _cutting, _fem
 
 if TYPE_CHECKING:
     from ..common.state import State
@@ -61,6 +61,16 @@ def _per_item(value: Any, n: int, what: str, where: str, positive: bool) -> np.n
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{where}: {what}[{k}] = {a[k]!r} must be finite and {'> 0' if positive else '>= 0'}")
+    return a
+
+
+def _vector(v: Any, what: str, where: str) -> np.ndarray:
+    try:
+        a = np.array(v, dtype=np.float64).reshape(3)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {what}: expected 3 numbers, got {v!r}") from None
+    if not np.isfinite(a).all():
+        raise ValueError(f"{where}: {what} {a.tolist()} is not finite")
     return a
 
 
@@ -100,6 +110,8 @@ class DeformableBody(Subsystem):
         self._spring_data = (np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
         self._tet_data: dict | None = None
         self._tri_data: dict | None = None
+        # kind -> which of its elements were removed (cutting), by their construction index; made on first use
+        self._removed: dict[str, np.ndarray] = {}
         self._matter = system.get_matter_subsystem()
         system.adopt_subsystem(self)
 
@@ -250,13 +262,14 @@ class DeformableBody(Subsystem):
         return body
 
     def get_surface_triangles(self) -> np.ndarray:
-        """The surface to draw: the boundary of the tet mesh (the faces of one tet only), each
-        counterclockwise seen from outside, and the membrane's triangles; (nf, 3) particle indices."""
+        """The surface to draw: the boundary of the remaining tets (the faces of one tet only), each
+        counterclockwise seen from outside, and the remaining membrane triangles; (nf, 3) particle indices.
+        After a cut the faces the cut opened are part of it, so each piece's surface is closed."""
         parts = [np.zeros((0, 3), dtype=np.int64)]
-        if self._tet_data is not None:
-            parts.append(_fem.surface_triangles(self._tet_data["tets"]))
-        if self._tri_data is not None:
-            parts.append(self._tri_data["tris"])
+        tets = self.get_tetrahedra()
+        if len(tets):
+            parts.append(_fem.surface_triangles(tets))
+        parts.append(self.get_triangles())
         return np.concatenate(parts)
 
     def fix(self, indices: Any) -> None:
@@ -297,6 +310,135 @@ class DeformableBody(Subsystem):
                 raise ValueError(f"{self._where()}.{what}: particle {i} is outside 0..{len(self._x0) - 1}")
         return idx
 
+    # ------------------------------------------------------------------ cutting (topology changes)
+    def remove_segments(self, indices: Any) -> None:
+        """Remove springs (a topology change: cutting).
+
+        Do it inside ``system.request_change(change)`` (a TimeStepper applies it between steps) or follow
+        it by ``system.migrate_state(old_state)``: the new State keeps every particle's position and
+        velocity. The particles keep their masses (a cut separates material and removes none, so the
+        momentum is unchanged); a particle left without elements falls freely.
+
+        Parameters
+        ----------
+        indices : int or array_like of int
+            Springs by their index in ``segments`` as given to `from_segments` (an element keeps its index
+            however many were removed before it). An index out of range, listed twice or removed already
+            is refused before anything changes.
+        """
+        self._remove("segment", indices, "remove_segments")
+
+    def remove_tetrahedra(self, indices: Any) -> None:
+        """Remove tets (a topology change: cutting), by their index in ``tets`` as given to
+        `from_tetrahedra`; as `remove_segments`. The faces the removal opens join the surface
+        (`get_surface_triangles`).
+
+        Parameters
+        ----------
+        indices : int or array_like of int
+        """
+        self._remove("tet", indices, "remove_tetrahedra")
+
+    def remove_triangles(self, indices: Any) -> None:
+        """Remove membrane triangles (a topology change: cutting), by their index in ``triangles`` as
+        given to `from_triangles`; as `remove_segments`.
+
+        Parameters
+        ----------
+        indices : int or array_like of int
+        """
+        self._remove("triangle", indices, "remove_triangles")
+
+    def cut(self, plane_point: Any, plane_normal: Any, positions: Any = None) -> dict[str, np.ndarray]:
+        """Remove every remaining element that crosses a plane: one with a vertex strictly on each side
+        (a topology change; see `remove_segments` for how to apply it and what the particles keep).
+
+        An element that only touches the plane (a vertex on it, within rounding) is not cut, so a plane
+        through a layer of mesh nodes cuts nothing: put it between them.
+
+        Parameters
+        ----------
+        plane_point : array_like, shape (3,)
+            A point of the plane, in Ground (m).
+        plane_normal : array_like, shape (3,)
+            The plane's normal (any nonzero length).
+        positions : array_like, shape (n, 3), optional
+            The particles' positions to judge the sides by (e.g. ``get_positions(state).copy()`` to cut
+            the deformed body); by default the rest positions the body was built with.
+
+        Returns
+        -------
+        dict of str to ndarray of int64
+            For each kind the body has ("segment", "tet", "triangle"), the indices removed (possibly none).
+        """
+        where = f"{self._where()}.cut"
+        p = _vector(plane_point, "plane_point", where)
+        nrm = _vector(plane_normal, "plane_normal", where)
+        length = float(np.linalg.norm(nrm))
+        if not length > 0.0:
+            raise ValueError(f"{where}: plane_normal must be nonzero, got {nrm.tolist()}")
+        x = self._x0 if positions is None else _points(positions, where)
+        if len(x) != len(self._x0):
+            raise ValueError(f"{where}: positions: expected {len(self._x0)} rows, got {len(x)}")
+        out = {}
+        for kind in self._element_kinds():
+            conn = self._connectivity(kind)
+            hit = _cutting.crossing(x, conn, p, nrm / length) & ~self._removed_mask(kind)
+            out[kind] = np.flatnonzero(hit).astype(np.int64)
+        for kind, idx in out.items():  # all checked (by construction) before any is removed
+            if len(idx):
+                self._removed_mask(kind)[idx] = True
+        if any(len(idx) for idx in out.values()):
+            self.invalidate_subsystem_topology_cache()
+        return out
+
+    def get_remaining_element_indices(self, kind: str) -> np.ndarray:
+        """The construction indices of the elements of ``kind`` ("segment", "tet" or "triangle") not
+        removed, ascending: row k of `get_segments`, `get_tetrahedra` or `get_triangles` is element
+        ``get_remaining_element_indices(kind)[k]``."""
+        if kind not in _cutting.KINDS:
+            raise ValueError(f"{self._where()}: element kind {kind!r}: expected one of {sorted(_cutting.KINDS)}")
+        return np.flatnonzero(~self._removed_mask(kind)).astype(np.int64)
+
+    def _element_kinds(self) -> list[str]:
+        return [k for k in _cutting.KINDS if len(self._connectivity(k))]
+
+    def _connectivity(self, kind: str) -> np.ndarray:
+        """Every element of ``kind`` as built, removed ones included."""
+        if kind == "segment":
+            return self._spring_data[0]
+        data = self._tet_data if kind == "tet" else self._tri_data
+        key = "tets" if kind == "tet" else "tris"
+        return data[key] if data is not None else np.zeros((0, 4 if kind == "tet" else 3), dtype=np.int64)
+
+    def _removed_mask(self, kind: str) -> np.ndarray:
+        mask = self._removed.get(kind)
+        if mask is None or len(mask) != len(self._connectivity(kind)):
+            mask = self._removed[kind] = np.zeros(len(self._connectivity(kind)), dtype=bool)
+        return mask
+
+    def _remaining_connectivity(self, kind: str) -> np.ndarray:
+        conn = np.ascontiguousarray(self._connectivity(kind)[~self._removed_mask(kind)])
+        conn.flags.writeable = False
+        return conn
+
+    def _remaining_data(self, kind: str) -> dict | None:
+        """The tet or triangle data of the remaining elements (None when there are none)."""
+        data = self._tet_data if kind == "tet" else self._tri_data
+        keep = ~self._removed_mask(kind)
+        if data is None or not keep.any():
+            return None
+        return {k: (np.ascontiguousarray(v[keep]) if isinstance(v, np.ndarray) else v) for k, v in data.items()}
+
+    def _remove(self, kind: str, indices: Any, what: str) -> None:
+        where = f"{self._where()}.{what}"
+        if not len(self._connectivity(kind)):
+            raise ValueError(f"{where}: the body has no {kind}s")
+        idx = _cutting.removal_indices(where, kind, indices, self._removed_mask(kind))
+        if len(idx):
+            self._removed_mask(kind)[idx] = True
+            self.invalidate_subsystem_topology_cache()
+
     # ------------------------------------------------------------------ sizes and names
     def get_num_particles(self) -> int:
         """All particles: free, fixed and attached."""
@@ -309,10 +451,16 @@ class DeformableBody(Subsystem):
         return np.flatnonzero(free)
 
     def get_segments(self) -> np.ndarray:
-        """The particles each spring joins, (ns, 2), read-only (empty for a body without springs)."""
-        seg = self._spring_data[0].view()
-        seg.flags.writeable = False
-        return seg
+        """The particles each remaining spring joins, (ns, 2), read-only (empty for a body without springs)."""
+        return self._remaining_connectivity("segment")
+
+    def get_tetrahedra(self) -> np.ndarray:
+        """The vertices of each remaining tet, (nt, 4), read-only (empty for a body without tets)."""
+        return self._remaining_connectivity("tet")
+
+    def get_triangles(self) -> np.ndarray:
+        """The vertices of each remaining membrane triangle, (nt, 3), read-only (empty without them)."""
+        return self._remaining_connectivity("triangle")
 
     def get_fixed_particles(self) -> np.ndarray:
         """Indices of the fixed particles (`fix`), ascending."""
@@ -328,11 +476,27 @@ class DeformableBody(Subsystem):
         m.flags.writeable = False
         return m
 
+    def _state_variable_names(self, state: "State") -> tuple[list[str], list[str], list[str]]:
+        """``particle_<i>/x`` (``y``, ``z``) for every q and ``particle_<i>/vx`` (``vy``, ``vz``) for every u,
+        i the particle's index: a particle's variables keep their paths whatever changes around it
+        (a cut, another particle fixed), so `System.migrate_state` carries them."""
+        qn = [f"particle_{i}/{c}" for i in self._free for c in ("x", "y", "z")]
+        un = [f"particle_{i}/{c}" for i in self._free for c in ("vx", "vy", "vz")]
+        return qn, un, []
+
+    def _describe_variable(self, state: "State", kind: str, i: int) -> str:
+        if kind in ("q", "u") and i < 3 * len(self._free):
+            return f"{kind}[{i}] (particle {int(self._free[i // 3])} {'xyz'[i % 3]} of {self._where()})"
+        return super()._describe_variable(state, kind, i)
+
     # ------------------------------------------------------------------ elements
     def _make_element_sets(self) -> list:
-        """The compiled element sets (Topology): the springs, and what subclasses add."""
+        """The compiled element sets (Topology): the remaining springs, and what subclasses add."""
         seg, k_s, L0, c_s = self._spring_data
-        return [_core_deformable.SpringSet(len(self._x0), seg, k_s, L0, c_s)] if len(seg) else []
+        keep = ~self._removed_mask("segment")
+        if not keep.any():
+            return []
+        return [_core_deformable.SpringSet(len(self._x0), seg[keep], k_s[keep], L0[keep], c_s[keep])]
 
     def _add_element_forces(self, x: np.ndarray, v: np.ndarray, f: np.ndarray) -> float:
         """f += every element's force at (x, v), (n, 3); their elastic energy."""
@@ -351,8 +515,8 @@ class DeformableBody(Subsystem):
         self._att_index = np.array(att, dtype=np.int64)
         self._att_bodies = [self._attached[i][0] for i in att]
         self._att_stations = np.array([self._attached[i][1] for i in att]).reshape(-1, 3)
-        self._element_sets = self._make_element_sets() + _fem.element_sets(len(self._x0), self._mass, self._tet_data,
-                                                                           self._tri_data)
+        self._element_sets = self._make_element_sets() + _fem.element_sets(
+            len(self._x0), self._mass, self._remaining_data("tet"), self._remaining_data("triangle"))
         self._m_free = np.repeat(self._mass[self._free], 3)
 
     def realize_subsystem_model_impl(self, state: "State") -> None:
