@@ -7,6 +7,11 @@ solid meshed with corotational linear tetrahedra (`DeformableBody.from_tetrahedr
 (`DeformableBody.from_triangles`), fixed where they are (`fix`) or riding on a rigid body's
 station, whose forces then act on the body (`attach`). `ImplicitEulerIntegrator` steps stiff ones
 at large steps.
+
+Bodies are cut between steps (SOFA's topology changes) by removing elements: `remove_segments`,
+`remove_tetrahedra`, `remove_triangles`, or `cut` by a plane, inside ``system.request_change`` (or followed
+by ``system.migrate_state``). The particles keep their positions, velocities and masses; the compiled
+element sets, the energy and the drawn surface (`get_surface_triangles`) follow the cut.
 """
 from ._fem import box_tetrahedra, read_mesh
 from .body import DeformableBody

@@ -19,6 +19,11 @@ Acceleration   udot = f / m on free particles
 The System realizes the matter subsystem first at every stage and the others in the order they
 joined, so the rigid bodies' positions and velocities are current when the particles need them, and
 the body forces are added before the matter's Acceleration reads them.
+
+Cutting (`remove_segments`, `remove_tetrahedra`, `remove_triangles`, `cut`) is a topology change: the
+elements keep their construction indices and a mask per kind says which are gone, so the compiled sets,
+the energy and the surface are made from the rest at the next Topology, and `System.migrate_state`
+carries each particle's variables by their path (``particle_<i>/x``).
 """
 from __future__ import annotations
 

@@ -5,7 +5,10 @@ Checked from the replays' data alone, by geometry the tutorial does not compute:
   0.5 m (the station's distance) from the pin at (2, 0, 0), while it swings;
 - the liver's drawn surface is closed (each edge shared by exactly two triangles, consistently oriented);
   its fixed vertices stay where they started; the vertices attached to the probe move as one rigid
-  piece along the slider's x axis (their relative positions kept, y and z unchanged), in then out.
+  piece along the slider's x axis (their relative positions kept, y and z unchanged), in then out;
+- the bar cut through its middle is drawn as two closed surfaces (each edge shared by two triangles of
+  its own piece); the lower piece falls as free fall says (g t^2 / 2 from rest, within its own size), the
+  upper piece stays where it hangs.
 """
 from __future__ import annotations
 
@@ -81,3 +84,35 @@ def test_the_liver_surface_is_closed_and_the_probe_carries_its_vertices_rigidly(
     x0 = pts[0, free, 0]
     near, far = x0 < np.quantile(x0, 0.2), x0 > np.quantile(x0, 0.8)
     assert move[near].mean() > move[far].mean() > 1e-3
+
+
+def test_the_cut_bar_is_two_closed_pieces_and_the_lower_one_falls(out):
+    bodies, pts = deformables(out / "cut_bar.html")
+    tris = bodies["bar"]["tris"].reshape(-1, 3).astype(np.int64)
+    # the pieces: triangles joined through shared vertices (union-find)
+    parent = np.arange(pts.shape[1])
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a, b, c in tris:
+        ra, rb, rc = find(a), find(b), find(c)
+        parent[rb] = ra
+        parent[find(rc)] = ra
+    roots = np.array([find(t[0]) for t in tris])
+    pieces = [tris[roots == r] for r in np.unique(roots)]
+    assert len(pieces) == 2
+    y0 = pts[0, :, 1]
+    lower = max(pieces, key=lambda p: -y0[p].mean())
+    upper = min(pieces, key=lambda p: -y0[p].mean())
+    for piece in pieces:
+        e = np.sort(np.concatenate([piece[:, [0, 1]], piece[:, [1, 2]], piece[:, [2, 0]]]), axis=1)
+        _, counts = np.unique(e, axis=0, return_counts=True)
+        assert (counts == 2).all()
+    t = (len(pts) - 1) / 25.0  # the tutorial's 25 frames per second
+    drop_lower = y0[np.unique(lower)].mean() - pts[-1, np.unique(lower), 1].mean()
+    drop_upper = np.abs(pts[-1, np.unique(upper)] - pts[0, np.unique(upper)]).max()
+    assert abs(drop_lower - 0.5 * 10.0 * t ** 2) < 0.02  # its vertices' mean, not its centre of mass: 2 cm
+    assert drop_upper < 0.02
