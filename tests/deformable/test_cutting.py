@@ -7,9 +7,10 @@ Checked by independent means:
 - the forces, the elastic energy and the implicit step's derivative products after a cut equal those
   of a body built from scratch with the remaining elements; the energy a cut releases equals the
   elastic energy of the removed elements, evaluated by a set made of them alone;
-- a cantilever beam cut through its middle at t = 0.5 s separates: the free half's centre of mass
-  then accelerates at g exactly (its internal forces cancel), follows the free-fall parabola under
-  RK-Merson and gains h g of velocity per step under ImplicitEuler, while the clamped half stays;
+- a cantilever beam cut through its middle at t = 0.5 s (a TimeStepper, or a Simulation, applying the
+  request) separates: the free half's centre of mass then accelerates at g exactly (its internal forces
+  cancel), follows the free-fall parabola under RK-Merson and gains h g of velocity per step under
+  ImplicitEuler, while the clamped half stays;
 - a particle left without elements falls at g, even with mass-proportional damping;
 - the surface of each piece of a cut box is closed (every edge in exactly two of its triangles, in
   opposite directions) and encloses the piece's volume (divergence theorem);
@@ -282,6 +283,26 @@ def test_a_cantilever_cut_through_its_middle_at_half_a_second_drops_its_free_hal
     clamped1, _ = _com(body, end, clamped_half)
     mc = body.get_masses()[clamped_half]
     assert np.linalg.norm(clamped1 - mc @ pts[clamped_half] / mc.sum()) < 0.02  # the clamped half stays
+
+
+def test_a_simulation_applies_a_cut_requested_between_its_runs():
+    from simtk.simulation import Simulation
+
+    system, matter, body, pts, tets = _beam(young=2e6, damping=1e-4)
+    free_half = np.flatnonzero(pts[:, 0] >= 0.35)
+    m = body.get_masses()[free_half]
+    sim = Simulation(system, system.realize_topology(), integrator=ImplicitEulerIntegrator(system, 2e-3, 1e-12),
+                     step_size=0.01)
+    sim.run(0.5)
+    s = sim.get_state()
+    system.realize(s, Stage.Velocity)
+    v0 = m @ body.get_velocities(s)[free_half] / m.sum()
+    system.request_change(lambda sys: body.cut([0.325, 0.0, 0.0], [1.0, 0.0, 0.0]))
+    sim.run(1.0)
+    end = sim.get_state()
+    system.realize(end, Stage.Velocity)
+    assert end.get_time() == 1.0 and len(body.get_tetrahedra()) == len(tets) - 6
+    np.testing.assert_allclose(m @ body.get_velocities(end)[free_half] / m.sum(), v0 + 0.5 * G, rtol=0, atol=1e-7)
 
 
 def test_a_particle_left_without_elements_falls_freely():
