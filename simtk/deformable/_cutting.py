@@ -13,8 +13,8 @@ import numpy as np
 
 __all__ = ["KINDS", "removal_indices", "crossing", "vertex_masses"]
 
-# kind -> (word in messages, name of the connectivity array in the body's data)
-KINDS = {"segment": "segment", "tet": "tet", "triangle": "triangle"}
+# the element kinds, as messages and DeformableBody.get_remaining_element_indices name them
+KINDS = ("segment", "tet", "triangle")
 
 
 def removal_indices(where: str, kind: str, indices: Any, removed: np.ndarray) -> np.ndarray:
