@@ -1,0 +1,154 @@
+"""Linearly implicit Euler with one Richardson extrapolation: variable steps under error control.
+
+Deuflhard's LIMEX idea at its lowest order (the extrapolation tableau's T22, harmonic step sequence
+1, 2): from the saved start ``(t0, y0)`` a step of size h is taken once, ``y_h``, and again as two
+steps of h/2, ``y_h2``, each step being ``ImplicitEulerIntegrator``'s (one linear solve with the
+elements' K and D and the rigid tree's M). The linearly implicit Euler step has an asymptotic error
+expansion in powers of h whatever matrix it linearizes with (a W-method: here K is refreshed at the
+midpoint and the compressed springs' negative transverse stiffness is left out), so::
+
+    y1  = 2 y_h2 - y_h          second order, propagated (local extrapolation)
+    err = y_h2 - y_h  (= y1 - y_h2)
+
+Both candidate estimates the extrapolation offers are the same vector: the difference of the
+extrapolated and the h/2 solution equals the difference of the two Euler solutions. It is the local
+error of the lower member ``y_h2`` (the h^2 terms of ``y_h`` and ``y_h2`` are C h^2 and C h^2 / 2),
+so it is O(h^2): the controller sees it with ``_error_order = 1`` (exponent 1/2), exactly as it sees
+RungeKutta2's Heun-minus-Euler estimate, and ``set_accuracy`` bounds the weighted local error of the
+first-order member of the pair while the second-order one is propagated (as Fehlberg propagates
+its fifth-order member). The step-size rule, the weighted norm, events and report times are the
+Integrator base class's.
+
+Stability: on y' = lambda y the step's amplification is R(z) = 2 / (1 - z/2)^2 - 1 / (1 - z),
+z = h lambda; |R| <= 1 on the whole left half plane (A-stable) and R -> 0 as z -> -inf, so stiff
+damped modes are removed at steps far above the explicit limit, while undamped fast oscillations
+are followed only where the accuracy asks for them (they are part of the solution).
+
+A step costs three linear solves (one of h, two of h/2) and two extra realizations to Acceleration
+(the start again after the h step, and the midpoint), beside the three Velocity realizations of the
+Euler steps' qdot.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..common.stage import ACCELERATION
+from ..math.integrator import Integrator, IntegratorError
+from .implicit_euler import ImplicitEulerIntegrator
+
+__all__ = ["ImplicitExtrapolationIntegrator"]
+
+
+def _default_cg_tolerance(accuracy: float) -> float:
+    # The solves' error enters y through du = O(h udot) relative to cg_tolerance; a thousandth of the
+    # accuracy keeps it out of the error estimate, and the bounds keep CG short at coarse accuracy
+    # and above the round-off floor of its recursive residual at fine accuracy.
+    return min(1e-6, max(1e-12, 1e-3 * accuracy))
+
+
+class ImplicitExtrapolationIntegrator(ImplicitEulerIntegrator):
+    """Variable-step linearly implicit Euler extrapolation (second order, error-controlled, A-stable).
+
+    For Systems of rigid and deformable bodies with stiff elements: the step size is chosen by the
+    Integrator's error control so that the weighted local error estimate meets ``set_accuracy``,
+    as for the explicit integrators, while stiff damped element modes do not limit it.
+
+    Parameters
+    ----------
+    system : MultibodySystem
+        A System with deformable bodies (and rigid bodies, without constraints).
+    accuracy : float
+        The target weighted RMS local error per step (``set_accuracy``).
+    cg_tolerance : float or None
+        Relative residual at which each solve's conjugate gradients stop; None: a thousandth of the
+        accuracy, within [1e-12, 1e-6] (taken when the integrator is initialized).
+    cg_max_iterations : int
+        A solve that does not converge within this many iterations raises.
+
+    Notes
+    -----
+    ``set_fixed_step_size(h)`` turns error control off and takes extrapolated steps of size h
+    (second order); ``set_fixed_step_size(None)`` turns it back on.
+    """
+
+    _method_name = "ImplicitExtrapolation"
+    _has_error_control = True
+    _order = 2
+    _error_order = 1
+    _num_stages = 1
+
+    def __init__(self, system: Any, accuracy: float = 1e-3, cg_tolerance: float | None = None,
+                 cg_max_iterations: int = 1000):
+        super().__init__(system, 1.0, cg_tolerance=1e-10 if cg_tolerance is None else cg_tolerance,
+                         cg_max_iterations=cg_max_iterations)
+        self._cg_tol_asked = cg_tolerance
+        self.set_fixed_step_size(None)
+        self.set_accuracy(accuracy)
+
+    def set_fixed_step_size(self, h: float | None) -> None:
+        """Take extrapolated steps of size ``h`` without error control; ``None``: variable steps (default)."""
+        Integrator.set_fixed_step_size(self, h)
+
+    def get_cg_tolerance_in_use(self) -> float:
+        """The relative CG residual each solve stops at (see ``cg_tolerance``)."""
+        if self._cg_tol_asked is not None:
+            return float(self._cg_tol_asked)
+        return _default_cg_tolerance(self._accuracy)
+
+    # ------------------------------------------------------------------ layout (once per interval)
+    def _allocate_method(self, ny: int) -> None:
+        s = self._adv
+        if s.get_nq_err() + s.get_nu_err() + s.get_nudot_err() > 0:
+            raise IntegratorError(f"{type(self).__name__}: the System {self._system.get_name()!r} has constraints, "
+                                  f"which its linearly implicit step does not solve yet; use an explicit integrator")
+        super()._allocate_method(ny)
+        self._cg_tol = self.get_cg_tolerance_in_use()
+        self._y_h = np.zeros(ny)   # the one-step solution
+        self._y_mid = np.zeros(ny)  # the first half step's end: the second one's start
+        self._f_mid = np.zeros(ny)
+
+    # ------------------------------------------------------------------ the step
+    def _at_start(self) -> bool:
+        s = self._adv
+        return (s.get_time() == self._t0 and s._stage >= ACCELERATION
+                and np.array_equal(s.get_y(), self._y0))
+
+    def _euler_from(self, t0: float, y0: np.ndarray, f0: np.ndarray, t1: float) -> bool:
+        """One ImplicitEuler step from (t0, y0, f0), at which the advanced State is realized, to t1.
+
+        The base step reads its start from the saved-start attributes; they are pointed at the
+        given start for the call and always put back, so the Integrator's own start is untouched.
+        """
+        saved = self._t0, self._y0, self._f0
+        self._t0, self._y0, self._f0 = t0, y0, f0
+        try:
+            return ImplicitEulerIntegrator._attempt_step(self, t1)
+        finally:
+            self._t0, self._y0, self._f0 = saved
+
+    def _attempt_step(self, t1: float) -> bool:
+        t0, y0, f0 = self._t0, self._y0, self._f0
+        # The operators (M, J, the elements' K and D) are taken from the advanced State, which a
+        # rejected attempt or an event probe leaves elsewhere.
+        if not self._at_start():
+            self._restore_start()
+        if not self._euler_from(t0, y0, f0, t1):
+            return False
+        self._y_h[:] = self._adv.get_y()
+        self._restore_start()
+        t_mid = t0 + 0.5 * (t1 - t0)
+        if not self._euler_from(t0, y0, f0, t_mid):
+            return False
+        f_mid = self._realize_derivatives()
+        if f_mid is None:
+            return False
+        self._y_mid[:] = self._adv.get_y()
+        self._f_mid[:] = f_mid
+        if not self._euler_from(t_mid, self._y_mid, self._f_mid, t1):
+            return False
+        y = self._set_ty(t1)  # (already t1: this hands out y writable and invalidates the stages)
+        np.subtract(y, self._y_h, out=self._err)
+        y += self._err
+        return True
