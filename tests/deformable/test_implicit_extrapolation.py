@@ -2,8 +2,7 @@
 
 Checked by independent means:
 - order: with fixed steps the hybrid pendulum (rigid pendulum, string fixed at one end and attached to
-  the body) converges to RK-Merson's solution at 1e-10 at second order (third with order=3;
-  ImplicitEuler's is first);
+  the body) converges to RK-Merson's solution at 1e-10 at second order (ImplicitEuler's is first);
   under error control the error falls in proportion to the accuracy while the step count grows as
   its square root (an O(h^2) estimate steering a second-order solution);
 - the contract: each step's true local error (against RK-Merson at 1e-12 from the step's start) is
@@ -68,35 +67,35 @@ def _weights(system, s):
 
 
 # ------------------------------------------------------------------------------------------------ order
-@pytest.mark.parametrize("order", [2, 3])
-def test_fixed_steps_converge_at_the_order_asked(order):
-    """Halving h divides the error by 2**order (within 15 %); the solves are converged far below the
-    error (cg_tolerance 1e-12), so that they do not set a floor."""
+@pytest.mark.parametrize("rows", [2, 3])
+def test_fixed_steps_converge_at_second_order(rows):
+    """Halving h divides the error by 4 (within 15 %; ImplicitEuler's by 2); the solves are converged
+    far below the error (cg_tolerance 1e-12), so that they do not set a floor."""
     t_end = 0.2
     ref = _rk_reference(t_end)
     errs = []
     for h in (2e-3, 1e-3, 5e-4):
         system, s = _hybrid_start()
-        integ = ImplicitExtrapolationIntegrator(system, order=order, cg_tolerance=1e-12)
+        integ = ImplicitExtrapolationIntegrator(system, rows=rows, cg_tolerance=1e-12)
         integ.set_fixed_step_size(h)
         integ.initialize(s)
         integ.step_to(t_end)
         assert integ.get_num_steps_taken() == round(t_end / h)
         errs.append(np.abs(integ.get_state().get_y() - ref).max())
     ratios = np.array(errs[:-1]) / np.array(errs[1:])
-    assert ((ratios > 0.85 * 2 ** order) & (ratios < 1.15 * 2 ** order)).all(), (errs, ratios)
+    assert ((ratios > 0.85 * 4) & (ratios < 1.15 * 4)).all(), (errs, ratios)
 
 
-@pytest.mark.parametrize("order", [2, 3])
-def test_error_is_proportional_to_accuracy_and_steps_to_its_root(order):
-    """An estimate O(h**order) steering a solution of that order: a decade of accuracy is a decade of
-    error and 10**(1/order) times the steps."""
+@pytest.mark.parametrize("rows", [2, 3])
+def test_error_is_proportional_to_accuracy_and_steps_to_its_root(rows):
+    """An estimate O(h**rows) steering a second-order solution: a decade of accuracy is 10**(1/rows)
+    times the steps and 10**(2/rows) times less error (global error O(h**2): a decade with 2 rows)."""
     t_end = 0.2
     ref = _rk_reference(t_end)
     errs, steps = [], []
     for acc in (1e-3, 1e-4, 1e-5):
         system, s = _hybrid_start()
-        integ = ImplicitExtrapolationIntegrator(system, accuracy=acc, order=order)
+        integ = ImplicitExtrapolationIntegrator(system, accuracy=acc, rows=rows)
         integ.initialize(s)
         integ.step_to(t_end)
         errs.append(np.abs(integ.get_state().get_y() - ref).max())
@@ -104,21 +103,22 @@ def test_error_is_proportional_to_accuracy_and_steps_to_its_root(order):
     e_ratio = np.array(errs[:-1]) / np.array(errs[1:])
     n_ratio = np.array(steps[1:]) / np.array(steps[:-1])
     # (within the controller's granularity: its safety factor and clamps move both by tens of percents)
-    assert ((e_ratio > 6.0) & (e_ratio < 16.0)).all(), (errs, e_ratio)
-    want = 10 ** (1 / order)
+    want = 10 ** (2 / rows)
+    assert ((e_ratio > 0.6 * want) & (e_ratio < 1.6 * want)).all(), (errs, e_ratio)
+    want = 10 ** (1 / rows)
     assert ((n_ratio > 0.8 * want) & (n_ratio < 1.25 * want)).all(), (steps, n_ratio)
 
 
 # ------------------------------------------------------------------------------------------------ the contract
-@pytest.mark.parametrize("order", [2, 3])
+@pytest.mark.parametrize("rows", [2, 3])
 @pytest.mark.parametrize("acc,t_end", [(1e-3, 0.15), (1e-5, 0.02)])
-def test_each_steps_local_error_meets_the_accuracy(acc, t_end, order):
+def test_each_steps_local_error_meets_the_accuracy(acc, t_end, rows):
     """Law (as for the explicit integrators): the true local error of the member the estimate
-    measures (y1 - err: T21 for order 2, T32 for order 3) has weighted RMS within the accuracy up to
-    the factor 2 that separates an asymptotic estimate from the truth; the propagated y1's is
-    smaller still."""
+    measures (T21 = y1 - err with 2 rows, T32 = y1 itself with 3) has weighted RMS within the
+    accuracy up to the factor 2 that separates an asymptotic estimate from the truth; the other
+    member's (T22 = y1, T33 = y1 + err) is smaller still."""
     system, s = _hybrid_start()
-    integ = ImplicitExtrapolationIntegrator(system, accuracy=acc, order=order)
+    integ = ImplicitExtrapolationIntegrator(system, accuracy=acc, rows=rows)
     integ.set_return_every_internal_step(True)
     integ.initialize(s)
     w = _weights(system, integ.get_state())
@@ -129,7 +129,7 @@ def test_each_steps_local_error_meets_the_accuracy(acc, t_end, order):
         if integ.step_to(t_end) == S.StartOfContinuousInterval:
             continue
         t1, y1 = integ.get_time(), integ.get_state().get_y().copy()
-        low = y1 - integ._err
+        low, high = (y1 - integ._err, y1) if rows == 2 else (y1, y1 + integ._err)
         rk = RungeKuttaMersonIntegrator(system)
         rk.set_accuracy(1e-12)
         rk.initialize(start)
@@ -137,7 +137,7 @@ def test_each_steps_local_error_meets_the_accuracy(acc, t_end, order):
         exact = rk.get_state().get_y()
         y0 = start.get_y()
         worst_low = max(worst_low, _scaled_rms(low - exact, y0, y1, w) / acc)
-        worst_prop = max(worst_prop, _scaled_rms(y1 - exact, y0, y1, w) / acc)
+        worst_prop = max(worst_prop, _scaled_rms(high - exact, y0, y1, w) / acc)
         n += 1
     assert n == integ.get_num_steps_taken() > 5
     assert worst_low <= 2.0, worst_low
@@ -163,21 +163,22 @@ def test_error_of_a_run_is_within_the_factor_of_the_accuracy_that_explicit_metho
         assert factors[0] <= 50.0, (acc, factors)
 
 
-#: the extrapolated solution and the error estimate as combinations of T_j1 (j ImplicitEuler steps of
-#: h/j), written out from the tableau of the harmonic sequence: T22 = 2 T21 - T11; T33 = 9/2 T31 -
-#: 4 T21 + 1/2 T11, whose estimate T33 - T32 (T32 = 3 T31 - 2 T21) is 3/2 T31 - 2 T21 + 1/2 T11
-COMBINATIONS = {2: ([-1.0, 2.0], [-1.0, 1.0]), 3: ([0.5, -4.0, 4.5], [0.5, -2.0, 1.5])}
+#: the propagated solution and the error estimate as combinations of T_j1 (j ImplicitEuler steps of
+#: h/j), written out from the tableau of the harmonic sequence: 2 rows: T22 = 2 T21 - T11, estimate
+#: T22 - T21 = T21 - T11; 3 rows: T32 = 3 T31 - 2 T21, estimate T33 - T32 = 3/2 T31 - 2 T21 + 1/2 T11
+#: (T33 = 9/2 T31 - 4 T21 + 1/2 T11)
+COMBINATIONS = {2: ([-1.0, 2.0], [-1.0, 1.0]), 3: ([0.0, -2.0, 3.0], [0.5, -2.0, 1.5])}
 
 
-@pytest.mark.parametrize("order", [2, 3])
-def test_every_step_replays_from_its_definition_and_the_step_size_rule(order):
+@pytest.mark.parametrize("rows", [2, 3])
+def test_every_step_replays_from_its_definition_and_the_step_size_rule(rows):
     """Each step and its error estimate are the combinations above of ImplicitEuler runs on separate
     States; accepted steps are within the accuracy, rejected ones were not, and step sizes follow
-    h min(5, max(0.2, 0.9 (acc/err)^(1/order))) after an accepted step and h min(0.5, max(0.1,
-    0.9 (acc/err)^(1/order))) after a rejected one."""
+    h min(5, max(0.2, 0.9 (acc/err)^(1/rows))) after an accepted step and h min(0.5, max(0.1,
+    0.9 (acc/err)^(1/rows))) after a rejected one."""
     acc = 1e-3
     system, s = _hybrid_start()
-    integ = ImplicitExtrapolationIntegrator(system, accuracy=acc, order=order)
+    integ = ImplicitExtrapolationIntegrator(system, accuracy=acc, rows=rows)
     integ.set_return_every_internal_step(True)
     integ.initialize(s)
     cg = integ.get_cg_tolerance_in_use()
@@ -191,8 +192,8 @@ def test_every_step_replays_from_its_definition_and_the_step_size_rule(order):
         return ie.get_state().get_y().copy()
 
     def replay(start, h):
-        T = [euler(start, start.get_time() + h, j) for j in range(1, order + 1)]
-        c_y, c_err = COMBINATIONS[order]
+        T = [euler(start, start.get_time() + h, j) for j in range(1, rows + 1)]
+        c_y, c_err = COMBINATIONS[rows]
         return sum(c * t for c, t in zip(c_y, T)), sum(c * t for c, t in zip(c_err, T))
 
     checked = rejections = 0
@@ -209,7 +210,7 @@ def test_every_step_replays_from_its_definition_and_the_step_size_rule(order):
             y_try, err = replay(start, h)
             errn = _scaled_rms(err, y0, y_try, w)
             assert errn > acc * (1 - 1e-3), errn
-            h *= min(0.5, max(0.1, 0.9 * (acc / errn) ** (1 / order)))
+            h *= min(0.5, max(0.1, 0.9 * (acc / errn) ** (1 / rows)))
             rejections += 1
         h_taken = integ.get_previous_step_size_taken()
         assert abs(h_taken - h) <= 1e-6 * h, (h_taken, h)  # (a rejection's replayed norm carries d)
@@ -218,7 +219,7 @@ def test_every_step_replays_from_its_definition_and_the_step_size_rule(order):
         assert np.abs(integ._err - err).max() <= d
         errn = _scaled_rms(err, y0, y1, w)
         assert errn <= acc * (1 + 1e-3)
-        want = h_taken * min(5.0, max(0.2, 0.9 * (acc / errn) ** (1 / order)))
+        want = h_taken * min(5.0, max(0.2, 0.9 * (acc / errn) ** (1 / rows)))
         assert abs(integ.get_predicted_next_step_size() - want) <= 1e-3 * want
         checked += 1
     assert checked == 30 and rejections > 0
@@ -237,10 +238,11 @@ def _swinging_string(c=1.0, n=10, m=1e-3, k=1e6, L=0.05, angle=0.3):
     return system, body, s
 
 
-def test_stiff_string_takes_far_fewer_steps_than_an_explicit_method_and_agrees_with_it():
+@pytest.mark.parametrize("rows", [2, 3])
+def test_stiff_string_takes_far_fewer_steps_than_an_explicit_method_and_agrees_with_it(rows):
     t_end, acc = 0.05, 1e-4
     out = []
-    for make in (ImplicitExtrapolationIntegrator, RungeKuttaMersonIntegrator):
+    for make in (lambda system: ImplicitExtrapolationIntegrator(system, rows=rows), RungeKuttaMersonIntegrator):
         system, body, s = _swinging_string()
         integ = make(system)
         integ.set_accuracy(acc)
@@ -255,6 +257,9 @@ def test_stiff_string_takes_far_fewer_steps_than_an_explicit_method_and_agrees_w
 
 
 def test_stiff_string_stays_stable_and_never_gains_energy_over_a_long_run():
+    """T22's extrapolation dissipates (with 3 rows, T32 lets the energy drift up by its error at this
+    accuracy: a property of the method, not a contract; T33, with |R(iy)| > 1 for small y, gained
+    tenfold the swing's energy in 2 s here, which is why it is not propagated)."""
     system, body, s = _swinging_string(c=1.0)
     system.realize(s, Stage.Velocity)
     e0 = system.calc_energy(s)
@@ -399,6 +404,6 @@ def test_constraints_and_bad_settings_are_refused():
         ImplicitExtrapolationIntegrator(system2, cg_tolerance=0.0)
     integ = ImplicitExtrapolationIntegrator(system2, accuracy=1e-4)
     assert integ.get_cg_tolerance_in_use() == pytest.approx(1e-7)
-    with pytest.raises(ValueError, match="order must be 2 or 3"):
-        ImplicitExtrapolationIntegrator(system2, order=4)
+    with pytest.raises(ValueError, match="rows must be 2 or 3"):
+        ImplicitExtrapolationIntegrator(system2, rows=4)
     assert ImplicitExtrapolationIntegrator(system2, cg_tolerance=1e-9).get_cg_tolerance_in_use() == 1e-9
