@@ -94,10 +94,10 @@ def main() -> None:
               f"in {ref['wall']:.2f} s")
         for acc in (1e-3, 1e-5):
             b = run(make_scene, lambda system: ScipyIntegrator(system, "BDF"), acc, T)
-            rows = [(f"ImplicitExtrapolation rows={rows}",
+            results = [(f"ImplicitExtrapolation rows={rows}",
                      run(make_scene, lambda system, rows=rows: ImplicitExtrapolationIntegrator(system, rows=rows),
                          acc, T)) for rows in (2, 3)]
-            for label_r, r in rows + [("ScipyIntegrator BDF", b)]:
+            for label_r, r in results + [("ScipyIntegrator BDF", b)]:
                 line = (f"  accuracy {acc:g} {label_r:>29}: {r['steps']:6d} steps ({r['attempts']:6d} attempts), "
                         f"{r['wall']:7.3f} s, {r['realizations']:7d} realizations, |y - ref| "
                         f"{float(np.abs(r['y'] - ref['y']).max()):.2e}")
