@@ -6,7 +6,8 @@ solid meshed with corotational linear tetrahedra (`DeformableBody.from_tetrahedr
 `box_tetrahedra` or a file through `read_mesh`) or a membrane of corotational triangles
 (`DeformableBody.from_triangles`), fixed where they are (`fix`) or riding on a rigid body's
 station, whose forces then act on the body (`attach`). `ImplicitEulerIntegrator` steps stiff ones
-at large steps.
+at large fixed steps; `ImplicitExtrapolationIntegrator` chooses its steps under error control
+(``set_accuracy``), second order.
 
 Bodies are cut between steps (SOFA's topology changes) by removing elements: `remove_segments`,
 `remove_tetrahedra`, `remove_triangles`, or `cut` by a plane, inside ``system.request_change`` (or followed
@@ -16,5 +17,12 @@ element sets, the energy and the drawn surface (`get_surface_triangles`) follow 
 from ._fem import box_tetrahedra, read_mesh
 from .body import DeformableBody
 from .implicit_euler import ImplicitEulerIntegrator
+from .implicit_extrapolation import ImplicitExtrapolationIntegrator
 
-__all__ = ["DeformableBody", "ImplicitEulerIntegrator", "box_tetrahedra", "read_mesh"]
+__all__ = [
+    "DeformableBody",
+    "ImplicitEulerIntegrator",
+    "ImplicitExtrapolationIntegrator",
+    "box_tetrahedra",
+    "read_mesh",
+]
