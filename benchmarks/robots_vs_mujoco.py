@@ -6,13 +6,15 @@ second, their ratio (simtk / MuJoCo; the target is <= 2) and the state each side
 
 (a) Go1 (example-robot-data URDF): simtk ``load_urdf(contact=True)`` + ``add_ground()``, a `PDController`
     holding a standing pose (tau = kp (q* - q) - kd qdot on the 12 leg joints), dropped with its feet 35 cm
-    above the floor, 2 s at a fixed 1 ms step of SemiExplicitEuler (the controller acting every step).
+    above the floor, 2 s at a fixed 1 ms step of SemiExplicitEuler and of SemiImplicitEuler (the controller
+    acting every step).
     MuJoCo loads the same URDF (a ``<mujoco><compiler discardvisual=...>`` block inserted), gets a free
     joint, a floor plane and position actuators (kp, kv) with the same law through `MjSpec`, and steps
     with its Euler method at 1 ms. The robot's geoms collide with the floor only on both sides.
-(b) gymnasium's ant and half_cheetah MJCF with ``load_mjcf(contact=True)``, zero controls, 2 s at the
-    model's own ``timestep`` on both sides (simtk: SemiExplicitEuler). If simtk's explicit step diverges
-    there, the largest of timestep/2, /4, /5 that does not is used and said.
+(b) gymnasium's ant, half_cheetah, hopper and walker2d MJCF with ``load_mjcf(contact=True)``, zero
+    controls, 2 s at the model's own ``timestep`` on both sides (simtk: SemiImplicitEuler, whose contact,
+    joint damping, stops and friction are linearized in the step; MuJoCo: the model's integrator). If
+    simtk's step diverged there, the largest of timestep/2, /4, /5 that does not would be used and said.
 
 Times are each side's best of `REPEATS` runs from the same start. Where the time goes: each case prints
 simtk's ``describe_fast_path()`` (cProfile of the Go1 run: all of it in ``run_ticks``, the compiled
@@ -30,14 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from simtk import Stage
-from simtk.math import SemiExplicitEulerIntegrator
+from simtk.math import SemiExplicitEulerIntegrator, SemiImplicitEulerIntegrator
 from simtk.math.integrator_errors import SimulationDivergedError
 from simtk.simulation import PDController, Simulation
 
 T_END = 2.0
-#: half_cheetah's contact law made softer (the pair ~6x softer than the derived one) and less damped
-#: (8.5 s/m derived): what its 10 ms step needs with an explicit method
-SOFTER = {"stiffness": 1e6, "dissipation": 1.0}
 REPEATS = 5  # each side's best of these (from the same start), so a busy machine skews the ratio less
 GO1_POSE = {"hip": 0.0, "thigh": 0.9, "calf": -1.8}
 KP, KD = 30.0, 1.0
@@ -62,7 +61,7 @@ def _gym(name: str) -> Path | None:
 
 
 # ----------------------------------------------------------------------------------- (a) Go1
-def go1_simtk(urdf: Path, h: float = 1e-3) -> dict:
+def go1_simtk(urdf: Path, h: float = 1e-3, method=SemiExplicitEulerIntegrator) -> dict:
     from simtk.io import load_urdf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -81,7 +80,7 @@ def go1_simtk(urdf: Path, h: float = 1e-3) -> dict:
     paths = {n: f"{model.joints[n].get_absolute_path()}/angle" for n in joints}
     wall = math.inf
     for _ in range(REPEATS):  # the best of a few: the machine may be shared
-        integ = SemiExplicitEulerIntegrator(model.system, h)
+        integ = method(model.system, h)
         sim = Simulation(model.system, st.copy(), integrator=integ, step_size=h)
         sim.add_controller(PDController({paths[n]: (KP, KD) for n in joints},
                                         {paths[n]: q for n, q in joints.items()}), name="hold")
@@ -151,7 +150,7 @@ def mjcf_simtk(path: Path, qpos=None, contact_parameters=None) -> dict:
         wall = math.inf
         try:
             for _ in range(REPEATS):
-                integ = SemiExplicitEulerIntegrator(model.system, h)
+                integ = SemiImplicitEulerIntegrator(model.system, h)
                 sim = Simulation(model.system, st.copy(), integrator=integ, step_size=0.1)
                 sim.run(0.1)  # builds the compiled loop: not timed
                 t0 = time.perf_counter()
@@ -193,7 +192,8 @@ def _upright(name: str, qpos) -> str:
         w, x, y, z = qpos[3:7] / np.linalg.norm(qpos[3:7])
         tilt = math.degrees(math.acos(max(-1.0, min(1.0, 1 - 2 * (x * x + y * y)))))
         return f"torso z {qpos[2]:.3f} m, tilt {tilt:.1f} deg"
-    return f"rootz {qpos[1]:+.3f} m, pitch {math.degrees(qpos[2]):+.1f} deg"  # half_cheetah: slide x, z, hinge y
+    # the planar models: slide x, slide z, hinge y first
+    return f"rootz {qpos[1]:+.3f} m, pitch {math.degrees(qpos[2]):+.1f} deg"
 
 
 def main() -> None:
@@ -209,22 +209,23 @@ def main() -> None:
         print("Go1: example-robot-data is not installed")
     else:
         urdf = robots / "go1_description/urdf/go1.urdf"
-        a = go1_simtk(urdf)
-        b = go1_mujoco(urdf, a["z0"])
-        print(f"{'go1 PD 1ms':14} {a['wall']:10.4f} {b['wall']:11.4f} {a['wall'] / b['wall']:7.2f}  "
-              f"base z {a['z']:.3f} m | {b['z']:.3f} m (dropped from {a['z0']:.3f})")
-        print(f"    simtk: {a['path']}; per step: simtk {1e3 * a['wall']:.1f} us, MuJoCo {1e3 * b['wall']:.1f} us")
+        b = None
+        for label, method in (("go1 PD 1ms", SemiExplicitEulerIntegrator), ("  implicit", SemiImplicitEulerIntegrator)):
+            a = go1_simtk(urdf, method=method)
+            b = b or go1_mujoco(urdf, a["z0"])
+            print(f"{label:14} {a['wall']:10.4f} {b['wall']:11.4f} {a['wall'] / b['wall']:7.2f}  "
+                  f"base z {a['z']:.3f} m | {b['z']:.3f} m (dropped from {a['z0']:.3f})")
+            print(f"    simtk ({method.__name__}): {a['path']}; per step: simtk {1e3 * a['wall']:.1f} us, "
+                  f"MuJoCo {1e3 * b['wall']:.1f} us")
     ant0 = [0, 0, 0.55, 1, 0, 0, 0, 0, 1, 0, -1, 0, -1, 0, 1]  # gymnasium's init_qpos (the <custom> of ant.xml)
     for name, label, qpos, cp in (("ant", "ant", ant0, None), ("half_cheetah", "half_cheetah", None, None),
-                                  ("half_cheetah", "  softer", None, SOFTER)):
+                                  ("hopper", "hopper", None, None), ("walker2d", "walker2d", None, None)):
         path = _gym(name)
         if path is None:
             print(f"{name}: gymnasium is not installed")
             continue
         a = mjcf_simtk(path, qpos, cp)
         b = mjcf_mujoco(path, qpos)
-        if cp:
-            print(f"  (the same with contact_parameters={cp}: a contact soft and damped enough for the explicit step)")
         print(f"{label:14} {a['wall']:10.4f} {b['wall']:11.4f} {a['wall'] / b['wall']:7.2f}  "
               f"{_upright(name, a['qpos'])} | {_upright(name, b['qpos'])}")
         print(f"    steps: simtk {a['h']:g} s, MuJoCo {b['h']:g} s; {a['note'].rstrip('; ') or 'stable at the model timestep'}; "

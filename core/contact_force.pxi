@@ -19,6 +19,18 @@ cdef enum:
     HC_NPK = 21
 
 
+# a linearization's accumulators (core/implicit_step.pxi: hc_element with lin != NULL adds each
+# contact's damping and stiffness matrices there instead of applying its force)
+cdef struct HcLin:
+    # D and K (nu, nu), a 3 x nu scratch J_r, the touched columns and their marks
+    Py_ssize_t nu
+    double* D
+    double* K
+    double* Jr
+    idx_t* cols
+    char* mark
+
+
 cdef inline void surface_pose(const Tree* t, idx_t b, const double* R_BS, const double* p_BS, double* R_GS,
                               double* p_GS) noexcept nogil:
     # X_GS = X_GB X_BS
@@ -47,9 +59,10 @@ cdef int _hc_detect(int ns, CShape* S, const int* clique, double* box, SortKey* 
 
 cdef int _hc_apply(const FSet* s, Py_ssize_t j0, const Tree* t, Py_ssize_t nc, const long long* surf,
                    const double* pt, const double* nrm, const double* depth, const double* r1, const double* r2,
-                   Py_ssize_t* order, double* bf, double* energy) noexcept nogil:
+                   Py_ssize_t* order, double* bf, double* energy, HcLin* lin) noexcept nogil:
     # Sort the contacts stably by (surface 1, surface 2) (insertion sort: an element has few), then
-    # apply each one between two bodies; energy only (bf NULL): the springs' energies. Returns -1 if
+    # apply each one between two bodies; energy only (bf NULL): the springs' energies; lin not NULL
+    # (and bf NULL): each contact's linearization into lin (core/implicit_step.pxi). Returns -1 if
     # a force or its point is not finite (the contact is left out), else 0.
     cdef Py_ssize_t i, k, m, a, b
     cdef idx_t ba, bb
@@ -81,6 +94,9 @@ cdef int _hc_apply(const FSet* s, Py_ssize_t j0, const Tree* t, Py_ssize_t nc, c
             continue  # a body touching itself: equal and opposite forces at one point, and no energy
         la = s.params + HC_NPK * a + 15
         lb = s.params + HC_NPK * b + 15
+        if lin != NULL:
+            hc_linearize(lin, t, la, lb, ba, bb, pt + 3 * k, nrm + 3 * k, depth[k], r1[k], r2[k], vt)
+            continue
         if bf == NULL:
             energy[0] += hc_spring(la, lb, depth[k], r1[k], r2[k], &s1, &c, &fH, &cH)
             continue
@@ -96,7 +112,7 @@ cdef int _hc_apply(const FSet* s, Py_ssize_t j0, const Tree* t, Py_ssize_t nc, c
 
 
 cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, double* bf,
-                    double* energy) noexcept nogil:
+                    double* energy, HcLin* lin=NULL) noexcept nogil:
     # One element's contacts (its surfaces j0..j1-1): forces into bf, or (bf NULL) the energy.
     # Returns 0, or -1 when its surfaces' poses or forces are not finite, or memory ran out.
     cdef int ns = <int>(j1 - j0), i, ok
@@ -168,7 +184,7 @@ cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, 
         order = <Py_ssize_t*>(r2 + cap)
         ok = _hc_detect(ns, S, clique, box, keys_, 4 * HC_MAX_SURFACES, cap, surf, pt, nrm, depth, r1, r2, &nc)
     if ok == 0:
-        ok = _hc_apply(s, j0, t, nc, surf, pt, nrm, depth, r1, r2, order, bf, energy)
+        ok = _hc_apply(s, j0, t, nc, surf, pt, nrm, depth, r1, r2, order, bf, energy, lin)
     free(heap_s)
     free(heap_c)
     return ok

@@ -43,9 +43,11 @@ cdef enum:
     STEPPER_RK = 0
     STEPPER_SEMI_EXPLICIT = 1
     STEPPER_VERLET = 2
+    STEPPER_SEMI_IMPLICIT = 3  # the semi-implicit Euler step of core/implicit_step.pxi (set_linearizer)
 
 #: name -> method code of TreeStepper
-STEPPER_METHODS = {"rk": STEPPER_RK, "semi_explicit": STEPPER_SEMI_EXPLICIT, "verlet": STEPPER_VERLET}
+STEPPER_METHODS = {"rk": STEPPER_RK, "semi_explicit": STEPPER_SEMI_EXPLICIT, "verlet": STEPPER_VERLET,
+                   "semi_implicit": STEPPER_SEMI_IMPLICIT}
 
 cdef enum:
     RUN_REACHED = 0      # landed on t_max
@@ -428,6 +430,8 @@ cdef class TreeStepper:
     # the z stepped with (q, u) when the force sets have state (muscles): y = (q, u, z), each
     # derivative's sets reading z from y and writing zdot into its rows (the others zero); 0: none
     cdef readonly Py_ssize_t nzc
+    # STEPPER_SEMI_IMPLICIT: the linear solve of its steps (set_linearizer)
+    cdef readonly Linearizer linearizer
 
     def __cinit__(self):
         self.block = NULL
@@ -446,7 +450,8 @@ cdef class TreeStepper:
         # nz: without a state_derivative, the State's number of z, all of which the force sets'
         # elements with state own (the caller checks it): stepped by Runge-Kutta tables.
         cdef Py_ssize_t nb = batch.ws.nb
-        if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET:
+        if method != STEPPER_RK and method != STEPPER_SEMI_EXPLICIT and method != STEPPER_VERLET \
+                and method != STEPPER_SEMI_IMPLICIT:
             raise ValueError(f"TreeStepper: unknown method code {method}")
         self.batch = batch
         self.method = method
@@ -469,6 +474,8 @@ cdef class TreeStepper:
         self._b = np.ascontiguousarray(b, dtype=np.float64)
         self._e = np.ascontiguousarray(e, dtype=np.float64)
         self.ns = self._e.shape[0] if method == STEPPER_RK else (3 if method == STEPPER_VERLET else 2)
+        if method == STEPPER_SEMI_IMPLICIT and (error_control or self.ny != self.nq + self.nu):
+            raise ValueError("TreeStepper: the semi-implicit method has no error control and steps y = (q, u)")
         self._c = np.zeros(self.ns) if c is None else np.ascontiguousarray(c, dtype=np.float64)
         if method == STEPPER_RK and (self._A.ndim != 2 or self._A.shape[0] != self.ns or self._A.shape[1] != self.ns
                                      or self._b.shape[0] > self.ns or self._b.shape[0] < 1
@@ -528,6 +535,12 @@ cdef class TreeStepper:
         self.held.k = k
         self.held_p = &self.held if k else NULL
         self._held_refs = (body_forces, mobility_forces, has_mobility)
+
+    def set_linearizer(self, Linearizer linearizer):
+        """The semi-implicit method's linear solve (a Linearizer over this stepper's tree)."""
+        if linearizer.nu != self.nu or linearizer.nq != self.nq:
+            raise ValueError("TreeStepper.set_linearizer: the Linearizer was built for another tree")
+        self.linearizer = linearizer
 
     def set_inputs(self, values):
         """Hold the inputs (controls) the force sets read over the steps: ``values`` (n,), at least
@@ -612,10 +625,18 @@ cdef class TreeStepper:
                     return 0
             _lincomb(err, NULL, h, e, s, K, ny)
             return 1
-        if self.method == STEPPER_SEMI_EXPLICIT:
+        if self.method == STEPPER_SEMI_EXPLICIT or self.method == STEPPER_SEMI_IMPLICIT:
             # u1 = u0 + h udot0;  q1 = q0 + h N(q0) u1   (Python: _SemiExplicitEulerStep._semi_explicit)
-            for i in range(nq, ny):
-                y[i] = f0[i] * h + y0[i]
+            # semi-implicit: u1 = u0 + du of the linearized step (Python: SemiImplicitEulerIntegrator)
+            if self.method == STEPPER_SEMI_EXPLICIT:
+                for i in range(nq, ny):
+                    y[i] = f0[i] * h + y0[i]
+            else:
+                qdot = self.scr.uacc  # (nu,) scratch
+                if self.linearizer.step_u(y0, y0 + nq, f0 + nq, h, qdot) != 0:
+                    return 0
+                for i in range(nq, ny):
+                    y[i] = y0[i] + qdot[i - nq]
             qdot = self.scr.qacc  # (nq,) scratch
             n_realize[0] += 1  # (counted before the evaluation, as the stages' are: see _raised)
             if self.state_derivative is not None:
@@ -809,6 +830,8 @@ cdef class TreeStepper:
                 or a_prev.shape[0] < (nu if self.method == STEPPER_VERLET else 0):
             raise ValueError("TreeStepper.run: array shapes do not match the stepper")
         self._inputs_given()
+        if self.method == STEPPER_SEMI_IMPLICIT and self.linearizer is None:
+            raise ValueError("TreeStepper.run: the semi-implicit method needs its Linearizer (set_linearizer)")
         cnt[N_STEPS] = 0
         if ny == 0:
             return RUN_PYTHON
@@ -949,7 +972,7 @@ cdef class TreeStepper:
         cdef bint has_fixed = fixed == fixed
         cdef bint controlled = (not has_fixed) and self.error_control
         cdef bint end_needed = (self.method == STEPPER_RK and not self.fsal) or \
-            (self.method == STEPPER_SEMI_EXPLICIT and not self.error_control)
+            ((self.method == STEPPER_SEMI_EXPLICIT or self.method == STEPPER_SEMI_IMPLICIT) and not self.error_control)
         cdef double t0, h, remaining, h_try, t1, factor, errn, h_min, h_next, t_old
         cdef int ok
         cdef bint accepted, changed

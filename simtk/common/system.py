@@ -444,6 +444,11 @@ class System(Component):
         does when all its elements are built in."""
         return None, f"{type(self).__name__} computes its derivatives in Python (its subsystems' realize hooks)"
 
+    def _implicit_linearizer(self, state: State) -> tuple:
+        """``(Linearizer, None)``: the compiled linearization of this System's forces that
+        ``SemiImplicitEulerIntegrator`` solves with, or ``(None, why not)``; the multibody system has one."""
+        return None, f"{type(self).__name__} has no compiled linearization of its forces"
+
     def _describe_y(self, state: State, i: int) -> str:
         """Name entry ``i`` of y = (q, u, z) by its subsystem (and body, where the subsystem knows it)."""
         nq, nu = state.get_nq(), state.get_nu()

@@ -17,6 +17,7 @@ from .integrator import (
 )
 from .scipy_integrator import ScipyIntegrator
 from .semi_explicit_euler import SemiExplicitEuler2Integrator, SemiExplicitEulerIntegrator
+from .semi_implicit_euler import SemiImplicitEulerIntegrator
 from .time_stepper import TimeStepper
 from .verlet import VerletIntegrator
 
@@ -39,6 +40,7 @@ __all__ = [
     "VerletIntegrator",
     "SemiExplicitEulerIntegrator",
     "SemiExplicitEuler2Integrator",
+    "SemiImplicitEulerIntegrator",
     "ScipyIntegrator",
     "TimeStepper",
 ]

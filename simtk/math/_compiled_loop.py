@@ -63,6 +63,8 @@ class CompiledLoop:
             quaternion_q=quaternion_q, quaternion_bodies=quaternion_bodies,
             constraints=constraints, c=c, state_derivative=state_derivative,
             nz=integrator._adv.get_nz() if state_derivative is None else 0)
+        if method == "semi_implicit":
+            self.stepper.set_linearizer(integrator._linearizer())  # the same solve as its Python path
         self._state_derivative = state_derivative
         self._python_parts = python_parts  # () -> the Python parts in words, timed when asked
         # the Force.DiscreteForces elements whose values the steps hold (read from the State at every run),

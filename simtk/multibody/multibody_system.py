@@ -13,6 +13,7 @@ from ..common.state import State
 from ..common.subsystem import Subsystem
 from ..common.system import System
 from ._fused import describe_python_parts, make_fused
+from ._implicit import implicit_linearizer
 from .constraints._compiled import loop_constraints_spec, make_loop_constraints
 from .forces import Force, GeneralForceSubsystem
 from .forces._inputs import _InputPacked
@@ -184,6 +185,11 @@ class MultibodySystem(System):
             derivative = _core.make_state_derivative(self, state, ACCELERATION, StepAdjustment, VELOCITY)
             return (_core.make_tree_batch(ws, (), custom=True), qq, qb, None, derivative, ()), None
         return None, why
+
+    def _implicit_linearizer(self, state: State) -> tuple:
+        """``(Linearizer, None)`` for the semi-implicit Euler step at ``state``'s instance, or ``(None, why
+        not)`` (see ``simtk.multibody._implicit``)."""
+        return implicit_linearizer(self, state)
 
     def _batch_derivatives(self, state: State, matter, qq, qb) -> tuple:
         """The compiled loop's derivatives from the batch kernels (built-in elements, DiscreteForces held,

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_compiled_loop import (  # noqa: E402
     _MODE_PARAM,
     COMPILED_TWINS,
+    CONSTRAINED_TWINS,
     MOBILITIES,
     _configure,
     add_force,
@@ -153,7 +154,7 @@ def close_loop(model, state, kind: str, j: int, i: int, s2, angles) -> tuple:
 # ---------------------------------------------------------------------------------------------- random loops
 @pytest.mark.parametrize("mode", ["default", "fixed_step", "project_every_step", "constraint_tolerance",
                                   "infinity_norm", "step_limit"])
-@pytest.mark.parametrize("name", list(COMPILED_TWINS))
+@pytest.mark.parametrize("name", CONSTRAINED_TWINS)
 @settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_random_loops_agree_bitwise(name, mode, data):
@@ -390,7 +391,7 @@ LOOPS = {"four-bar": (four_bar, 3), "spatial": (spatial_loop, 3), "relative": (r
 
 
 @pytest.mark.parametrize("loop", list(LOOPS))
-@pytest.mark.parametrize("name", list(COMPILED_TWINS))
+@pytest.mark.parametrize("name", CONSTRAINED_TWINS)
 def test_well_posed_loops_run_every_step_compiled_bitwise(name, loop):
     """Law: on a loop whose constraint matrix has full rank (but for rows of zeros), the compiled loop
     takes every step, bitwise as the Python loop, and keeps the closing errors within the constraint

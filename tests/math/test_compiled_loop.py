@@ -37,6 +37,7 @@ from simtk.math import (
     ScipyIntegrator,
     SemiExplicitEuler2Integrator,
     SemiExplicitEulerIntegrator,
+    SemiImplicitEulerIntegrator,
     SimulationDivergedError,
     StepSizeTooSmallError,
     TimeStepper,
@@ -74,7 +75,10 @@ COMPILED_TWINS = {
     "SemiExplicitEuler": lambda system: SemiExplicitEulerIntegrator(system, 0.01),
     "SemiExplicitEuler2": SemiExplicitEuler2Integrator,
     "Verlet": VerletIntegrator,
+    "SemiImplicitEuler": lambda system: SemiImplicitEulerIntegrator(system, 0.01),
 }
+#: The twins that step Systems with constraint equations (SemiImplicitEuler refuses them).
+CONSTRAINED_TWINS = [name for name in COMPILED_TWINS if name != "SemiImplicitEuler"]
 
 #: The statistics both paths keep (NaN before the first step: compared with NaN equal to NaN).
 STATISTICS = ("get_num_steps_taken", "get_num_steps_attempted", "get_num_realizations",
@@ -709,7 +713,7 @@ def thrown_block(k: float, q_high: float):
     return system, state
 
 
-ERROR_CONTROLLED = [name for name in COMPILED_TWINS if name != "SemiExplicitEuler"]
+ERROR_CONTROLLED = [name for name in COMPILED_TWINS if name not in ("SemiExplicitEuler", "SemiImplicitEuler")]
 
 
 # (the Python path's numpy arithmetic warns of the overflow that is the point of the 1e308 stop)

@@ -321,7 +321,7 @@ def test_python_parts_keep_the_compiled_loop_bitwise(name, data):
 
 @pytest.mark.parametrize("damper", [{"fail_at": 40}, {"nan_at": 40}, {"fail_position_at": 41},
                                     {"fail_position_at": 42}])
-@pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler", "SemiExplicitEuler2", "Verlet"])
+@pytest.mark.parametrize("name", ["RungeKuttaMerson", "SemiExplicitEuler", "SemiExplicitEuler2", "Verlet", "SemiImplicitEuler"])
 def test_a_python_part_failing_inside_the_compiled_loop_ends_the_step_alike(name, damper):
     """Law: a Python part that raises or gives a non-finite force in the middle of a run hands the step
     back to Python: both loops end the same way (the same error, the State at the last good step,
