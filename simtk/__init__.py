@@ -47,6 +47,7 @@ from .math import (
     ScipyIntegrator,
     SemiExplicitEuler2Integrator,
     SemiExplicitEulerIntegrator,
+    SemiImplicitEulerIntegrator,
     SimulationDivergedError,
     SimulationOverError,
     StepSizeTooSmallError,
@@ -92,7 +93,7 @@ __all__ = [
     "SimulationDivergedError",
     "ExplicitEulerIntegrator", "RungeKutta2Integrator", "RungeKutta3Integrator", "RungeKuttaMersonIntegrator",
     "RungeKuttaFeldbergIntegrator", "VerletIntegrator", "SemiExplicitEulerIntegrator",
-    "SemiExplicitEuler2Integrator", "ScipyIntegrator", "TimeStepper", "Assembler", "Markers", "QValue",
+    "SemiExplicitEuler2Integrator", "SemiImplicitEulerIntegrator", "ScipyIntegrator", "TimeStepper", "Assembler", "Markers", "QValue",
     # spatial types
     "Rotation", "Transform", "Inertia", "MassProperties", "Body",
     # multibody
