@@ -310,7 +310,7 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
               limit_stiffness: float = 1e5, limit_dissipation: float = 1.0,
               nonphysical_inertia: str = "repair", package_dirs: Sequence[str | os.PathLike] = (),
               friction_velocity: float | None = 1e-3, mimic: bool = True, contact: bool = False,
-              contact_parameters: dict | None = None) -> UrdfModel:
+              contact_parameters: dict | None = None, ground: float | None = None) -> UrdfModel:
     """Build a MultibodySystem from a URDF file.
 
     Parameters
@@ -354,6 +354,11 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     contact_parameters : dict, optional
         The robot surfaces' law (``stiffness``, ``dissipation``, ``static_friction``,
         ``dynamic_friction``, ``viscous_friction``), each defaulting to `_urdf_contact.DEFAULTS`.
+    ground : float, optional
+        With ``contact=True``: a floor, the half-space z < ``ground`` fixed to Ground with the default
+        law (`_urdf_contact.DEFAULTS`), as a surface of the contact element itself, so that it is part
+        of the model (``describe_urdf(..., ground=0.0).to_text()`` writes it); `UrdfModel.add_ground`
+        adds one to a loaded model instead.
 
     Returns
     -------
@@ -388,7 +393,7 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
     """
     path = Path(path)
     d = _read(path, floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
-              nonphysical_inertia, friction_velocity, mimic, contact, contact_parameters, package_dirs)
+              nonphysical_inertia, friction_velocity, mimic, contact, contact_parameters, package_dirs, ground)
     return _result(d.rd, d, path, package_dirs)
 
 
@@ -397,7 +402,7 @@ def describe_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge
                   limit_stiffness: float = 1e5, limit_dissipation: float = 1.0,
                   nonphysical_inertia: str = "repair", package_dirs: Sequence[str | os.PathLike] = (),
                   friction_velocity: float | None = 1e-3, mimic: bool = True, contact: bool = False,
-                  contact_parameters: dict | None = None) -> ModelDescription:
+                  contact_parameters: dict | None = None, ground: float | None = None) -> ModelDescription:
     """The declarative description `load_urdf` builds its System from, without building it.
 
     Parameters are `load_urdf`'s. ``describe_urdf(path).build()[0]`` is the System ``load_urdf(path)``
@@ -415,13 +420,18 @@ def describe_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge
         As `load_urdf`, for what the reader finds; what only the builder finds is raised by ``build()``.
     """
     return _read(Path(path), floating_base, merge_fixed, gravity, limits, limit_stiffness, limit_dissipation,
-                 nonphysical_inertia, friction_velocity, mimic, contact, contact_parameters, package_dirs).desc
+                 nonphysical_inertia, friction_velocity, mimic, contact, contact_parameters, package_dirs, ground).desc
 
 
 def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: bool, limit_stiffness: float,
           limit_dissipation: float, nonphysical_inertia: str, friction_velocity: float | None, mimic: bool,
-          contact: bool, contact_parameters: dict | None, package_dirs: Sequence) -> "_Description":
+          contact: bool, contact_parameters: dict | None, package_dirs: Sequence,
+          ground: float | None = None) -> "_Description":
     check_policy("load_urdf", nonphysical_inertia)
+    if ground is not None and not contact:
+        raise ValueError(f"load_urdf: ground={ground!r} is a contact surface: it needs contact=True")
+    if ground is not None and not (isinstance(ground, (int, float)) and math.isfinite(ground)):
+        raise ValueError(f"load_urdf: ground must be a finite height in m or None, got {ground!r}")
     if friction_velocity is not None and not (math.isfinite(friction_velocity) and friction_velocity > 0):
         raise ValueError(f"load_urdf: friction_velocity must be a finite number > 0 or None, got {friction_velocity!r}")
     rd = _Reader(path, nonphysical_inertia)
@@ -437,10 +447,17 @@ def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: b
         law = _contact_law(contact_parameters)
         bodies, shapes, sizes, frames, d.contact_skipped = _urdf_contact.collision_surfaces(
             rd, d.home, d.nodes, path.resolve().parent, _package_dirs(package_dirs), _resolve_mesh)
+        laws, cliques = [law] * len(bodies), [_urdf_contact.ROBOT_CLIQUE] * len(bodies)
+        if ground is not None:  # the floor add_ground makes, in the description
+            bodies.append(d.desc.ground)
+            shapes.append("HalfSpace")
+            sizes.append([0.0, 0.0, 0.0])
+            frames.append(_urdf_contact.floor_frame(float(ground)))
+            laws.append(_contact_law(None))
+            cliques.append(-1)
         d.contact = d.desc.add("Force.HuntCrossley", d.desc.forces, "contact", transition_velocity=0.01,
                                surface_bodies=bodies, surface_shapes=shapes, surface_sizes=sizes,
-                               surface_frames=frames, surface_laws=[law] * len(bodies),
-                               surface_cliques=[_urdf_contact.ROBOT_CLIQUE] * len(bodies))
+                               surface_frames=frames, surface_laws=laws, surface_cliques=cliques)
     if gravity is not None:
         d.desc.add("Force.UniformGravity", d.desc.forces, "gravity", gravity=np.asarray(gravity, dtype=float),
                    zero_height=0.0)

@@ -383,6 +383,42 @@ def test_friction_mimic_and_contact_go_through_the_model_text(tmp_path):
     assert np.abs(a).max() > 0 and np.allclose(a, b, rtol=0, atol=64 * EPS * np.abs(a).max())
 
 
+def test_the_floor_of_ground_is_in_the_model_text(tmp_path):
+    """``ground=h`` puts add_ground's floor into the description: its text names the half-space, and the
+    System it rebuilds has the accelerations of ``load_urdf`` + ``add_ground(h)`` with a sphere pressed
+    into the floor; ground without contact, or not finite, is refused."""
+    from simtk.io.model_file import model_from_text
+    from simtk.io.urdf import describe_urdf
+    sphere = '<collision><origin xyz="0.2 0 0"/><geometry><sphere radius="0.05"/></geometry></collision>'
+    path = _urdf(tmp_path, MIMIC_JOINTS.format(mimic=""), _link("base") + _link("a", mass=1.5, com="0.3 0 0",
+                 i=0.02, extra=sphere) + _link("b", mass=0.7, com="0.2 0 0"))
+    text = describe_urdf(path, floating_base=True, contact=True, limits=False, ground=0.01).to_text()
+    assert "HalfSpace" in text
+    rebuilt = model_from_text(text)
+    model = load_urdf(path, floating_base=True, contact=True, limits=False)
+    model.add_ground(0.01)
+    loaded = load_urdf(path, floating_base=True, contact=True, limits=False, ground=0.01)
+    assert loaded.contact.get_num_surfaces() == model.contact.get_num_surfaces() == 2
+    accelerations = []
+    no_floor = load_urdf(path, floating_base=True, contact=True, limits=False)
+    for system in (model.system, rebuilt, loaded.system, no_floor.system):
+        st = system.realize_topology()
+        q = np.zeros(st.get_nq())
+        q[0], q[6], q[7] = 1.0, 0.04, 0.4  # base at z = 0.04: the sphere pressed into the floor at 0.01
+        st.set_q(q)
+        st.upd_u()[6] = 0.5
+        system.realize(st, Stage.Acceleration)
+        accelerations.append(np.array(st.get_udot()))
+    a = accelerations[0]
+    assert np.abs(a - accelerations[-1]).max() > 1e-3 * np.abs(a).max()  # the floor pushes
+    for b in accelerations[1:-1]:
+        assert np.allclose(a, b, rtol=0, atol=64 * EPS * np.abs(a).max()), (a, b)
+    with pytest.raises(ValueError, match="contact=True"):
+        load_urdf(path, ground=0.0)
+    with pytest.raises(ValueError, match="finite"):
+        describe_urdf(path, contact=True, ground=float("nan"))
+
+
 def test_a_controllers_torque_is_recorded_as_the_drivers_input_and_the_joints_force(tmp_path):
     """A PD controller's generalized force reaches the joint through the simulation's driver inputs
     (``/forces/driver_inputs``): both outputs record it, the joint's less its damping -c u."""
