@@ -31,7 +31,7 @@ import numpy as np
 
 from simtk import Stage
 from simtk.io import load_mjcf, load_urdf
-from simtk.math import SemiExplicitEulerIntegrator
+from simtk.math import SemiExplicitEulerIntegrator, SemiImplicitEulerIntegrator
 from simtk.simulation import OutputProbe, PDController, Simulation
 
 #: a small quadruped for when gymnasium is absent: a box torso, four two-link capsule legs, a floor
@@ -112,9 +112,9 @@ def mujoco_part(tmp: Path) -> None:
         print(f"   qacc vs mj_forward: max |difference| / max |qacc| = "
               f"{np.abs(ours - d.qacc).max() / np.abs(d.qacc).max():.1e}")
 
-    # a second on the floor, at the model's own time step, zero controls
+    # a second on the floor, at the model's own time step, zero controls (the contact linearized in the step)
     model.state_from_mujoco(st, qpos0, np.zeros(model.nv))
-    sim = Simulation(model.system, st, integrator=SemiExplicitEulerIntegrator(model.system, model.timestep),
+    sim = Simulation(model.system, st, integrator=SemiImplicitEulerIntegrator(model.system, model.timestep),
                      step_size=0.1)
     sim.run(1.0)
     z = model.state_to_mujoco(sim.get_state())[0][2]
