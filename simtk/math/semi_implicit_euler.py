@@ -70,6 +70,12 @@ class SemiImplicitEulerIntegrator(Integrator):
         self._lin = None
         self._lin_epoch = None
 
+    def __getstate__(self) -> dict:
+        # the compiled solve holds raw pointers: built again at the next step, as the compiled loop is
+        state = super().__getstate__()
+        state["_lin"], state["_lin_epoch"] = None, None
+        return state
+
     def _linearizer(self):
         """The compiled solve for the advanced State's instance (built again when the instance changes)."""
         s = self._adv

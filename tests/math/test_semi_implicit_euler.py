@@ -225,6 +225,23 @@ def test_a_stiff_damper_is_stable_and_dissipative():
         explicit.step_to(2.0)
 
 
+def test_a_pickled_integrator_goes_on_as_the_original():
+    """Pickled mid-run (its compiled solve is not pickled but built again), a copy ends where the original
+    does, bitwise."""
+    import pickle
+    system, hc, torso, leg = legged()
+    state = system.realize_topology()
+    system.realize(state, Stage.Model)
+    state.upd_q()[4:7] = [0.0, 0.0, 0.2]
+    ts = TimeStepper(system, SemiImplicitEulerIntegrator(system, 0.005))
+    ts.initialize(state)
+    ts.step_to(0.3)
+    copy = pickle.loads(pickle.dumps(ts))
+    ts.step_to(0.6)
+    copy.step_to(0.6)
+    assert np.array_equal(ts.get_state().get_y(), copy.get_state().get_y())
+
+
 def test_refusals_name_what_the_step_cannot_do():
     """Constraint equations and a missing step size are refused with the reason, before stepping."""
     with pytest.raises(IntegratorError, match="fixed step size"):
