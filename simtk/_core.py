@@ -475,7 +475,7 @@ def _index_array(name: str, x, n: int) -> np.ndarray:
     return a
 
 
-def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None):
+def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None, aux=None):
     """Validate the packed parameters of ``n`` elements of one kind and build their ForceSet.
 
     Parameters
@@ -490,6 +490,8 @@ def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None)
         A station per body, in that body's frame.
     index : array_like of int, shape (n, 2), optional
         (q index, u index) per element, for the mobility kinds.
+    aux : array_like, optional
+        The HuntCrossley kind's variable-length data (core/contact_force.pxi), checked there.
 
     Returns
     -------
@@ -520,6 +522,8 @@ def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None)
         ix = _index_array(f"{kind}: index", index, 2 * n).reshape(n, 2)
     elif index is not None and np.size(index):
         raise ValueError(f"{kind}: takes no mobility index")
+    if aux is not None:
+        return _k.ForceSet(code, b, s, p, ix, aux=aux)
     return _k.ForceSet(code, b, s, p, ix)
 
 
