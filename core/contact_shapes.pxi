@@ -144,7 +144,7 @@ cdef double support_feature_more(const CShape* s, const double* n, Feature* f) n
             if a > dmax:
                 dmax = a
                 kf = k
-    if count == 1:
+    if count == 1 or dmax <= 0.0:      # (repeated vertices: one point)
         mat33_vec(s.R, s.V + 3 * k0, f.pt)
     else:
         # e1 along the farthest supporting vertex from the first, in the plane; e2 = d x e1
@@ -154,6 +154,9 @@ cdef double support_feature_more(const CShape* s, const double* n, Feature* f) n
         for i in range(3):
             e1[i] -= a * d[i]
         a = norm3(e1)
+        if a <= 1e-300:                 # two vertices on the normal's line: any in-plane axis
+            any_perpendicular(d, e1)
+            a = 1.0
         for i in range(3):
             e1[i] /= a
         cross3(d, e1, e2)

@@ -95,26 +95,6 @@ def mesh_vertices(path: Path) -> np.ndarray | str:
     return np.asarray(mesh.vertices, dtype=float)
 
 
-def hull_box(vertices: np.ndarray):
-    """(R, p, half lengths) of the oriented box bounding the convex hull of ``vertices`` (its frame in
-    theirs), or why there is none (trimesh missing, a degenerate hull)."""
-    try:
-        import trimesh
-    except ImportError:
-        return "trimesh is not installed"
-    try:
-        hull = trimesh.convex.convex_hull(np.asarray(vertices, dtype=float))
-        T, extents = trimesh.bounds.oriented_bounds(hull)
-    except Exception as e:  # a degenerate point set: reported, the rest of the model loads
-        return f"no convex hull: {type(e).__name__}: {e}"
-    # oriented_bounds gives T moving the hull to the box centred at the origin: the box frame is T^-1
-    Ti = np.linalg.inv(np.asarray(T, dtype=float))
-    R = Ti[:3, :3]
-    if np.linalg.det(R) < 0:  # keep a rotation: flip one axis (the box is symmetric)
-        R = R @ np.diag([1.0, 1.0, -1.0])
-    return R, Ti[:3, 3].copy(), [0.5 * float(e) for e in extents]
-
-
 def floor_frame(height: float) -> Transform:
     """The HalfSpace frame of the floor z < height: its x axis (the inward normal) along -z."""
     return Transform(Rotation.from_matrix(np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])),
