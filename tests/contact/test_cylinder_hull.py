@@ -429,3 +429,38 @@ def test_shapes_and_exclusions_go_through_the_model_text():
         udots.append(np.array(st.get_udot()))
     assert np.abs(udots[0]).max() > 1.0
     np.testing.assert_array_equal(udots[0], udots[1])
+
+
+def test_separation_of_apart_pairs_by_gjk():
+    """min_separation (the impact witness) of a sphere apart from a cylinder and from a hull whose
+    frame's origin is outside it: the distance between them (closed forms in the cylinder's frame; the
+    box hull's distance to a point), within EPA's tolerance; minus the depth once they overlap."""
+    from simtk.multibody.contact import min_separation
+    rng = np.random.default_rng(9)
+    cyl = ContactGeometry.Cylinder(R_CYL, L_CYL)
+    half = np.array([0.1, 0.2, 0.15])
+    off = np.array([0.5, 0.0, 0.0])  # the hull's box is centred 0.5 m from its frame's origin
+    box = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half + off
+    hull = ContactGeometry.ConvexHull(box)
+    for _ in range(20):
+        Rs = SciRot.random(random_state=rng).as_matrix()
+        ps = rng.normal(size=3) * 0.1
+        rs = 0.05
+        local = rng.normal(size=3) * 0.4
+        rho, z = math.hypot(local[0], local[1]), abs(local[2])
+        if rho <= R_CYL and z <= L_CYL:
+            continue
+        expected = math.hypot(max(rho - R_CYL, 0.0), max(z - L_CYL, 0.0)) - rs
+        codes, params, R, p, cl, verts = _pack([ContactGeometry.Sphere(rs), cyl],
+                                               [(np.eye(3), Rs @ local + ps), (Rs, ps)])
+        got = min_separation(codes, params, R, p, cl, [0, 1], 10.0, vertices=verts)
+        assert abs(got - expected) <= 4 * CONTACT_EPA_REL_TOL * (rs + L_CYL) + 1e3 * EPS
+        local = rng.normal(size=3) * 0.4 + off
+        gap = np.maximum(np.abs(local - off) - half, 0.0)
+        if not gap.any():
+            continue
+        expected = float(np.linalg.norm(gap)) - rs
+        codes, params, R, p, cl, verts = _pack([ContactGeometry.Sphere(rs), hull],
+                                               [(np.eye(3), Rs @ local + ps), (Rs, ps)])
+        got = min_separation(codes, params, R, p, cl, [0, 1], 10.0, vertices=verts)
+        assert abs(got - expected) <= 4 * CONTACT_EPA_REL_TOL * (rs + hull.params[0]) + 1e3 * EPS, (got, expected)
