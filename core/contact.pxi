@@ -25,7 +25,10 @@
 #                       box, the separating-axis minimum over the box's face
 #                       normals and axis x face normals (exact);
 #   Brick-Brick         separating-axis minimum over 15 axes (exact);
-#   X-Ellipsoid         EPA on K's support function (iterative, EPA_REL_TOL).
+#   X-Ellipsoid, X-Cylinder, X-ConvexHull
+#                       EPA on K's support function (iterative, EPA_REL_TOL).
+# Cylinder and ConvexHull (their support functions, features, boxes and
+# half-space manifolds) are in core/contact_shapes.pxi.
 #
 # Broad phase: sort-and-sweep on world AABBs along the axis of largest spread,
 # in strips across the second axis (detect_kernel), O(n log n + pairs);
@@ -40,7 +43,9 @@ cdef enum:
     CS_CAPSULE = 2
     CS_BRICK = 3
     CS_ELLIPSOID = 4
-    CS_NUM = 5
+    CS_CYLINDER = 5
+    CS_HULL = 6
+    CS_NUM = 7
 
 # name -> (code, number of used parameters)
 CONTACT_SHAPES = {
@@ -49,6 +54,10 @@ CONTACT_SHAPES = {
     "Capsule": (CS_CAPSULE, 2),
     "Brick": (CS_BRICK, 3),
     "Ellipsoid": (CS_ELLIPSOID, 3),
+    "Cylinder": (CS_CYLINDER, 2),
+    # (size: the largest vertex distance from the frame's origin, vertex count, first vertex): the
+    # vertices are in a separate array (core/contact_shapes.pxi)
+    "ConvexHull": (CS_HULL, 3),
 }
 
 # A direction cosine below this counts as perpendicular when picking a support
@@ -72,6 +81,8 @@ cdef struct CShape:
     const double* prm
     const double* R     # R_GS, row-major: column j is S's axis j in G
     const double* p
+    const double* V     # CS_HULL: its nv vertices in S (3 doubles each), else NULL
+    int nv
 
 
 cdef struct Feature:
@@ -131,6 +142,10 @@ cdef double support_value(const CShape* s, const double* n) noexcept nogil:
         return h + q[0] * norm3(n) + q[1] * fabs(d[2])
     if s.code == CS_BRICK:
         return h + q[0] * fabs(d[0]) + q[1] * fabs(d[1]) + q[2] * fabs(d[2])
+    if s.code == CS_CYLINDER:
+        return h + q[0] * sqrt(d[0] * d[0] + d[1] * d[1]) + q[1] * fabs(d[2])
+    if s.code == CS_HULL:
+        return h + hull_max(s, d, NULL)
     return h + sqrt(q[0] * q[0] * d[0] * d[0] + q[1] * q[1] * d[1] * d[1] + q[2] * q[2] * d[2] * d[2])
 
 
@@ -155,6 +170,8 @@ cdef double support_feature(const CShape* s, const double* n, Feature* f) noexce
         f.pt[0] = s.p[0]; f.pt[1] = s.p[1]; f.pt[2] = s.p[2]
         f.dim = 3
         return dot3(s.p, n)
+    if s.code >= CS_CYLINDER:
+        return support_feature_more(s, n, f)
     mat33T_vec(s.R, n, d)
     if s.code == CS_SPHERE:
         for i in range(3):
@@ -519,8 +536,9 @@ cdef inline void epa_face(const double* V, const int* F, double* fn, double* fd,
 
 cdef int normal_epa(const CShape* A, const CShape* B, double scale, double* n) noexcept nogil:
     # Expanding polytope (van den Bergen's EPA) on K = A - B, started from an
-    # octahedron around K's centre c = pA - pB (every shape is centrally
-    # symmetric, so c + v on K's boundary implies c - v on it too). Faces are
+    # octahedron around K's centre c = pA - pB (every shape but a hull is
+    # centrally symmetric, so c + v on K's boundary implies c - v on it too; a
+    # pair with a hull starts from a tetrahedron of support points). Faces are
     # kept with signed distances from the origin: while the origin is outside
     # the polytope the nearest face has a negative distance and expanding it
     # moves the polytope over the origin, so no GJK start is needed. Every
@@ -542,8 +560,10 @@ cdef int normal_epa(const CShape* A, const CShape* B, double scale, double* n) n
     cdef double tol = C_EPA_REL_TOL * scale, best_h = INFINITY, h, m, lo
     cdef int nv, nf, ne, i, j, k, f, it, a0, a1, a2, found, sgn
     cdef int fi, fj, fk
+    shape_centre(A, u)
+    shape_centre(B, v)
     for i in range(3):
-        c[i] = A.p[i] - B.p[i]
+        c[i] = u[i] - v[i]
     # quick exit along the centres' line (the broad phase's false positives)
     m = norm3(c)
     if m > 0.0:
@@ -553,43 +573,53 @@ cdef int normal_epa(const CShape* A, const CShape* B, double scale, double* n) n
             return 0
         best_h = h
         n[0] = d[0]; n[1] = d[1]; n[2] = d[2]
-    # three independent half-diagonals: u along x; v along a direction
-    # perpendicular to u; w along u x v (each has a positive component along its
-    # direction that the previous ones lack)
-    d[0] = 1.0; d[1] = 0.0; d[2] = 0.0
-    support_K(A, B, d, s)
-    for i in range(3):
-        u[i] = s[i] - c[i]
-    any_perpendicular(u, d)
-    support_K(A, B, d, s)
-    for i in range(3):
-        v[i] = s[i] - c[i]
-    cross3(u, v, d)
-    m = norm3(d)
-    d[0] /= m; d[1] /= m; d[2] /= m
-    support_K(A, B, d, s)
-    for i in range(3):
-        w[i] = s[i] - c[i]
-        V[i] = c[i] + u[i]; V[3 + i] = c[i] - u[i]
-        V[6 + i] = c[i] + v[i]; V[9 + i] = c[i] - v[i]
-        V[12 + i] = c[i] + w[i]; V[15 + i] = c[i] - w[i]
-    nv = 6
-    # the 8 faces (+-u, +-v, +-w); (u, v, w) is right-handed, so a face with an
-    # odd number of minus signs has its order reversed to face outwards
-    nf = 0
-    for k in range(8):
-        a0 = 0 if (k & 1) == 0 else 1
-        a1 = 2 if (k & 2) == 0 else 3
-        a2 = 4 if (k & 4) == 0 else 5
-        sgn = (k & 1) + ((k >> 1) & 1) + ((k >> 2) & 1)
-        F[3 * nf] = a0
-        if sgn % 2 == 0:
-            F[3 * nf + 1] = a1; F[3 * nf + 2] = a2
-        else:
-            F[3 * nf + 1] = a2; F[3 * nf + 2] = a1
-        alive[nf] = 1
-        epa_face(V, F, fn, fd, nf)
-        nf += 1
+    if A.code == CS_HULL or B.code == CS_HULL:
+        # not centrally symmetric: start from a tetrahedron of K's support points instead
+        nv = epa_tetra_start(A, B, V, F)
+        if nv == 0:
+            return 1 if best_h > 0.0 else 0
+        nf = 4
+        for i in range(4):
+            alive[i] = 1
+            epa_face(V, F, fn, fd, i)
+    else:
+        # three independent half-diagonals: u along x; v along a direction
+        # perpendicular to u; w along u x v (each has a positive component along its
+        # direction that the previous ones lack)
+        d[0] = 1.0; d[1] = 0.0; d[2] = 0.0
+        support_K(A, B, d, s)
+        for i in range(3):
+            u[i] = s[i] - c[i]
+        any_perpendicular(u, d)
+        support_K(A, B, d, s)
+        for i in range(3):
+            v[i] = s[i] - c[i]
+        cross3(u, v, d)
+        m = norm3(d)
+        d[0] /= m; d[1] /= m; d[2] /= m
+        support_K(A, B, d, s)
+        for i in range(3):
+            w[i] = s[i] - c[i]
+            V[i] = c[i] + u[i]; V[3 + i] = c[i] - u[i]
+            V[6 + i] = c[i] + v[i]; V[9 + i] = c[i] - v[i]
+            V[12 + i] = c[i] + w[i]; V[15 + i] = c[i] - w[i]
+        nv = 6
+        # the 8 faces (+-u, +-v, +-w); (u, v, w) is right-handed, so a face with an
+        # odd number of minus signs has its order reversed to face outwards
+        nf = 0
+        for k in range(8):
+            a0 = 0 if (k & 1) == 0 else 1
+            a1 = 2 if (k & 2) == 0 else 3
+            a2 = 4 if (k & 4) == 0 else 5
+            sgn = (k & 1) + ((k >> 1) & 1) + ((k >> 2) & 1)
+            F[3 * nf] = a0
+            if sgn % 2 == 0:
+                F[3 * nf + 1] = a1; F[3 * nf + 2] = a2
+            else:
+                F[3 * nf + 1] = a2; F[3 * nf + 2] = a1
+            alive[nf] = 1
+            epa_face(V, F, fn, fd, nf)
+            nf += 1
     for it in range(4 * EPA_MAXV):
         f = -1
         lo = INFINITY
@@ -808,6 +838,8 @@ cdef int flat_manifold(const CShape* A, const CShape* B, const double* n, double
     M.count = 0
     M.rA = INFINITY
     M.rB = INFINITY
+    if A.code == CS_HALFSPACE and B.code >= CS_CYLINDER:
+        return halfspace_manifold_more(A, B, n, dep, M)
     if A.code == CS_HALFSPACE and (B.code == CS_BRICK or B.code == CS_CAPSULE):
         ref = A
         inc = B
@@ -907,6 +939,8 @@ cdef int flat_manifold(const CShape* A, const CShape* B, const double* n, double
 
 cdef inline double shape_size(const CShape* s) noexcept nogil:
     cdef double m = s.prm[0]
+    if s.code == CS_HULL:
+        return m        # (its other parameters are a count and an offset)
     if s.prm[1] > m:
         m = s.prm[1]
     if s.prm[2] > m:
@@ -921,7 +955,7 @@ cdef int narrow_normal(const CShape* A, const CShape* B, double* n) noexcept nog
         col3(A.R, 0, n)
         n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]
         return 1
-    if B.code == CS_ELLIPSOID:
+    if B.code >= CS_ELLIPSOID:
         return normal_epa(A, B, shape_size(A) + shape_size(B), n)
     if B.code == CS_BRICK:
         if A.code == CS_BRICK:
@@ -1026,8 +1060,10 @@ cdef double separation_bound(const CShape* A, const CShape* B, double tol) noexc
     cdef double b[3]
     cdef double m, lower
     cdef int it, k, nw = 1
+    shape_centre(A, a)
+    shape_centre(B, b)
     for k in range(3):
-        W[k] = A.p[k] - B.p[k]
+        W[k] = a[k] - b[k]
         x[k] = W[k]
     m = norm3(x)
     for it in range(64):
@@ -1065,7 +1101,7 @@ cdef double pair_separation(const CShape* S1, const CShape* S2) noexcept nogil:
         ok = 1
         col3(A.R, 0, n)
         n[0] = -n[0]; n[1] = -n[1]; n[2] = -n[2]
-    elif B.code == CS_ELLIPSOID:
+    elif B.code >= CS_ELLIPSOID:
         ok = normal_epa(A, B, shape_size(A) + shape_size(B), n)
         if not ok:
             return separation_bound(A, B, C_EPA_REL_TOL * (shape_size(A) + shape_size(B)))
@@ -1287,6 +1323,9 @@ cdef void shape_aabb(const CShape* s, double* lo, double* hi) noexcept nogil:
     cdef const double* q = s.prm
     cdef double e
     cdef int i
+    if s.code == CS_HULL:
+        hull_aabb(s, lo, hi)
+        return
     for i in range(3):
         if s.code == CS_SPHERE:
             e = q[0]
@@ -1294,6 +1333,10 @@ cdef void shape_aabb(const CShape* s, double* lo, double* hi) noexcept nogil:
             e = q[0] + q[1] * fabs(R[3 * i + 2])
         elif s.code == CS_BRICK:
             e = q[0] * fabs(R[3 * i]) + q[1] * fabs(R[3 * i + 1]) + q[2] * fabs(R[3 * i + 2])
+        elif s.code == CS_CYLINDER:
+            # the disc of radius r perpendicular to z spans r sqrt(1 - z_i^2) along axis i
+            e = 1.0 - R[3 * i + 2] * R[3 * i + 2]
+            e = q[0] * sqrt(e if e > 0.0 else 0.0) + q[1] * fabs(R[3 * i + 2])
         else:
             e = sqrt(q[0] * q[0] * R[3 * i] * R[3 * i] + q[1] * q[1] * R[3 * i + 1] * R[3 * i + 1]
                      + q[2] * q[2] * R[3 * i + 2] * R[3 * i + 2])
@@ -1359,10 +1402,13 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                               Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth,
                               double* r1, double* r2, double margin=0.0, const int* body=NULL,
                               double* min_sep=NULL, SortKey* keys_buf=NULL,
-                              Py_ssize_t keys_cap=0) noexcept nogil:
+                              Py_ssize_t keys_cap=0, const double* excl=NULL,
+                              Py_ssize_t nexcl=0) noexcept nogil:
     # Returns the number of contacts (only the first `cap` are written), or -1
     # if out of memory. keys_buf (keys_cap entries), when given and large
-    # enough, holds the sweep's keys (else they are allocated and freed).
+    # enough, holds the sweep's keys (else they are allocated and freed). excl:
+    # nexcl surface pairs (i < j, as doubles, sorted) that never touch, checked
+    # after the broad phase (pair_excluded), for filters cliques cannot express.
     # Separation mode (min_sep given): every box is grown by margin / 2, so
     # that the pairs within margin of each other are met, and min_sep[0]
     # becomes the least signed separation among them (no contacts).
@@ -1471,6 +1517,8 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
                     continue
                 if clique[a] >= 0 and clique[a] == clique[b]:
                     continue
+                if nexcl > 0 and pair_excluded(excl, nexcl, a, b):
+                    continue
                 nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
         e0 = e1
     if own_keys:
@@ -1481,6 +1529,8 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
         for b in range(ns):
             if S[b].code == CS_HALFSPACE or (clique[a] >= 0 and clique[a] == clique[b]):
                 continue
+            if nexcl > 0 and pair_excluded(excl, nexcl, a, b):
+                continue
             nc += visit(S, a, b, body, min_sep, nc, cap, surf, pt, nrm, depth, r1, r2)
     return nc
 
@@ -1488,14 +1538,18 @@ cdef Py_ssize_t detect_kernel(int ns, CShape* S, const int* clique, double* box,
 def contact_detect(const int[::1] codes, const double[:, ::1] params, const double[:, :, ::1] R_GS,
                    const double[:, ::1] p_GS, const int[::1] clique, long long[:, ::1] surf,
                    double[:, ::1] p_G, double[:, ::1] n_G, double[::1] depth, double[::1] R1,
-                   double[::1] R2):
+                   double[::1] R2, const double[:, ::1] vertices=None, const double[:, ::1] exclude=None):
     """Detect the contacts among ns surfaces into arrays of capacity cap = surf.shape[0].
 
     Returns the number of contacts nc; when nc > cap only the first cap were written and the
-    caller should call again with room for nc. Inputs are validated by simtk/_core.py.
+    caller should call again with room for nc. A ConvexHull's params are (size, vertex count, first
+    row of ``vertices``); ``exclude`` (m, 2): the sorted pairs i < j that never touch. Inputs are
+    validated by simtk/_core_contact.py.
     """
     cdef int ns = codes.shape[0], i
     cdef Py_ssize_t cap = surf.shape[0], nc
+    cdef const double* ex = NULL
+    cdef Py_ssize_t nex = 0
     cdef CShape* S = <CShape*>malloc(max(ns, 1) * sizeof(CShape))
     cdef double* box = <double*>malloc(max(ns, 1) * 6 * sizeof(double))
     if S == NULL or box == NULL:
@@ -1509,10 +1563,14 @@ def contact_detect(const int[::1] codes, const double[:, ::1] params, const doub
         S[i].prm = &params[i, 0]
         S[i].R = &R_GS[i, 0, 0]
         S[i].p = &p_GS[i, 0]
+        _hull_vertices(S + i, vertices)
+    if exclude is not None and exclude.shape[0] > 0:
+        ex = &exclude[0, 0]
+        nex = exclude.shape[0]
     try:
         with nogil:
             nc = detect_kernel(ns, S, &clique[0], box, cap, &surf[0, 0], &p_G[0, 0], &n_G[0, 0],
-                               &depth[0], &R1[0], &R2[0])
+                               &depth[0], &R1[0], &R2[0], 0.0, NULL, NULL, NULL, 0, ex, nex)
     finally:
         free(S); free(box)
     if nc < 0:
@@ -1521,7 +1579,8 @@ def contact_detect(const int[::1] codes, const double[:, ::1] params, const doub
 
 
 def contact_min_separation(const int[::1] codes, const double[:, ::1] params, const double[:, :, ::1] R_GS,
-                           const double[:, ::1] p_GS, const int[::1] clique, const int[::1] body, double margin):
+                           const double[:, ::1] p_GS, const int[::1] clique, const int[::1] body, double margin,
+                           const double[:, ::1] vertices=None, const double[:, ::1] exclude=None):
     """The least signed separation (positive apart, minus the depth when overlapping) over the pairs
     detection would consider whose surfaces are on different bodies, or ``margin`` if no such pair is
     within ``margin`` of touching. Inputs are validated by simtk/_core.py.
@@ -1529,6 +1588,8 @@ def contact_min_separation(const int[::1] codes, const double[:, ::1] params, co
     cdef int ns = codes.shape[0], i
     cdef double best = margin
     cdef Py_ssize_t nc
+    cdef const double* ex = NULL
+    cdef Py_ssize_t nex = 0
     cdef CShape* S = <CShape*>malloc(max(ns, 1) * sizeof(CShape))
     cdef double* box = <double*>malloc(max(ns, 1) * 6 * sizeof(double))
     if S == NULL or box == NULL:
@@ -1542,10 +1603,14 @@ def contact_min_separation(const int[::1] codes, const double[:, ::1] params, co
         S[i].prm = &params[i, 0]
         S[i].R = &R_GS[i, 0, 0]
         S[i].p = &p_GS[i, 0]
+        _hull_vertices(S + i, vertices)
+    if exclude is not None and exclude.shape[0] > 0:
+        ex = &exclude[0, 0]
+        nex = exclude.shape[0]
     try:
         with nogil:
             nc = detect_kernel(ns, S, &clique[0], box, 0, NULL, NULL, NULL, NULL, NULL, NULL,
-                               margin, &body[0], &best)
+                               margin, &body[0], &best, NULL, 0, ex, nex)
     finally:
         free(S); free(box)
     if nc < 0:

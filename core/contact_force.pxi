@@ -11,12 +11,41 @@
 #
 # Packed layout (per surface j, an element's surfaces consecutive): bodies[j], stations[j] = p_BS,
 # params[j] = (element, clique + 1, shape code, 3 shape parameters, R_BS (9), k^(2/3), c, us, ud,
-# uv, transition velocity).
+# uv, transition velocity, first excluded pair, excluded pairs). The set's aux array (FSet.aux) holds
+# the variable-length data at those offsets (in doubles): a ConvexHull's vertices (its shape
+# parameters are size, vertex count, first), an element's excluded surface pairs (i < j, its own
+# surface numbers, sorted; the same two columns on each of its rows). _hc_check_rows checks them.
 
 cdef enum:
     HC_MAX_SURFACES = 64
     HC_MAX_CONTACTS = 256
-    HC_NPK = 21
+    HC_NPK = 23
+
+
+def _hc_check_rows(params, aux):
+    """The HuntCrossley rows' aux data as a read-only float64 array, after checking that every offset
+    the rows hold addresses it (a wrong offset would read out of bounds in the kernel)."""
+    a = np.ascontiguousarray(np.zeros(0) if aux is None else aux, dtype=np.float64).reshape(-1)
+    if params.shape[1] != HC_NPK:
+        raise ValueError(f"ForceSet (HuntCrossley): params must have {HC_NPK} columns")
+    if not np.isfinite(a).all():
+        raise ValueError("ForceSet (HuntCrossley): aux holds a non-finite number")
+    codes = params[:, 2]
+    if not np.isin(codes, np.arange(CS_NUM)).all():
+        raise ValueError("ForceSet (HuntCrossley): a shape code is unknown")
+    for j in np.flatnonzero(codes == CS_HULL):
+        nv, first = params[j, 4], params[j, 5]
+        if not (nv >= 4 and first >= 0 and nv == int(nv) and first == int(first) and first + 3 * nv <= a.size):
+            raise ValueError(f"ForceSet (HuntCrossley): row {j}: its ConvexHull's vertices are not in aux")
+    first, count = params[:, 21], params[:, 22]
+    bad = ~((first >= 0) & (count >= 0) & (first == np.floor(first)) & (count == np.floor(count))
+            & (first + 2 * count <= a.size))
+    if bad.any():
+        raise ValueError(f"ForceSet (HuntCrossley): row {int(np.flatnonzero(bad)[0])}: its excluded pairs "
+                         "are not in aux")
+    a = a.copy()
+    a.flags.writeable = False
+    return a
 
 
 # a linearization's accumulators (core/implicit_step.pxi: hc_element with lin != NULL adds each
@@ -52,8 +81,9 @@ def surface_poses(TreeKernels ws, const idx_t[::1] body, const double[:, :, ::1]
 
 cdef int _hc_detect(int ns, CShape* S, const int* clique, double* box, SortKey* keys, Py_ssize_t keys_cap,
                     Py_ssize_t cap, long long* surf, double* pt, double* nrm, double* depth, double* r1,
-                    double* r2, Py_ssize_t* nc) noexcept nogil:
-    nc[0] = detect_kernel(ns, S, clique, box, cap, surf, pt, nrm, depth, r1, r2, 0.0, NULL, NULL, keys, keys_cap)
+                    double* r2, Py_ssize_t* nc, const double* ex, Py_ssize_t nex) noexcept nogil:
+    nc[0] = detect_kernel(ns, S, clique, box, cap, surf, pt, nrm, depth, r1, r2, 0.0, NULL, NULL, keys, keys_cap,
+                          ex, nex)
     return 0 if nc[0] >= 0 else -1
 
 
@@ -118,6 +148,8 @@ cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, 
     cdef int ns = <int>(j1 - j0), i, ok
     cdef Py_ssize_t nc = 0, cap = HC_MAX_CONTACTS
     cdef const double* prm
+    cdef const double* ex
+    cdef Py_ssize_t nex
     # stack scratch for the common case
     cdef CShape S_[HC_MAX_SURFACES]
     cdef int clique_[HC_MAX_SURFACES]
@@ -167,8 +199,17 @@ cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, 
         S[i].prm = prm + 3
         S[i].R = R + 9 * i
         S[i].p = p + 3 * i
+        S[i].V = NULL
+        S[i].nv = 0
+        if S[i].code == CS_HULL:
+            S[i].V = s.aux + <Py_ssize_t>prm[5]
+            S[i].nv = <int>prm[4]
         clique[i] = <int>prm[1] - 1
-    ok = _hc_detect(ns, S, clique, box, keys_, 4 * HC_MAX_SURFACES, cap, surf, pt, nrm, depth, r1, r2, &nc)
+    prm = s.params + HC_NPK * j0
+    nex = <Py_ssize_t>prm[22]
+    ex = s.aux + <Py_ssize_t>prm[21] if nex > 0 else NULL
+    ok = _hc_detect(ns, S, clique, box, keys_, 4 * HC_MAX_SURFACES, cap, surf, pt, nrm, depth, r1, r2, &nc,
+                    ex, nex)
     if ok == 0 and nc > cap:  # more contacts than the stack holds: again into the heap
         cap = nc
         heap_c = malloc(cap * (2 * sizeof(long long) + 9 * sizeof(double) + sizeof(Py_ssize_t)))
@@ -182,7 +223,8 @@ cdef int hc_element(const FSet* s, Py_ssize_t j0, Py_ssize_t j1, const Tree* t, 
         r1 = depth + cap
         r2 = r1 + cap
         order = <Py_ssize_t*>(r2 + cap)
-        ok = _hc_detect(ns, S, clique, box, keys_, 4 * HC_MAX_SURFACES, cap, surf, pt, nrm, depth, r1, r2, &nc)
+        ok = _hc_detect(ns, S, clique, box, keys_, 4 * HC_MAX_SURFACES, cap, surf, pt, nrm, depth, r1, r2, &nc,
+                        ex, nex)
     if ok == 0:
         ok = _hc_apply(s, j0, t, nc, surf, pt, nrm, depth, r1, r2, order, bf, energy, lin)
     free(heap_s)

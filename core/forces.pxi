@@ -84,7 +84,8 @@ FORCE_KINDS = {
     "HuntCrossley": (FK_HUNT_CROSSLEY, 1, ("element", "clique_plus_1", "shape_code", "shape0", "shape1", "shape2")
                      + tuple(f"R_BS{i}" for i in range(9)) + ("stiffness_2_3", "dissipation", "static_friction",
                                                                "dynamic_friction", "viscous_friction",
-                                                               "transition_velocity"), False),
+                                                               "transition_velocity", "exclude_first",
+                                                               "exclude_count"), False),
     # OpenSim's CoordinateLimitForce on one coordinate, in SI units (radians for a rotational one)
     "CoordinateLimit": (FK_COORDINATE_LIMIT, 0, ("upper_stiffness", "upper_limit", "lower_stiffness", "lower_limit",
                                                  "damping", "transition"), True),
@@ -117,6 +118,9 @@ cdef struct FSet:
     # FK_JIT only (NULL otherwise): the user's compiled kernels (core/jit_forces.pxi)
     void* jit_add
     void* jit_energy
+    # FK_HUNT_CROSSLEY only (NULL otherwise): the set's variable-length data (hull vertices,
+    # excluded surface pairs), addressed by offsets in its rows (core/contact_force.pxi)
+    const double* aux
 
 
 # ---------------------------------------------------------------------------
@@ -810,9 +814,11 @@ cdef class ForceSet:
     cdef readonly Py_ssize_t ninputs, nz
     # FK_JIT: the object that owns the kernels' code (kept alive while the set is)
     cdef readonly object jit_owner
+    # FK_HUNT_CROSSLEY: its variable-length data (FSet.aux), a read-only float64 array
+    cdef readonly object aux
     cdef idx_t max_body, max_q, max_u
 
-    def __init__(self, int kind, bodies, stations, params, index, functions=None, terms=None, jit=None):
+    def __init__(self, int kind, bodies, stations, params, index, functions=None, terms=None, jit=None, aux=None):
         cdef Py_ssize_t nbk, npk
         if not 0 <= kind < FK_NUM_KINDS:
             raise ValueError(f"unknown force kind {kind}")
@@ -897,6 +903,13 @@ cdef class ForceSet:
         self.jit_owner = None
         if kind == FK_JIT:
             _jit_set_init(self, jit)
+        self.aux = None
+        self.s.aux = NULL
+        if kind == FK_HUNT_CROSSLEY:
+            self.aux = _hc_check_rows(self.params, aux)
+            self.s.aux = _dp(self.aux)
+        elif aux is not None:
+            raise ValueError(f"ForceSet (kind {kind}): only the HuntCrossley kind takes aux data")
 
     cdef int _actuator(self, terms, functions) except -1:
         if self.params.shape[1] != 18:
@@ -937,7 +950,7 @@ cdef class ForceSet:
             # the kernels' addresses belong to this process: the owner gives them again where it is loaded
             return (_jit_set_rebuild, (self.params, self.index, self.jit_owner))
         return (ForceSet, (self.kind, self.bodies, self.stations, self.params, self.index, self.functions,
-                           self.terms))
+                           self.terms, None, self.aux))
 
     def __deepcopy__(self, memo):
         return self  # immutable

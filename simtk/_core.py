@@ -475,7 +475,7 @@ def _index_array(name: str, x, n: int) -> np.ndarray:
     return a
 
 
-def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None):
+def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None, aux=None):
     """Validate the packed parameters of ``n`` elements of one kind and build their ForceSet.
 
     Parameters
@@ -490,6 +490,8 @@ def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None)
         A station per body, in that body's frame.
     index : array_like of int, shape (n, 2), optional
         (q index, u index) per element, for the mobility kinds.
+    aux : array_like, optional
+        The HuntCrossley kind's hull vertices and excluded pairs (checked by core/contact_force.pxi).
 
     Returns
     -------
@@ -502,10 +504,8 @@ def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None)
     p = np.asarray(params, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] != len(names):
         raise ValueError(f"{kind}: params: expected shape (n, {len(names)}) ({', '.join(names)}), got {p.shape}")
-    n = p.shape[0]
-    p = _finite_array(f"{kind}: params", p, (n, len(names)))
-    b = np.zeros((n, nbk), dtype=np.int64)
-    s = np.zeros((n, nbk, 3))
+    p = _finite_array(f"{kind}: params", p, (n := p.shape[0], len(names)))
+    b, s = np.zeros((n, nbk), dtype=np.int64), np.zeros((n, nbk, 3))
     if nbk:
         if bodies is None or stations is None:
             raise ValueError(f"{kind}: needs bodies (n, {nbk}) and stations (n, {nbk}, 3)")
@@ -520,7 +520,7 @@ def make_force_set(kind: str, *, params, bodies=None, stations=None, index=None)
         ix = _index_array(f"{kind}: index", index, 2 * n).reshape(n, 2)
     elif index is not None and np.size(index):
         raise ValueError(f"{kind}: takes no mobility index")
-    return _k.ForceSet(code, b, s, p, ix)
+    return _k.ForceSet(code, b, s, p, ix, aux=aux)
 
 
 def _column(name: str, x, n: int) -> np.ndarray:

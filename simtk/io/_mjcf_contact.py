@@ -4,22 +4,20 @@ Shapes. Each geom that can collide (``contype`` or ``conaffinity`` not 0) become
 body, at the geom's frame:
 
 - ``plane``: a HalfSpace (the floor: MuJoCo's plane is infinite, its solid side below its z axis);
-- ``sphere``, ``capsule`` (axis z), ``box``, ``ellipsoid``: a Sphere, Capsule, Brick (MuJoCo's sizes are
-  already half lengths) and Ellipsoid of the same sizes;
-- ``cylinder``: a Capsule of the same radius and axis segment (simtk has no cylinder surface; the
-  rounded ends overhang the flat ones by the radius, as the URDF reader does);
-- ``mesh``: the box that bounds the convex hull of its vertices (a Brick, as the URDF reader does:
-  simtk has no convex-polytope surface); a mesh file not found, or trimesh not installed, leaves it out;
+- ``sphere``, ``capsule`` (axis z), ``box``, ``ellipsoid``, ``cylinder`` (axis z): a Sphere, Capsule,
+  Brick (MuJoCo's sizes are already half lengths), Ellipsoid and Cylinder of the same sizes;
+- ``mesh``: the ConvexHull of its vertices (MuJoCo collides a mesh as its convex hull too); a mesh file
+  not found, or trimesh not installed, leaves it out;
 - ``hfield`` and ``sdf``: left out. Whatever is left out is named in the load's one warning.
 
 Which pairs touch. MuJoCo's rule: two geoms may touch when ``(contype1 & conaffinity2) or (contype2 &
 conaffinity1)``, unless they are on one weld body (bodies welded to each other, the world and what is
 welded to it included), on a parent and child weld body (neither the world), or on a pair of bodies of
-an ``<exclude>``. ``Force.HuntCrossley`` knows surfaces of one body and cliques (surfaces of one clique
-never touch): the geoms are put in cliques made of the connected groups of pairs that must not touch.
-When a group holds a pair MuJoCo lets touch (a humanoid whose limbs touch each other but not their
-parents), that pair does not touch here (no contact rather than a spurious one at every joint); the
-warning counts such pairs. ``<pair>`` elements are not built.
+an ``<exclude>``. It is reproduced exactly: the connected groups of pairs that must not touch become
+cliques (surfaces of one clique never touch) where a group holds no pair MuJoCo lets touch (the static
+geoms, say); in the other groups (a humanoid whose limbs touch each other but not their parents) every
+pair that must not touch is an excluded pair (``Force.HuntCrossley.exclude_pair``). ``<pair>`` elements
+are not built.
 
 Contact law (MuJoCo's soft constraints are not Hunt-Crossley's; the mapping keeps their time scale). A
 geom's solref ``(timeconst, dampratio)`` and solimp's ``dmax`` make MuJoCo's contact a mass-spring-damper
@@ -28,10 +26,11 @@ of natural frequency w = 1/(dmax timeconst dampratio) and damping ratio damprati
 chosen so that the whole weight W = m g of its tree (m: the tree of bodies it moves with) resting on it
 alone has that frequency and damping ratio, linearized at rest:
 
-- Hertz surfaces (sphere, capsule, ellipsoid, with radius r: the smallest semi-axis): depth at rest
-  d0 = 3/2 g / w^2, stiffness k = W / (4/3 sqrt(r) d0^(3/2)), dissipation c = 4/3 dampratio w / g;
-- bricks (four vertices carry W, Simbody's linear law per vertex): d0 = g / w^2, k = W / (4 d0),
-  c = 2 dampratio w / g.
+- Hertz surfaces (sphere, capsule, ellipsoid, cylinder, with radius r: the smallest semi-axis, the
+  cylinder's radius as it lies on its side): depth at rest d0 = 3/2 g / w^2, stiffness
+  k = W / (4/3 sqrt(r) d0^(3/2)), dissipation c = 4/3 dampratio w / g;
+- bricks and convex hulls (four vertices carry W, Simbody's linear law per vertex): d0 = g / w^2,
+  k = W / (4 d0), c = 2 dampratio w / g.
 
 With MuJoCo's defaults (0.02 s, 1, dmax 0.95) that is ~5 mm of sinking under the full weight, a soft
 contact that stays stable at MuJoCo's time steps. Geoms that do not move (on the world or welded to it,
@@ -50,7 +49,7 @@ import numpy as np
 
 from simtk import Rotation, Transform
 
-from ._urdf_contact import hull_box, mesh_vertices
+from ._urdf_contact import mesh_vertices
 
 __all__: list[str] = []
 
@@ -88,6 +87,8 @@ class _Surfaces:
         self.frames: list[Transform] = []
         self.laws: list[list[float]] = []
         self.cliques: list[int] = []
+        self.vertices: list = []  # a ConvexHull's vertices (flat list), else []
+        self.excluded: list[list[int]] = []  # surface pairs that never touch (where cliques cannot say it)
         self.geoms: list[int] = []  # index of each surface's geom in the reader's geoms
         self.skipped: list[str] = []
         self.notes: list[str] = []
@@ -116,7 +117,7 @@ def build_surfaces(rd: Any, body_nodes: dict, given: dict) -> _Surfaces:
         if weld[b] != 0:
             w, zeta = natural(g)
             W = tree_mass[b] * gmag
-            if made[0] == "Brick":
+            if made[0] in ("Brick", "ConvexHull"):
                 d0 = gmag / w**2
                 k, c = W / (4.0 * d0), 2.0 * zeta * w / gmag
             else:
@@ -128,7 +129,12 @@ def build_surfaces(rd: Any, body_nodes: dict, given: dict) -> _Surfaces:
         kept.append((gi, g, b, k, c))
         out.bodies.append(body_nodes[g.body])
         out.shapes.append(made[0])
-        out.sizes.append(list(made[1]))
+        if made[0] == "ConvexHull":
+            out.vertices.append(np.asarray(made[1]).ravel().tolist())
+            out.sizes.append([float(np.linalg.norm(made[1], axis=1).max()), float(len(made[1])), 0.0])
+        else:
+            out.vertices.append([])
+            out.sizes.append(list(made[1]))
         out.frames.append(made[2])
         out.geoms.append(gi)
         if g.condim > 3:
@@ -144,11 +150,9 @@ def build_surfaces(rd: Any, body_nodes: dict, given: dict) -> _Surfaces:
     margins = [g.name or f"#{gi}" for gi, g, _, _, _ in kept if g.margin - g.gap != 0.0]
     if margins:
         out.notes.append(f"the contact margin of {len(margins)} geom(s) (surfaces touch at their shape)")
-    cliques, lost = _cliques(rd, [(b, g) for _, g, b, _, _ in kept], weld, index)
-    out.cliques = cliques
-    if lost:
-        out.notes.append(f"{lost} geom pair(s) MuJoCo lets touch do not (they share a clique with pairs "
-                         "that must not: cliques cannot say more)")
+    out.cliques, out.excluded = _cliques(rd, [(b, g) for _, g, b, _, _ in kept], weld, index)
+    if not any(out.vertices):
+        out.vertices = []
     return out
 
 
@@ -160,8 +164,10 @@ def _shape(g, rd) -> tuple | str:
         return ("HalfSpace", [0.0, 0.0, 0.0], plane_frame(g.R, g.p))
     if g.kind == "sphere":
         return ("Sphere", [s[0], 0.0, 0.0], X)
-    if g.kind in ("capsule", "cylinder"):
+    if g.kind == "capsule":
         return ("Capsule", [s[0], s[1], 0.0], X)
+    if g.kind == "cylinder":
+        return ("Cylinder", [s[0], s[1], 0.0], X)
     if g.kind == "box":
         return ("Brick", [s[0], s[1], s[2]], X)
     if g.kind == "ellipsoid":
@@ -170,11 +176,12 @@ def _shape(g, rd) -> tuple | str:
         v = _mesh_vertices(g, rd)
         if isinstance(v, str):
             return v
-        made = hull_box(v)
-        if isinstance(made, str):
-            return made
-        R, p, half = made
-        return ("Brick", half, X * Transform(Rotation.from_matrix(R), p))
+        try:
+            from scipy.spatial import ConvexHull, QhullError
+            hull = ConvexHull(v)
+        except (ValueError, QhullError):
+            return "its vertices span no volume"
+        return ("ConvexHull", v[np.sort(hull.vertices)], X)
     return f"no {g.kind} surface"
 
 
@@ -229,8 +236,9 @@ def _allowed(rd, a: tuple, b: tuple, weld: list, excluded: set) -> bool:
     return (min(ba, bb), max(ba, bb)) not in excluded
 
 
-def _cliques(rd, kept: list, weld: list, index: dict) -> tuple[list[int], int]:
-    """A clique for each surface (-1: none) and the count of pairs MuJoCo lets touch that do not."""
+def _cliques(rd, kept: list, weld: list, index: dict) -> tuple[list[int], list[list[int]]]:
+    """A clique for each surface (-1: none) and the excluded surface pairs [i, j], i < j: together
+    exactly the pairs MuJoCo keeps apart (those of one body aside: they never touch anyway)."""
     excluded = {(min(index[b1], index[b2]), max(index[b1], index[b2])) for b1, b2 in rd.excludes}
     n = len(kept)
     parent = list(range(n))
@@ -253,12 +261,15 @@ def _cliques(rd, kept: list, weld: list, index: dict) -> tuple[list[int], int]:
     sizes: dict[int, int] = {}
     for r in roots:
         sizes[r] = sizes.get(r, 0) + 1
+    # a group with a pair MuJoCo lets touch cannot be a clique: its pairs that must not are excluded one by one
+    mixed = {roots[i] for i in range(n) for j in range(i + 1, n) if allowed[i, j] and roots[i] == roots[j]}
     ids: dict[int, int] = {}
     cliques = []
     for r in roots:
-        if sizes[r] == 1:
+        if sizes[r] == 1 or r in mixed:
             cliques.append(-1)
         else:
             cliques.append(ids.setdefault(r, len(ids)))
-    lost = sum(1 for i in range(n) for j in range(i + 1, n) if allowed[i, j] and cliques[i] == cliques[j] != -1)
-    return cliques, lost
+    excluded = [[i, j] for i in range(n) for j in range(i + 1, n)
+                if roots[i] in mixed and roots[i] == roots[j] and not allowed[i, j] and kept[i][0] != kept[j][0]]
+    return cliques, excluded

@@ -97,7 +97,9 @@ def _optional_list(ctx, v: dict, name: str, n: int, check, want: str, default) -
 # ---------------------------------------------------------------------- contact
 _SHAPES = {"HalfSpace": lambda p: ContactGeometry.HalfSpace(), "Sphere": lambda p: ContactGeometry.Sphere(p[0]),
            "Capsule": lambda p: ContactGeometry.Capsule(p[0], p[1]), "Brick": lambda p: ContactGeometry.Brick(p),
-           "Ellipsoid": lambda p: ContactGeometry.Ellipsoid(p)}
+           "Ellipsoid": lambda p: ContactGeometry.Ellipsoid(p),
+           "Cylinder": lambda p: ContactGeometry.Cylinder(p[0], p[1]),
+           "ConvexHull": None}  # (made from its surface_vertices)
 _LAW = ("stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction")
 
 
@@ -112,11 +114,40 @@ def _hunt_crossley(ctx, owner, refs, v, name):
               for k, e in enumerate(_list(ctx, v, "surface_frames", n, lambda e: e, "Transforms"))]
     laws = _list(ctx, v, "surface_laws", n, _numbers(5), "lists of 5 finite numbers (" + ", ".join(_LAW) + ")")
     cliques = _optional_list(ctx, v, "surface_cliques", n, _int, "integers >= -1", -1)
+    verts = _optional_list(ctx, v, "surface_vertices", n, _flat_points, "lists of 3 m finite numbers", [])
+    excluded = []
+    if "excluded_pairs" in v:
+        x = ctx.get(v, "excluded_pairs")[0]
+        excluded = _list(ctx, v, "excluded_pairs", len(x) if isinstance(x, list) else -1, _pair(n),
+                         f"pairs of different surface indices below {n}")
     force = Force.HuntCrossley(owner, transition_velocity=ctx.number(v, "transition_velocity"), name=name)
     for k in range(n):
-        geometry = _SHAPES[shapes[k]](sizes[k])
+        if shapes[k] == "ConvexHull":
+            try:
+                geometry = ContactGeometry.ConvexHull(np.reshape(verts[k], (-1, 3)))
+            except ValueError as exc:
+                raise ctx.error(f"surface_vertices[{k}]: {exc}", ctx.get(v, "surface_vertices")[1]) from None
+        else:
+            geometry = _SHAPES[shapes[k]](sizes[k])
         force.add_surface(bodies[k], geometry, frames[k], clique=cliques[k], **dict(zip(_LAW, laws[k].tolist())))
+    for i, j in excluded:
+        force.exclude_pair(i, j)
     return force
+
+
+def _flat_points(e):
+    if isinstance(e, list) and len(e) % 3 == 0 and all(_finite(x) is not None for x in e):
+        return [float(x) for x in e]
+    return None
+
+
+def _pair(n: int):
+    def check(e):
+        if (isinstance(e, list) and len(e) == 2 and all(_int(x) is not None and 0 <= x < n for x in e)
+                and e[0] != e[1]):
+            return (e[0], e[1])
+        return None
+    return check
 
 
 def _surfaces(f, attr):
@@ -130,7 +161,11 @@ _builtin("Force.HuntCrossley", Force.HuntCrossley, "force", _hunt_crossley,
                  ("surface_frames", lambda f: _surfaces(f, "X_BS")),
                  ("surface_laws", lambda f: [np.array(s.law, dtype=float) for s in f._surfaces]),
                  ("surface_cliques", lambda f: [s.clique for s in f._surfaces]
-                  if any(s.clique != -1 for s in f._surfaces) else None)])
+                  if any(s.clique != -1 for s in f._surfaces) else None),
+                 ("surface_vertices", lambda f: [s.geometry.vertices.ravel().tolist() if s.geometry.kind == "ConvexHull"
+                                                 else [] for s in f._surfaces]
+                  if any(s.geometry.kind == "ConvexHull" for s in f._surfaces) else None),
+                 ("excluded_pairs", lambda f: [list(p) for p in f.get_excluded_pairs()] or None)])
 
 
 def _smooth(ctx, owner, refs, v, name):

@@ -4,14 +4,10 @@ Each collision shape becomes a surface of one ``Force.HuntCrossley`` element ("c
 its link is part of, at the shape's frame:
 
 - ``<sphere>``: a Sphere; ``<box>``: a Brick of half its sizes;
-- ``<cylinder>`` (axis z): a Capsule of the same radius and axis whose segment is the cylinder's
-  length (simtk has no cylinder surface: the rounded ends overhang the flat ones by the radius; a
-  cylinder rolling on its side touches as the real one does);
+- ``<cylinder>`` (axis z): a Cylinder of the same radius and half its length;
 - ``<capsule>`` (an extension some exporters write, axis z, length between the cap centres): a Capsule;
-- ``<mesh>``: the box that bounds the convex hull of its vertices (trimesh's oriented bounding box of
-  the hull, scaled), a Brick (simtk has no convex-polytope surface; the box contains the hull, so a
-  mesh resting on the floor stands on the box's corners). A mesh file not found, or trimesh not
-  installed, leaves the shape out (listed in the warning).
+- ``<mesh>``: the ConvexHull of its vertices (scaled). A mesh file not found, trimesh not installed,
+  or vertices spanning no volume, leave the shape out (listed in the warning).
 
 All the robot's surfaces are in one clique, so they never touch each other (the links' shapes of
 published robots overlap at the joints); the floor (`add_floor`) is in none, so every surface touches it.
@@ -32,8 +28,9 @@ ROBOT_CLIQUE = 0
 
 
 def collision_surfaces(rd: Any, home: dict, nodes: dict, urdf_dir: Path, package_dirs: list, resolve) -> tuple:
-    """(body nodes, shape kinds, sizes (3,), frames X_BS, skipped descriptions) of every collision shape."""
-    bodies, shapes, sizes, frames, skipped = [], [], [], [], []
+    """(body nodes, shape kinds, sizes (3,), frames X_BS, hull vertices (a flat list per shape, empty
+    but for a ConvexHull), skipped descriptions) of every collision shape."""
+    bodies, shapes, sizes, frames, verts, skipped = [], [], [], [], [], []
     for name in rd.order:
         link = rd.links[name]
         body, X_BL = home[name]
@@ -45,37 +42,43 @@ def collision_surfaces(rd: Any, home: dict, nodes: dict, urdf_dir: Path, package
             elif kind == "box":
                 made = ("Brick", [0.5 * v for v in dims["size"]], X_BG)
             elif kind in ("cylinder", "capsule"):
-                made = ("Capsule", [dims["radius"], 0.5 * dims["length"], 0.0], X_BG)
+                made = ("Cylinder" if kind == "cylinder" else "Capsule", [dims["radius"], 0.5 * dims["length"], 0.0],
+                        X_BG)
             elif kind == "mesh":
-                made = _mesh_box(dims, urdf_dir, package_dirs, resolve, X_BG)
+                made = _mesh_hull(dims, urdf_dir, package_dirs, resolve, X_BG)
                 if isinstance(made, str):
                     skipped.append(f"{label} ({made})")
                     continue
             else:
                 skipped.append(label)
                 continue
-            if min(made[1][:1 if made[0] == "Sphere" else 2 if made[0] == "Capsule" else 3]) <= 0:
+            if min(made[1][:1 if made[0] in ("Sphere", "ConvexHull") else 2 if made[0] in ("Capsule", "Cylinder")
+                           else 3]) <= 0:
                 skipped.append(f"{label} (zero size)")
                 continue
             bodies.append(nodes[body])
             shapes.append(made[0])
             sizes.append(made[1])
             frames.append(made[2])
-    return bodies, shapes, sizes, frames, skipped
+            verts.append(made[3] if len(made) > 3 else [])
+    return bodies, shapes, sizes, frames, verts, skipped
 
 
-def _mesh_box(dims: dict, urdf_dir: Path, package_dirs: list, resolve, X_BG: Transform):
+def _mesh_hull(dims: dict, urdf_dir: Path, package_dirs: list, resolve, X_BG: Transform):
+    """("ConvexHull", params, X_BG, flat vertex list) of a mesh shape, or why it is left out."""
     path = resolve(dims["filename"], urdf_dir, package_dirs)
     if path is None:
         return "mesh file not found"
     v = mesh_vertices(path)
     if isinstance(v, str):
         return v
-    made = hull_box(v * np.asarray(dims.get("scale", (1.0, 1.0, 1.0))))
-    if isinstance(made, str):
-        return made
-    R, p, half = made
-    return ("Brick", half, X_BG * Transform(Rotation.from_matrix(R), p))
+    from simtk import ContactGeometry
+
+    try:
+        g = ContactGeometry.ConvexHull(v * np.asarray(dims.get("scale", (1.0, 1.0, 1.0))))
+    except ValueError as e:
+        return f"no convex hull: {e}"
+    return ("ConvexHull", list(g.params), X_BG, g.vertices.ravel().tolist())
 
 
 def mesh_vertices(path: Path) -> np.ndarray | str:
@@ -90,26 +93,6 @@ def mesh_vertices(path: Path) -> np.ndarray | str:
     except Exception as e:  # a file trimesh cannot read
         return f"unreadable mesh: {type(e).__name__}: {e}"
     return np.asarray(mesh.vertices, dtype=float)
-
-
-def hull_box(vertices: np.ndarray):
-    """(R, p, half lengths) of the oriented box bounding the convex hull of ``vertices`` (its frame in
-    theirs), or why there is none (trimesh missing, a degenerate hull)."""
-    try:
-        import trimesh
-    except ImportError:
-        return "trimesh is not installed"
-    try:
-        hull = trimesh.convex.convex_hull(np.asarray(vertices, dtype=float))
-        T, extents = trimesh.bounds.oriented_bounds(hull)
-    except Exception as e:  # a degenerate point set: reported, the rest of the model loads
-        return f"no convex hull: {type(e).__name__}: {e}"
-    # oriented_bounds gives T moving the hull to the box centred at the origin: the box frame is T^-1
-    Ti = np.linalg.inv(np.asarray(T, dtype=float))
-    R = Ti[:3, :3]
-    if np.linalg.det(R) < 0:  # keep a rotation: flip one axis (the box is symmetric)
-        R = R @ np.diag([1.0, 1.0, -1.0])
-    return R, Ti[:3, 3].copy(), [0.5 * float(e) for e in extents]
 
 
 def floor_frame(height: float) -> Transform:

@@ -253,8 +253,8 @@ def load_mjcf(path: str | os.PathLike, *, limits: bool = True, limit_stiffness: 
         The stops' stiffness and Hunt-Crossley dissipation.
     contact : bool
         Make each geom that can collide a surface of one ``Force.HuntCrossley`` (`MjcfModel.contact`):
-        planes as half-spaces, cylinders as capsules, meshes as the box bounding their convex hull,
-        MuJoCo's contype/conaffinity, parent-child and ``<exclude>`` filter as cliques, the law from each
+        planes as half-spaces, cylinders as cylinders, meshes as their convex hulls, MuJoCo's
+        contype/conaffinity, parent-child and ``<exclude>`` filter exactly (cliques and excluded pairs), the law from each
         geom's solref, solimp and friction (see `simtk.io._mjcf_contact`).
     contact_parameters : dict, optional
         Values of ``stiffness``, ``dissipation``, ``static_friction``, ``dynamic_friction``,
@@ -299,9 +299,19 @@ def _read(path: Path, limits: bool, limit_stiffness: float, limit_dissipation: f
             d.contact = d.desc.add("Force.HuntCrossley", d.desc.forces, d._fname("contact"),
                                    transition_velocity=0.01, surface_bodies=s.bodies, surface_shapes=s.shapes,
                                    surface_sizes=s.sizes, surface_frames=s.frames, surface_laws=s.laws,
-                                   surface_cliques=s.cliques)
+                                   surface_cliques=s.cliques, **_hull_and_exclusions(s))
             d.contact_geoms = s.geoms
     return d
+
+
+def _hull_and_exclusions(s) -> dict[str, Any]:
+    """The optional items of the contact's description: the hulls' vertices, the excluded pairs."""
+    out: dict[str, Any] = {}
+    if s.vertices:
+        out["surface_vertices"] = s.vertices
+    if s.excluded:
+        out["excluded_pairs"] = s.excluded
+    return out
 
 
 def _given_law(given: dict | None) -> dict:

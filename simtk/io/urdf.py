@@ -348,8 +348,8 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False, *, merge_fix
         it, a State set otherwise must too); False loads mimic joints as independent joints.
     contact : bool
         Make each ``<collision>`` shape a surface of one ``Force.HuntCrossley`` (`UrdfModel.contact`;
-        see `simtk.io._urdf_contact` for the shapes: cylinders as capsules, meshes as the box bounding
-        their convex hull); the robot's surfaces do not touch each other. Add a floor with
+        see `simtk.io._urdf_contact` for the shapes: cylinders as cylinders, meshes as their convex
+        hulls); the robot's surfaces do not touch each other. Add a floor with
         `UrdfModel.add_ground`.
     contact_parameters : dict, optional
         The robot surfaces' law (``stiffness``, ``dissipation``, ``static_friction``,
@@ -445,7 +445,7 @@ def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: b
                 d.mimic(rd.parent_joint[name])
     if contact:
         law = _contact_law(contact_parameters)
-        bodies, shapes, sizes, frames, d.contact_skipped = _urdf_contact.collision_surfaces(
+        bodies, shapes, sizes, frames, verts, d.contact_skipped = _urdf_contact.collision_surfaces(
             rd, d.home, d.nodes, path.resolve().parent, _package_dirs(package_dirs), _resolve_mesh)
         laws, cliques = [law] * len(bodies), [_urdf_contact.ROBOT_CLIQUE] * len(bodies)
         if ground is not None:  # the floor add_ground makes, in the description
@@ -455,9 +455,11 @@ def _read(path: Path, floating_base: bool, merge_fixed: bool, gravity, limits: b
             frames.append(_urdf_contact.floor_frame(float(ground)))
             laws.append(_contact_law(None))
             cliques.append(-1)
+            verts.append([])
         d.contact = d.desc.add("Force.HuntCrossley", d.desc.forces, "contact", transition_velocity=0.01,
                                surface_bodies=bodies, surface_shapes=shapes, surface_sizes=sizes,
-                               surface_frames=frames, surface_laws=laws, surface_cliques=cliques)
+                               surface_frames=frames, surface_laws=laws, surface_cliques=cliques,
+                               **({"surface_vertices": verts} if any(len(v) for v in verts) else {}))
     if gravity is not None:
         d.desc.add("Force.UniformGravity", d.desc.forces, "gravity", gravity=np.asarray(gravity, dtype=float),
                    zero_height=0.0)

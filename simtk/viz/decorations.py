@@ -403,7 +403,9 @@ def contact_decorations(system: Any, color: Any = CONTACT_COLOR, opacity: float 
                     d = Decoration.Box(p, color=color, opacity=opacity)
                 elif kind == "Ellipsoid":
                     d = Decoration.Ellipsoid(p, color=color, opacity=opacity)
-                else:
+                elif kind == "Cylinder":
+                    d = Decoration.Cylinder(p[0], 2.0 * p[1], color=color, opacity=opacity)
+                else:  # (a ConvexHull: the viewers draw meshes from files only)
                     continue
                 out.append(Placed(body, d, X_BS))
     return out

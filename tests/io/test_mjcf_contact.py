@@ -63,7 +63,7 @@ FILTER = """<mujoco model="filter">
 </mujoco>
 """
 
-#: a chain whose links touch each other but not their parents: one pair cannot be kept
+#: a chain whose links touch each other but not their parents: no cliques can say it, excluded pairs do
 CHAIN = """<mujoco model="chain">
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
@@ -106,9 +106,10 @@ def _surface_pose(model, k: int, state):
 
 def test_geoms_become_surfaces_as_mujoco_places_them(tmp_path):
     """Law: each colliding geom is one surface of the kind the module names (plane -> HalfSpace,
-    cylinder -> Capsule, mesh -> Brick), with MuJoCo's compiled size, and at random states its frame
-    in Ground is MuJoCo's geom_xpos / geom_xmat (a plane's inward x axis is MuJoCo's -z); a geom
-    with contype = conaffinity = 0 is not a surface; a mesh's box holds every vertex."""
+    cylinder -> Cylinder, mesh -> ConvexHull), with MuJoCo's compiled size, and at random states its
+    frame in Ground is MuJoCo's geom_xpos / geom_xmat (a plane's inward x axis is MuJoCo's -z); a geom
+    with contype = conaffinity = 0 is not a surface; a mesh's hull has the mesh's vertices, placed in
+    Ground where MuJoCo places them."""
     mujoco = pytest.importorskip("mujoco")
     pytest.importorskip("trimesh")
     path = _write(tmp_path, SHAPES)
@@ -118,7 +119,7 @@ def test_geoms_become_surfaces_as_mujoco_places_them(tmp_path):
     names = [model.geoms[g].name for g in model.contact_geoms]
     assert names == ["floor", "ball", "caps", "brick", "ell", "cyl", "tet"]
     kinds = [model.contact._surfaces[k].geometry.kind for k in range(len(names))]
-    assert kinds == ["HalfSpace", "Sphere", "Capsule", "Brick", "Ellipsoid", "Capsule", "Brick"]
+    assert kinds == ["HalfSpace", "Sphere", "Capsule", "Brick", "Ellipsoid", "Cylinder", "ConvexHull"]
     rng = np.random.default_rng(3)
     st = model.default_state()
     for _ in range(3):
@@ -144,15 +145,17 @@ def test_geoms_become_surfaces_as_mujoco_places_them(tmp_path):
                 assert np.abs(R - R_mj).max() < 64 * EPS, name
             params = np.array(model.contact._surfaces[k].geometry.params)
             size = m.geom_size[gid]
-            n = {"Sphere": 1, "Capsule": 2}.get(kinds[k], 3)
+            n = {"Sphere": 1, "Capsule": 2, "Cylinder": 2}.get(kinds[k], 3)
             assert np.abs(params[:n] - size[:n]).max() < 16 * EPS * size.max(), name
-    # the mesh's box holds its four vertices (in the body frame: the geom at pos 0.2 0 0)
-    s = model.contact._surfaces[6]
-    half = np.array(s.geometry.params)
-    verts = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.2, 0], [0, 0, 0.3]]) + [0.2, 0, 0]
-    local = (verts - s.X_BS.p) @ np.asarray(s.X_BS.R.matrix)
-    assert (np.abs(local) <= half + 1e-9).all()
-    assert np.prod(2 * half) < 0.1 * 0.2 * 0.3 * 1.01  # no larger than the axis-aligned box
+        # the hull's vertices in Ground are MuJoCo's mesh vertices placed by the geom's pose (MuJoCo
+        # moves them to the mesh's inertial frame, and its geom frame with them)
+        s = model.contact._surfaces[6]
+        R, p = _surface_pose(model, 6, st)
+        ours = np.sort(s.geometry.vertices @ R.T + p, axis=0)
+        gid = m.geom("tet").id
+        mv = m.mesh_vert[m.mesh_vertadr[m.geom_dataid[gid]]:][:m.mesh_vertnum[m.geom_dataid[gid]]]
+        theirs = np.sort(mv @ d.geom_xmat[gid].reshape(3, 3).T + d.geom_xpos[gid], axis=0)
+        assert np.abs(ours - theirs).max() < 1e-6  # (MuJoCo keeps mesh vertices in float32)
 
 
 def test_pairs_that_touch_are_mujocos(tmp_path):
@@ -180,14 +183,17 @@ def test_pairs_that_touch_are_mujocos(tmp_path):
     assert ours == theirs
 
 
-def test_a_pair_cliques_cannot_keep_is_named(tmp_path):
+def test_a_filter_cliques_cannot_say_is_kept_exactly(tmp_path):
     """A chain p-q-r whose links all collide: MuJoCo lets p and r touch (not parent and child), but p-q
-    and q-r must not, so the three share one clique and the p-r pair is lost: the warning counts it,
-    and the floor still touches all three."""
+    and q-r must not, which no cliques can say (they would put all three in one): the excluded pairs
+    p-q and q-r keep them apart, p-r touches, and the floor touches all three, as in MuJoCo."""
     mujoco = pytest.importorskip("mujoco")
     path = _write(tmp_path, CHAIN)
-    with pytest.warns(MjcfWarning, match=r"1 geom pair\(s\) MuJoCo lets touch do not"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = load_mjcf(path, contact=True)
+    assert not any("lets touch" in str(w.message) for w in caught)
+    assert len(model.contact.get_excluded_pairs()) == 2
     st = model.default_state()
     model.system.realize(st, Stage.Position)
     c = model.contact.get_contacts(st)
@@ -198,7 +204,8 @@ def test_a_pair_cliques_cannot_keep_is_named(tmp_path):
     mujoco.mj_forward(m, d)
     theirs = {frozenset((m.geom(int(d.contact.geom1[k])).name, m.geom(int(d.contact.geom2[k])).name))
               for k in range(d.ncon)}
-    assert theirs - ours == {frozenset(("gp", "gr"))} and ours <= theirs
+    assert frozenset(("gp", "gr")) in theirs and len(theirs) == 4
+    assert ours == theirs
 
 
 def test_ball_comes_to_rest_on_the_plane_at_hertz_depth(tmp_path):

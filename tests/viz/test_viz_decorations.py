@@ -94,10 +94,13 @@ def test_contact_geometry_is_drawn_where_the_surfaces_are():
     hc.add_surface(matter.ground, ContactGeometry.HalfSpace(), Transform(Rotation(-np.pi / 2, [0, 0, 1])))
     hc.add_surface(b, ContactGeometry.Sphere(0.2), Transform([0, 0.1, 0]))
     hc.add_surface(b, ContactGeometry.Brick([0.1, 0.2, 0.3]))
+    hc.add_surface(b, ContactGeometry.Cylinder(0.05, 0.2))  # drawn as a cylinder of the whole length
+    hc.add_surface(b, ContactGeometry.ConvexHull(np.eye(4, 3)))  # not drawn (meshes come from files)
     placed = contact_decorations(system)
-    assert [p.decoration.kind for p in placed] == ["halfspace", "sphere", "box"]
+    assert [p.decoration.kind for p in placed] == ["halfspace", "sphere", "box", "cylinder"]
     assert placed[1].decoration.params == (0.2,) and np.allclose(placed[1].X_BD.p, [0, 0.1, 0])
-    assert len(collect(system)[1]) == 3 and len(collect(system, contact=False)[1]) == 0
+    assert placed[3].decoration.params == (0.05, 0.4)
+    assert len(collect(system)[1]) == 4 and len(collect(system, contact=False)[1]) == 0
 
 
 def test_poses_and_up_axis():

@@ -22,7 +22,12 @@ its side alike (a capsule is the union of the spheres of radius ``r`` centred on
 contact is that of the sphere centred at the nearest axis point); an ellipsoid's ``abc / h(n)^2``
 (the geometric mean of its principal radii there, ``h`` its support value along the normal in its
 own frame); ``inf`` for a half-space and for a brick (faces are flat; edges and vertices are
-reported as flat too rather than with radius 0, which would make a Hertz stiffness vanish).
+reported as flat too rather than with radius 0, which would make a Hertz stiffness vanish); a
+cylinder's side ``r``, its caps ``inf``, its rim ``inf`` while its axis is nearer the normal than
+its cap's plane, else ``r``; a convex hull ``inf`` (its vertices, edges and faces alike). A hull's
+face (three or more vertices within 1e-9 x size of the support value) is described to the
+face-on-face rule by the bounding rectangle of its vertices in its plane, and a cylinder's cap by
+its circumscribed square: these place a face-on-face contact's point, not its depth.
 ``R1 = R2 = inf`` marks a flat-on-flat contact (a brick's vertex or edge on a half-space or a
 brick); ``Force.HuntCrossley`` gives those Simbody's vertex law instead of Hertz's.
 
@@ -44,6 +49,12 @@ touching region, all with the pair's normal ``n``:
   contact if it penetrates, ``R = r``; a lying capsule rests on both.
 - Capsule - Brick when ``n`` is a face normal of the brick: the axis segment clipped to the face,
   with the spheres at its two ends, ``R = r``.
+- Cylinder - HalfSpace: four points of each cap's rim, 90 degrees apart from the deepest one, each
+  a contact if below the plane (a standing cylinder rests on four points of its bottom rim, a lying
+  one on its two ends); ``R = inf`` while the axis is nearer the normal than the plane, else ``r``.
+- ConvexHull - HalfSpace: the deepest vertex and the sunk vertex farthest along each of 8
+  directions of the plane 45 degrees apart (at most 8 contacts), ``R = inf``; a hull of a box's
+  vertices gives the Brick's contacts.
 
 Each contact's point is midway between its incident point (vertex, or the sphere's pole) and the
 reference plane. The deepest contact of a manifold is the pair's exact deepest contact; when
@@ -62,9 +73,9 @@ Sphere/Capsule - Brick       segment-box distance (exact piecewise-quadratic min
                              if the axis meets the box, separating axes: the box's face
                              normals and (capsule axis x box axes)
 Brick - Brick                separating axes: 3 + 3 face normals, 9 edge cross products  round-off
-any - Ellipsoid              EPA (expanding polytope) on the Minkowski difference's       depth within
-                             support function, from an octahedron around its centre      EPA_REL_TOL x
-                                                                                         size
+any - Ellipsoid, Cylinder,  EPA (expanding polytope) on the Minkowski difference's       depth within
+ConvexHull                   support function, from an octahedron around its centre      EPA_REL_TOL x
+                             (a tetrahedron of support points with a hull)               size
 ===========================  ==========================================================  ==============
 
 EPA's stopping rule bounds the depth from both sides (the polytope lies inside the Minkowski
@@ -141,7 +152,7 @@ class Contacts:
 
 
 def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike,
-           clique: ArrayLike) -> Contacts:
+           clique: ArrayLike, vertices: ArrayLike | None = None, exclude: ArrayLike | None = None) -> Contacts:
     """Find every pair of surfaces that penetrate, with its exact contact geometry.
 
     Parameters
@@ -156,6 +167,12 @@ def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike
         Origin of each surface's frame in Ground.
     clique : array_like of int, shape (ns,)
         Surfaces with the same clique number ``>= 0`` never touch each other; ``-1`` is no clique.
+    vertices : array_like, shape (m, 3), optional
+        The vertices of the ConvexHull surfaces, in their frames; a hull's ``params`` are
+        ``(size, vertex count, first row here)`` (needed when there is a hull).
+    exclude : array_like of int, shape (k, 2), optional
+        Pairs of surfaces that never touch each other (in either order), for filters that cliques
+        cannot express; checked after the broad phase.
 
     Returns
     -------
@@ -172,17 +189,18 @@ def detect(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike
     TypeError
         Codes or cliques that are not integers.
     """
-    return _sorted(contact_detect(codes, params, R_GS, p_GS, clique))
+    return _sorted(contact_detect(codes, params, R_GS, p_GS, clique, vertices, exclude))
 
 
 def detect_unchecked(codes: np.ndarray, params: np.ndarray, R_GS: np.ndarray, p_GS: np.ndarray,
-                     clique: np.ndarray) -> Contacts:
+                     clique: np.ndarray, vertices: np.ndarray | None = None,
+                     exclude: np.ndarray | None = None) -> Contacts:
     """`detect` without validating its arguments, for a caller that keeps them valid by construction:
     int32 ``codes`` and ``clique`` and ``params`` checked once (they come from `ContactGeometry`
     objects), and each step's ``R_GS``, ``p_GS`` C-contiguous float64 products of rotations and
     finite poses. Skipping the checks matters in the time loop, where they cost several times the
     detection itself."""
-    return _sorted(contact_detect_unchecked(codes, params, R_GS, p_GS, clique))
+    return _sorted(contact_detect_unchecked(codes, params, R_GS, p_GS, clique, vertices, exclude))
 
 
 def _sorted(found: tuple) -> Contacts:
@@ -193,7 +211,8 @@ def _sorted(found: tuple) -> Contacts:
 
 
 def min_separation(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: ArrayLike, clique: ArrayLike,
-                   body: ArrayLike, margin: float) -> float:
+                   body: ArrayLike, margin: float, vertices: ArrayLike | None = None,
+                   exclude: ArrayLike | None = None) -> float:
     """The least signed separation among the pairs `detect` considers, for an impact event witness.
 
     A pair's signed separation is minus its depth (as `detect` reports it) when the surfaces overlap
@@ -207,7 +226,7 @@ def min_separation(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: A
 
     Parameters
     ----------
-    codes, params, R_GS, p_GS, clique
+    codes, params, R_GS, p_GS, clique, vertices, exclude
         The surfaces, as for `detect`.
     body : array_like of int, shape (ns,)
         The body of each surface: pairs on one body are left out (they never separate).
@@ -219,4 +238,4 @@ def min_separation(codes: ArrayLike, params: ArrayLike, R_GS: ArrayLike, p_GS: A
     float
         The least signed separation, or ``margin`` if no pair is within ``margin``.
     """
-    return contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin)
+    return contact_min_separation(codes, params, R_GS, p_GS, clique, body, margin, vertices, exclude)

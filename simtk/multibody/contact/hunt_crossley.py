@@ -55,6 +55,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import _core
+from ..._core_contact import CONTACT_SHAPES
 from ...common._ownership import check_system
 from ...common.events import EventTriggerInfo, TriggeredEventHandler
 from ...common.output import output
@@ -67,6 +68,8 @@ from ..forces.force import Force, _Packed
 from ..tree.mobilized_body import MobilizedBody
 from . import _laws
 from ._detection import detect, detect_unchecked, min_separation
+
+_HULL = int(CONTACT_SHAPES["ConvexHull"][0])
 
 __all__ = ["ContactReport", "ImpactEvent"]
 
@@ -171,6 +174,7 @@ class _HuntCrossley(Force):
     def __init__(self, forces, transition_velocity: float = 0.01, impact_events: bool = False):
         self._vt = positive(transition_velocity)
         self._surfaces: list[_Surface] = []
+        self._excluded: set[tuple[int, int]] = set()
         self._arrays: Any = None  # the surfaces as kernel arrays, built at first use
         self._contacts_index = -1
         self._impact_event: ImpactEvent | None = None
@@ -221,7 +225,8 @@ class _HuntCrossley(Force):
         if a.body.size < 2:
             return a.margin
         R_GS, p_GS = self._surface_poses(state, "impact event witness")
-        return min_separation(a.codes, a.params, R_GS, p_GS, a.clique, a.body.astype(np.int32), a.margin)
+        return min_separation(a.codes, a.params, R_GS, p_GS, a.clique, a.body.astype(np.int32), a.margin,
+                              a.vertices, a.exclude)
 
     # ------------------------------------------------------------------ surfaces
     def add_surface(self, mobod: MobilizedBody, geometry, X_BS: Transform = Transform(), *,
@@ -255,6 +260,30 @@ class _HuntCrossley(Force):
         self._surfaces.append(_Surface(mobod, geometry, X_BS, law, int(clique)))
         self._changed()
         return len(self._surfaces) - 1
+
+    def exclude_pair(self, surface1: int, surface2: int) -> None:
+        """Let two surfaces never touch each other (a topology change).
+
+        For filters that cliques cannot express (MuJoCo's contype/conaffinity bits and its
+        parent-child rule, say); the pair is checked after the broad phase.
+
+        Parameters
+        ----------
+        surface1, surface2 : int
+            Two different surface indices, as ``add_surface`` returned them (in either order).
+        """
+        n = len(self._surfaces)
+        for x in (surface1, surface2):
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < n:
+                raise ValueError(f"{self!r}.exclude_pair: {x!r} is not a surface index (0..{n - 1})")
+        if surface1 == surface2:
+            raise ValueError(f"{self!r}.exclude_pair: a surface never touches itself (got {surface1} twice)")
+        self._excluded.add((int(min(surface1, surface2)), int(max(surface1, surface2))))
+        self._changed()
+
+    def get_excluded_pairs(self) -> list[tuple[int, int]]:
+        """The pairs ``(i, j)``, ``i < j``, given to ``exclude_pair``, sorted."""
+        return sorted(self._excluded)
 
     def set_surface_parameters(self, index: int, stiffness: float, dissipation: float, static_friction: float,
                                dynamic_friction: float, viscous_friction: float) -> None:
@@ -294,16 +323,29 @@ class _HuntCrossley(Force):
             ns = len(s)
             law = np.array([x.law for x in s], dtype=np.float64).reshape(ns, 5)
             law[:, 0] **= 2.0 / 3.0  # Simbody keeps k^(2/3): the combination rules are written in it
+            params = np.array([x.geometry.params for x in s], dtype=np.float64).reshape(ns, 3)
+            # the hulls' vertices, stacked; a hull's third parameter is its first row there
+            verts, nrow = [], 0
+            for j, x in enumerate(s):
+                if x.geometry.kind == "ConvexHull":
+                    v = x.geometry.vertices
+                    params[j, 2] = nrow
+                    verts.append(v)
+                    nrow += v.shape[0]
+            excl = sorted(self._excluded)
             self._arrays = SimpleNamespace(
                 body=np.array([x.mobod._index for x in s], dtype=np.int64),
                 codes=np.array([x.geometry.shape_code for x in s], dtype=np.int32),
-                params=np.array([x.geometry.params for x in s], dtype=np.float64).reshape(ns, 3),
+                params=params,
+                vertices=np.ascontiguousarray(np.concatenate(verts)) if verts else None,
+                exclude=np.array(excl, dtype=np.float64).reshape(-1, 2) if excl else None,
                 R_BS=np.array([x.X_BS.R.matrix for x in s], dtype=np.float64).reshape(ns, 3, 3),
                 p_BS=np.array([x.X_BS.p for x in s], dtype=np.float64).reshape(ns, 3),
                 clique=np.array([x.clique for x in s], dtype=np.int32),
                 law=law)
             # the impact witness's broad-phase margin: the largest surface size (1 if all unbounded)
-            self._arrays.margin = float(self._arrays.params.max(initial=0.0)) or 1.0
+            sizes = np.where((self._arrays.codes == _HULL)[:, None], params * [1.0, 0.0, 0.0], params)
+            self._arrays.margin = float(sizes.max(initial=0.0)) or 1.0
         return self._arrays
 
     def _surface_poses(self, state: State, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -329,9 +371,10 @@ class _HuntCrossley(Force):
         R_GS, p_GS = self._surface_poses(state, "contact detection")
         if _core.all_finite(R_GS) and _core.all_finite(p_GS):
             # valid by construction (geometry checked when added, poses are products of rotations)
-            contacts: Any = detect_unchecked(a.codes, a.params, R_GS, p_GS, a.clique)
+            contacts: Any = detect_unchecked(a.codes, a.params, R_GS, p_GS, a.clique, a.vertices, a.exclude)
         else:  # the checked path says what is wrong
-            contacts = detect(a.codes, a.params, R_GS, p_GS, a.clique)
+            contacts = detect(a.codes, a.params, R_GS, p_GS, a.clique, a.vertices,
+                              None if a.exclude is None else a.exclude.astype(np.int64))
         s1, s2 = np.asarray(contacts.surf1, dtype=np.int64), np.asarray(contacts.surf2, dtype=np.int64)
         same = a.body[s1] == a.body[s2]
         if same.any():  # a body touching itself: equal and opposite forces at one point, and no energy
@@ -358,18 +401,31 @@ class _HuntCrossley(Force):
         element's consecutive. It detects and applies the contacts of every element in one kernel call,
         with the arithmetic of ``_contacts`` and ``_evaluate`` (so their reports describe its forces),
         in the fused realization, the compiled time loop and the batched calls too."""
-        rows, bodies, stations = [], [], []
+        rows, bodies, stations, aux = [], [], [], []
+        naux = 0
         for number, e in enumerate(elements):
             a = e._surface_arrays()
             n = a.body.shape[0]
+            prm = a.params.copy()
+            if a.vertices is not None:  # the hulls' first rows become offsets (in doubles) into aux
+                hull = a.codes == _HULL
+                prm[hull, 2] = naux + 3.0 * prm[hull, 2]
+                aux.append(a.vertices.reshape(-1))
+                naux += a.vertices.size
+            excl = np.array([[float(naux), 0.0]])
+            if a.exclude is not None:
+                excl[0, 1] = a.exclude.shape[0]
+                aux.append(a.exclude.reshape(-1))
+                naux += a.exclude.size
             rows.append(np.concatenate([np.full((n, 1), float(number)), a.clique[:, None] + 1.0,
-                                        a.codes[:, None].astype(np.float64), a.params, a.R_BS.reshape(n, 9),
-                                        a.law, np.full((n, 1), e._vt)], axis=1))
+                                        a.codes[:, None].astype(np.float64), prm, a.R_BS.reshape(n, 9),
+                                        a.law, np.full((n, 1), e._vt), np.repeat(excl, n, axis=0)], axis=1))
             bodies.append(a.body)
             stations.append(a.p_BS)
-        params = np.concatenate(rows) if rows else np.zeros((0, 21))
+        params = np.concatenate(rows) if rows else np.zeros((0, 23))
         return _Packed(_core.make_force_set("HuntCrossley", params=params, bodies=np.concatenate(bodies)[:, None],
-                                            stations=np.concatenate(stations)[:, None, :]), elements)
+                                            stations=np.concatenate(stations)[:, None, :],
+                                            aux=np.concatenate(aux) if aux else None), elements)
 
     # ------------------------------------------------------------------ outputs
     def get_contact_reports(self, state: State) -> list[ContactReport]:
