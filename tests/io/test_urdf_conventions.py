@@ -388,6 +388,42 @@ def test_friction_mimic_and_contact_go_through_the_model_text(tmp_path):
     assert np.abs(a).max() > 0 and np.allclose(a, b, rtol=0, atol=64 * EPS * np.abs(a).max())
 
 
+@pytest.mark.parametrize("h", [1e-3, 2e-3])
+def test_go1_stands_under_pd_after_a_35_cm_drop(h):
+    """Go1 (contact=True, the floor in the model: ground=0) dropped with its feet 35 cm above the floor, a
+    PDController holding the standing pose (kp 30, kd 1, every step) through SemiImplicitEulerIntegrator
+    at 1 and 2 ms: after 2 s it stands still, upright, its base at the pose's height less the legs' sag
+    (MuJoCo with the same law: 0.222 m, benchmarks/robots_vs_mujoco.py), its joints within 0.4 rad of the
+    pose (the weak gains sag under its 13 kg). (At 5 ms the contact is stable but the PD law, held over
+    each step, is explicit: the light legs chatter.)"""
+    from simtk.math import SemiImplicitEulerIntegrator
+    from simtk.simulation import PDController, Simulation
+    model = _load(FLOATING[0], True, contact=True, ground=0.0)
+    pose = {"hip": 0.0, "thigh": 0.9, "calf": -1.8}
+    joints = {f"{leg}_{part}_joint": q for leg in ("FR", "FL", "RR", "RL") for part, q in pose.items()}
+    st = model.default_state()
+    for name, q in joints.items():
+        model.joints[name].set_one_q(st, 0, q)
+    model.system.realize(st, Stage.Position)
+    lowest = min(model.bodies[f"{leg}_foot"].get_body_origin_location(st)[2] for leg in ("FR", "FL", "RR", "RL"))
+    pin_q, pin_v = model.state_to_pinocchio(st)
+    pin_q[:3], pin_q[3:7] = [0.0, 0.0, 0.35 - lowest + 0.02], [0.0, 0.0, 0.0, 1.0]
+    model.state_from_pinocchio(st, pin_q, np.zeros_like(pin_v))
+    paths = {n: f"{model.joints[n].get_absolute_path()}/angle" for n in joints}
+    sim = Simulation(model.system, st, integrator=SemiImplicitEulerIntegrator(model.system, h), step_size=h)
+    sim.add_controller(PDController({paths[n]: (30.0, 1.0) for n in joints}, {paths[n]: q for n, q in joints.items()}),
+                       name="hold")
+    sim.run(2.0)
+    end = sim.get_state()
+    assert np.isfinite(end.get_y()).all()
+    z = model.root.get_body_origin_location(end)[2]
+    assert 0.2 < z < 0.25, z
+    R = model.root.get_body_rotation(end).matrix
+    assert R[2, 2] > math.cos(math.radians(15)), R  # upright (the weak PD lets it pitch by ~11 degrees)
+    assert max(abs(model.joints[n].get_one_q(end, 0) - q) for n, q in joints.items()) < 0.4  # (kp 30 sags)
+    assert np.abs(model.root.get_u(end)).max() < 0.05  # standing still
+
+
 def test_the_floor_of_ground_is_in_the_model_text(tmp_path):
     """``ground=h`` puts add_ground's floor into the description: its text names the half-space, and the
     System it rebuilds has the accelerations of ``load_urdf`` + ``add_ground(h)`` with a sphere pressed
