@@ -131,44 +131,47 @@ def spring_lower_blocks(const double[:, ::1] x, const int64_t[:, ::1] seg, const
                                       1.0 if a == b else -1.0)
 
 
-cdef bint _ic0_in_place(const int64_t* indptr, const int64_t* indices, Py_ssize_t n, double* L) noexcept nogil:
-    # row by row (left-looking): L[i, j] = (A[i, j] - sum_{k < j} L[i, k] L[j, k]) / L[j, j] on the pattern
-    cdef Py_ssize_t i, p, pp, q, qe
-    cdef int64_t j, ki, kj
+cdef bint _ic0_in_place(const int64_t* indptr, const int64_t* indices, Py_ssize_t n, double* L,
+                        int64_t* pos) noexcept nogil:
+    # row by row (left-looking): L[i, j] = (A[i, j] - sum_{k < j} L[i, k] L[j, k]) / L[j, j] on the pattern;
+    # row i's entries are found through pos[column] (-1 off the pattern; all -1 on entry and on return), so
+    # each entry costs one pass over row j
+    cdef Py_ssize_t i, p, q, qe, pk
+    cdef int64_t j
     cdef double s
+    cdef bint ok = True
     for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            pos[indices[p]] = p
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             s = L[p]
-            # s -= sum over k < j of L[i, k] L[j, k]: rows i (before p) and j (before its diagonal) merged
-            pp = indptr[i]
-            q = indptr[j]
             qe = indptr[j + 1] - 1
-            while pp < p and q < qe:
-                ki = indices[pp]
-                kj = indices[q]
-                if ki == kj:
-                    s -= L[pp] * L[q]
-                    pp += 1
-                    q += 1
-                elif ki < kj:
-                    pp += 1
-                else:
-                    q += 1
             if j == i:
+                for q in range(indptr[i], p):
+                    s -= L[q] * L[q]
                 if not s > 0.0:
-                    return False
+                    ok = False
+                    break
                 L[p] = sqrt(s)
             else:
+                for q in range(indptr[j], qe):
+                    pk = pos[indices[q]]
+                    if pk >= 0:
+                        s -= L[q] * L[pk]
                 L[p] = s / L[qe]
+        for p in range(indptr[i], indptr[i + 1]):
+            pos[indices[p]] = -1
+        if not ok:
+            return False
     return True
 
 
 def ic0_factor(const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] a,
-               const double[::1] diag_add, double shift, double[::1] L) -> bool:
+               const double[::1] diag_add, double shift, double[::1] L, int64_t[::1] pos) -> bool:
     """L = the IC(0) factor (lower, same pattern) of the matrix whose lower CSR is a, with diag_add added to
     and shift times the diagonal (a Manteuffel shift, for a breakdown). False when a pivot is not positive
-    (L is then garbage)."""
+    (L is then garbage). pos (n,) is scratch, -1 everywhere on entry and on return."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, i, p, nnz = a.shape[0]
     cdef bint ok
     with nogil:
@@ -177,7 +180,7 @@ def ic0_factor(const int64_t[::1] indptr, const int64_t[::1] indices, const doub
         for i in range(n):
             p = indptr[i + 1] - 1
             L[p] = L[p] * (1.0 + shift) + diag_add[i]
-        ok = _ic0_in_place(&indptr[0], &indices[0], n, &L[0])
+        ok = _ic0_in_place(&indptr[0], &indices[0], n, &L[0], &pos[0])
     return ok
 
 

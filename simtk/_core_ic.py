@@ -27,7 +27,7 @@ class IncompleteCholesky:
     ``fidx`` (n,) maps each particle to its free index (-1: no variables); ``sets`` pairs each element set
     (SpringSet, TetraSet or TriangleSet of n particles) with its slots (ne, nv^2)."""
 
-    __slots__ = ("n", "fidx", "indptr", "indices", "sets", "a", "L", "diag")
+    __slots__ = ("n", "fidx", "indptr", "indices", "sets", "a", "L", "diag", "pos")
 
     def __init__(self, n: int, fidx, indptr, indices, sets: list) -> None:
         self.n = int(n)
@@ -52,6 +52,7 @@ class IncompleteCholesky:
         self.a = np.zeros(len(ix))
         self.L = np.zeros(len(ix))
         self.diag = last
+        self.pos = np.full(rows, -1, dtype=np.int64)  # the factor's scratch (all -1 between calls)
 
     def _check_slot(self, es, slot) -> np.ndarray:
         # every slot >= 0 names a block of two free particles inside the rows of the first: for f_a > f_b three
@@ -102,7 +103,7 @@ class IncompleteCholesky:
     def factor(self, diag_add, shift: float = 0.0) -> bool:
         """L = IC(0) of a + diag(diag_add) + shift diag(a); False at a pivot that is not positive."""
         return bool(_k.ic0_factor(self.indptr, self.indices, self.a, self._v(diag_add, "diag_add"), float(shift),
-                                  self.L))
+                                  self.L, self.pos))
 
     def solve(self, r, z) -> None:
         """z = (L L^T)^-1 r (z not r)."""

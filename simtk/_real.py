@@ -150,11 +150,12 @@ def real_index(x: Any, what: str) -> int:
     return int(x)
 
 
-def out_array(out: Any, shape: tuple, what: str) -> np.ndarray:
+def out_array(out: Any, shape: tuple, what: str, owner: Any = None) -> np.ndarray:
     """``out`` if it is a writable C-contiguous float64 array of ``shape`` (a kernel's output buffer), else a
-    ValueError naming ``what``."""
+    ValueError naming ``what`` (after ``owner._where()``, made only then: the check runs per call)."""
     if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
             and out.flags.c_contiguous and out.flags.writeable):
-        raise ValueError(f"{what}: out: expected a writable C-contiguous float64 array of shape {shape}, got "
-                         f"{_short(out)}")
+        where = f"{owner._where()}: " if owner is not None else ""
+        raise ValueError(f"{where}{what}: out: expected a writable C-contiguous float64 array of shape {shape}, "
+                         f"got {_short(out)}")
     return out

@@ -116,8 +116,7 @@ class ImplicitEulerIntegrator(Integrator):
     # ------------------------------------------------------------------ operators (at the step's start)
     def _particles_of(self, part: dict, v: np.ndarray, into: np.ndarray, J: np.ndarray | None) -> None:
         """The particles' motion (n, 3) for generalized speeds v: free rows from v, attached rows
-        J v (the matter's part), fixed rows zero."""
-        into[:] = 0.0
+        J v (the matter's part), fixed rows zero (``into`` is part["dx"], whose fixed rows stay zero)."""
         into[part["free"]] = v[part["u"]].reshape(-1, 3)
         if J is not None:
             np.dot(J, v[self._rig], out=part["jv"])

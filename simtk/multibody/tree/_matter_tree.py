@@ -578,14 +578,14 @@ class MatterTree(BatchDynamics, Subsystem):
     def multiply_by_m(self, state: State, a, out: np.ndarray | None = None) -> np.ndarray:
         """M a for a (nu,), in O(n) (Position); into ``out`` (nu,) when given (not ``a`` itself)."""
         ws = self._ws_at(state, POSITION, "multiply_by_m()")
-        out = np.zeros(ws.nu) if out is None else out_array(out, (ws.nu,), f"{self._where()}: multiply_by_m()")
+        out = np.zeros(ws.nu) if out is None else out_array(out, (ws.nu,), "multiply_by_m()", self)
         ws.multiply_by_m(self._check_nu(a, ws, "multiply_by_m()"), out)
         return out
 
     def multiply_by_m_inv(self, state: State, v, out: np.ndarray | None = None) -> np.ndarray:
         """M^-1 v for v (nu,), in O(n) (Position); into ``out`` (nu,) when given (not ``v`` itself)."""
         ws = self._ws_at(state, POSITION, "multiply_by_m_inv()")
-        out = np.zeros(ws.nu) if out is None else out_array(out, (ws.nu,), f"{self._where()}: multiply_by_m_inv()")
+        out = np.zeros(ws.nu) if out is None else out_array(out, (ws.nu,), "multiply_by_m_inv()", self)
         ws.multiply_by_m_inv(self._check_nu(v, ws, "multiply_by_m_inv()"), out)
         return out
 
