@@ -238,3 +238,32 @@ def test_steps_allocate_nothing_that_stays_or_grows_with_the_mesh():
     # an array per particle made and dropped in a step would raise the large mesh's peak by 24 (n_large -
     # n_small) bytes or more; the step's small Python objects are the same for both
     assert peak_large - peak_small < 0.5 * 8 * 3 * (n_large - n_small), (peak_small, peak_large)
+
+
+def test_a_breakdown_is_reported_and_a_bad_layout_refused():
+    from simtk._core_ic import IncompleteCholesky
+
+    system, body = _string()
+    s = system.realize_topology()
+    system.realize_model(s)
+    system.realize(s, Stage.Position)
+    x = np.ascontiguousarray(body.get_positions(s))
+    pc = ParticlePreconditioner(body)
+    ic = pc._ic
+    ic.assemble(x, 1e-4, 1e-2)
+    # a diagonal made negative: the first pivot is not positive; the factor says so and leaves its scratch clean
+    assert not ic.factor(-2.0 * np.abs(ic.a[ic.diag]) - 1.0)
+    assert (ic.pos == -1).all()
+    assert ic.factor(pc._m)
+    # a non-finite position gives no factor at any shift: the step is refused, not taken with NaN
+    xn = x.copy()
+    xn[3, 1] = np.nan
+    assert not pc.update(xn, 0.01)
+    # a slot that points past its particle's rows is refused when the layout is made (the kernels trust it)
+    es, slot = ic.sets[0]
+    bad = slot.copy()
+    bad[bad >= 0] += 3
+    with pytest.raises(ValueError, match="slot"):
+        IncompleteCholesky(ic.n, ic.fidx, ic.indptr, ic.indices, [(es, bad)])
+    with pytest.raises(ValueError, match="r must be"):
+        pc.solve(np.zeros(3), np.zeros(len(pc._m)))
