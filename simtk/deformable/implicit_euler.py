@@ -102,8 +102,11 @@ class ImplicitEulerIntegrator(Integrator):
             n = b.get_num_particles()
             free, att = b._free, b._att_index
             u = slice(b.get_u_start(s), b.get_u_start(s) + 3 * len(free))
+            # free rows that are one run of particles (fixed and attached ones at the ends, as a clamped face
+            # often is) go through a slice: a fancy-indexed copy of the rows costs more than the copy itself
+            run = len(free) and free[-1] - free[0] + 1 == len(free)
             parts.append(dict(
-                body=b, u=u, free=free, att=att,
+                body=b, u=u, free=free, att=att, rows=slice(int(free[0]), int(free[-1]) + 1) if run else free,
                 att_bodies=[m.get_mobilized_body_index() for m in b._att_bodies], att_st=b._att_stations,
                 x=np.zeros((n, 3)), dx=np.zeros((n, 3)), out=np.zeros((n, 3)),
                 f_free=np.zeros((len(free), 3)), f_att=np.zeros((len(att), 3)), jv=np.zeros(3 * len(att)),
@@ -117,7 +120,7 @@ class ImplicitEulerIntegrator(Integrator):
     def _particles_of(self, part: dict, v: np.ndarray, into: np.ndarray, J: np.ndarray | None) -> None:
         """The particles' motion (n, 3) for generalized speeds v: free rows from v, attached rows
         J v (the matter's part), fixed rows zero (``into`` is part["dx"], whose fixed rows stay zero)."""
-        into[part["free"]] = v[part["u"]].reshape(-1, 3)
+        into[part["rows"]] = v[part["u"]].reshape(-1, 3)
         if J is not None:
             np.dot(J, v[self._rig], out=part["jv"])
             into[part["att"]] = part["jv"].reshape(-1, 3)
@@ -125,9 +128,12 @@ class ImplicitEulerIntegrator(Integrator):
     def _add_back(self, part: dict, f: np.ndarray, out: np.ndarray, J: np.ndarray | None) -> None:
         """out += the generalized forces of particle forces f (n, 3): free rows to theirs, attached
         rows to the matter's through J^T (fixed rows are held)."""
-        # (mode "clip": the indices are in range, and "raise" would buffer the output)
-        np.take(f, part["free"], axis=0, out=part["f_free"], mode="clip")
-        out[part["u"]] += part["f_free"].reshape(-1)
+        rows = part["rows"]
+        if isinstance(rows, slice):
+            out[part["u"]] += f[rows].reshape(-1)
+        else:  # (mode "clip": the indices are in range, and "raise" would buffer the output)
+            np.take(f, rows, axis=0, out=part["f_free"], mode="clip")
+            out[part["u"]] += part["f_free"].reshape(-1)
         if J is not None:
             np.take(f, part["att"], axis=0, out=part["f_att"], mode="clip")
             np.dot(part["f_att"].reshape(-1), J, out=self._rig_jtf)

@@ -156,10 +156,14 @@ def test_ic0_of_a_chain_is_its_exact_cholesky_factor():
     np.testing.assert_allclose(z, want, rtol=0, atol=100 * cond * EPS * np.abs(want).max())
 
 
-def test_one_step_equals_a_dense_direct_solve():
+@pytest.mark.parametrize("free_rows", ["one run", "scattered"])
+def test_one_step_equals_a_dense_direct_solve(free_rows):
     """u1 = u0 + du with (M + h D + h^2 K) du = h M udot0 - h^2 K u0 over (rigid u, free particles' u), the
-    particles' motion T u: free rows the identity, attached rows the station Jacobian J."""
+    particles' motion T u: free rows the identity, attached rows the station Jacobian J (free particles
+    in one run of indices, or not: a particle held in the middle)."""
     system, matter, arm, body = _arm_scene(3, 1, 1)
+    if free_rows == "scattered":
+        body.fix(body.get_num_particles() // 2)
     s = system.realize_topology()
     system.realize_model(s)
     arm.set_one_q(s, 0, 0.5)
