@@ -91,11 +91,10 @@ class ImplicitEulerIntegrator(Integrator):
         self._nmu = matter.get_num_mobilities(s)
         self._bodies = [b for b in system._subsystems if isinstance(b, DeformableBody)]
         nu = self._nu
-        # every buffer of the step, and the views into them the products write through, made once here
-        self._cg = cg = {k: np.zeros(nu) for k in ("x", "r", "z", "p", "Ap", "rhs", "tmp", "w")}
-        rig = slice(self._mu0, self._mu0 + self._nmu)
-        self._rig = rig
-        self._rig_r, self._rig_z = cg["r"][rig], cg["z"][rig]
+        # every buffer of the step, made once here (the products write through views made per call: a view kept
+        # here would be a copy of its own in a pickled integrator)
+        self._cg = {k: np.zeros(nu) for k in ("x", "r", "z", "p", "Ap", "rhs", "tmp", "w")}
+        self._rig = slice(self._mu0, self._mu0 + self._nmu)
         self._rig_jtf = np.zeros(self._nmu)
         parts = []
         for b in self._bodies:
@@ -110,7 +109,7 @@ class ImplicitEulerIntegrator(Integrator):
                 att_bodies=[m.get_mobilized_body_index() for m in b._att_bodies], att_st=b._att_stations,
                 x=np.zeros((n, 3)), dx=np.zeros((n, 3)), out=np.zeros((n, 3)),
                 f_free=np.zeros((len(free), 3)), f_att=np.zeros((len(att), 3)), jv=np.zeros(3 * len(att)),
-                r=cg["r"][u], z=cg["z"][u], minv=1.0 / np.repeat(b._mass[free], 3), m=np.repeat(b._mass[free], 3),
+                minv=1.0 / np.repeat(b._mass[free], 3), m=np.repeat(b._mass[free], 3),
                 pc=(ParticlePreconditioner(b) if len(free) and b._element_sets and self._preconditioner == "ic0"
                     else None)))
         self._parts = parts
@@ -160,13 +159,11 @@ class ImplicitEulerIntegrator(Integrator):
 
     def _precondition(self, r: np.ndarray, z: np.ndarray) -> None:
         """z = P^-1 r, P = blockdiag(M, each body's IC(0) of its free particles' block)."""
-        own = r is self._cg["r"] and z is self._cg["z"]  # the CG's vectors: their views were made at layout
         z[:] = r
         if self._nmu:
-            self._matter.multiply_by_m_inv(self._adv, self._rig_r if own else r[self._rig],
-                                           out=self._rig_z if own else z[self._rig])
+            self._matter.multiply_by_m_inv(self._adv, r[self._rig], out=z[self._rig])
         for part in self._parts:
-            rp, zp = (part["r"], part["z"]) if own else (r[part["u"]], z[part["u"]])
+            rp, zp = r[part["u"]], z[part["u"]]
             if part["pc"] is not None:
                 part["pc"].solve(rp, zp)
             else:
