@@ -230,35 +230,54 @@ def tet_forces(const double[:, ::1] x, const double[:, ::1] v, const int64_t[:, 
 def tet_derivative_product(const double[:, ::1] x, const int64_t[:, ::1] tets, const double[:, ::1] Bm,
                            const double[::1] vol, const double[::1] mu, const double[::1] lam,
                            const double[::1] vmass, double alpha_m, double beta_k, double[:, ::1] R,
-                           double[:, ::1] xR, const double[:, ::1] dx, const double[:, ::1] dv, double alpha,
-                           double beta, double[:, ::1] w, double[:, ::1] out) -> None:
+                           double[:, ::1] xR, double[:, ::1] C, double[:, ::1] xC, const double[:, ::1] dx,
+                           const double[:, ::1] dv, double alpha, double beta, double[:, ::1] w,
+                           double[:, ::1] out) -> None:
     """Add alpha K dx + beta D dv into out (n, 3), K = R K0 R^T per tet (rotations frozen at x, recomputed
-    into R and xR when x is not xR), D = alpha_m M + beta_k K; w (n, 3) is scratch."""
-    cdef Py_ssize_t t, i, a, nt = tets.shape[0], n = x.shape[0]
+    into R and xR when x is not xR), D = alpha_m M + beta_k K; w (n, 3) is scratch. C (nt, 9) keeps
+    Bm R^T per tet for the positions in xC (recomputed when x is not xC)."""
+    # With X = W C (W the edges of w, C = Bm R^T): R sigma(R^T W Bm) R^T = mu (X + X^T) + lam tr(X) I =: S(X)
+    # and V R sigma Bm^T = V S(X) C^T, so a product is two 3 x 3 products per tet instead of four (C is
+    # made once per set of rotations: the CG's products all share it).
+    cdef Py_ssize_t t, i, j, a, nt = tets.shape[0], n = x.shape[0]
     cdef double D[9]
-    cdef double F[9]
-    cdef double G[9]
+    cdef double X[9]
+    cdef double S[9]
     cdef double H[9]
-    cdef bint stale = False
+    cdef bint stale = False, stale_c = False
     cdef double cb = beta * beta_k
+    cdef double tr, V, m
     cdef const int64_t* vt
     with nogil:
         for i in range(n):
             for a in range(3):
                 if x[i, a] != xR[i, a]:
                     stale = True
+                if x[i, a] != xC[i, a]:
+                    stale_c = True
                 w[i, a] = alpha * dx[i, a] + cb * dv[i, a]
         if stale:
             _tet_rotations(&x[0, 0], &tets[0, 0], &Bm[0, 0], nt, &R[0, 0])
             for i in range(n):
                 for a in range(3):
                     xR[i, a] = x[i, a]
+        if stale or stale_c:
+            for t in range(nt):
+                _m3_mult(&Bm[t, 0], &R[t, 0], &C[t, 0])
+            for i in range(n):
+                for a in range(3):
+                    xC[i, a] = x[i, a]
         for t in range(nt):
             vt = &tets[t, 0]
             _edges(&w[0, 0], vt, D)
-            _m3_mul(D, &Bm[t, 0], F)
-            _m3_tmul(&R[t, 0], F, G)
-            _linear_stress_forces(G, mu[t], lam[t], vol[t], &R[t, 0], &Bm[t, 0], H)
+            _m3_mul(D, &C[t, 0], X)
+            tr = X[0] + X[4] + X[8]
+            V = vol[t]
+            m = mu[t]
+            for i in range(3):
+                for j in range(3):
+                    S[3 * i + j] = V * (m * (X[3 * i + j] + X[3 * j + i]) + (lam[t] * tr if i == j else 0.0))
+            _m3_mult(S, &C[t, 0], H)
             # K w = -(the force of displacement w): the negative of _scatter's sign
             _scatter(vt, H, -1.0, &out[0, 0])
         if beta * alpha_m != 0.0:

@@ -16,7 +16,7 @@ class TetraSet:
     It keeps each tet's rotation for the positions it last saw (products at the same x reuse them), so one set is
     not for use from two threads at once."""
 
-    __slots__ = ("n", "tets", "Bm", "vol", "mu", "lam", "vmass", "alpha_m", "beta_k", "R", "xR", "w")
+    __slots__ = ("n", "tets", "Bm", "vol", "mu", "lam", "vmass", "alpha_m", "beta_k", "R", "xR", "w", "C", "xC")
     _shape = (4, 9, 9)  # vertices, Bm and rotation entries per element
     _kernels = ("tet_forces", "tet_derivative_product")
 
@@ -41,6 +41,9 @@ class TetraSet:
         self.R = np.zeros((nt, nr))
         self.xR = np.full((self.n, 3), np.nan)  # no rotations yet: the first product computes them
         self.w = np.zeros((self.n, 3))
+        # the tets' product keeps Bm R^T per tet beside the x it belongs to (the membranes' has no use for it)
+        self.C = np.zeros((nt, 9)) if nv == 4 else np.zeros((0, 9))
+        self.xC = np.full((self.n, 3), np.nan)
 
     def _x(self, name: str, x) -> np.ndarray:
         if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (self.n, 3)
@@ -58,9 +61,12 @@ class TetraSet:
     def add_derivative_product(self, x, dx, dv, alpha: float, beta: float, out, definite: bool = False) -> None:
         """out += alpha K dx + beta D dv, K = -df/dx with the rotations frozen at x (positive semidefinite
         whatever ``definite``), D = -df/dv."""
-        getattr(_k, self._kernels[1])(self._x("x", x), self.tets, self.Bm, self.vol, self.mu, self.lam, self.vmass,
-                                      self.alpha_m, self.beta_k, self.R, self.xR, self._x("dx", dx),
-                                      self._x("dv", dv), float(alpha), float(beta), self.w, self._x("out", out))
+        args = (self._x("x", x), self.tets, self.Bm, self.vol, self.mu, self.lam, self.vmass, self.alpha_m,
+                self.beta_k, self.R, self.xR)
+        if self._shape[0] == 4:
+            args += (self.C, self.xC)
+        getattr(_k, self._kernels[1])(*args, self._x("dx", dx), self._x("dv", dv), float(alpha), float(beta), self.w,
+                                      self._x("out", out))
 
 
 class TriangleSet(TetraSet):

@@ -148,3 +148,14 @@ def real_index(x: Any, what: str) -> int:
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)):
         raise TypeError(f"{what} must be an integer, got {type(x).__name__} {_short(x)}")
     return int(x)
+
+
+def out_array(out: Any, shape: tuple, what: str, owner: Any = None) -> np.ndarray:
+    """``out`` if it is a writable C-contiguous float64 array of ``shape`` (a kernel's output buffer), else a
+    ValueError naming ``what`` (after ``owner._where()``, made only then: the check runs per call)."""
+    if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+            and out.flags.c_contiguous and out.flags.writeable):
+        where = f"{owner._where()}: " if owner is not None else ""
+        raise ValueError(f"{where}{what}: out: expected a writable C-contiguous float64 array of shape {shape}, "
+                         f"got {_short(out)}")
+    return out

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _core_deformable
+from .. import _core, _core_deformable
 from ..common.output import output
 from ..common.stage import Stage
 from ..common.subsystem import Subsystem
@@ -523,6 +523,11 @@ class DeformableBody(Subsystem):
         self._element_sets = self._make_element_sets() + _fem.element_sets(
             len(self._x0), self._mass, self._remaining_data("tet"), self._remaining_data("triangle"))
         self._m_free = np.repeat(self._mass[self._free], 3)
+        # scratch of the Dynamics and Acceleration stages, so realizing allocates no array per particle: the
+        # free particles' masses by row (0 elsewhere) for their weight, and their forces gathered
+        self._m_weight = np.where(np.isin(np.arange(len(self._x0)), self._free), self._mass, 0.0)
+        self._f_scratch = np.zeros((len(self._x0), 3))
+        self._f_free = np.zeros((len(self._free), 3))
 
     def realize_subsystem_model_impl(self, state: "State") -> None:
         n = len(self._x0)
@@ -569,9 +574,11 @@ class DeformableBody(Subsystem):
         f[:] = self.get_discrete_variable(state, self._dv_loads)
         self._add_element_forces(np.ascontiguousarray(x), np.ascontiguousarray(v), f)
         g = self.get_cache_entry(state, self._ce_g)
-        f[self._free] += self._mass[self._free, None] * g
+        for a in range(3):  # a column at a time: a broadcast (n, 1) x (3,) product allocates numpy's buffers
+            np.multiply(self._m_weight, g[a], out=self._f_scratch[:, a])
+        f += self._f_scratch
         self.mark_cache_value_realized(state, self._ce_f)
-        if not np.isfinite(f).all():
+        if not _core.all_finite(f):
             k = int(np.flatnonzero(~np.isfinite(f).all(1))[0])
             raise ArithmeticError(f"{self._where()}: the force on particle {k} is not finite (position {x[k].tolist()})")
         if len(self._att_index):
@@ -582,7 +589,8 @@ class DeformableBody(Subsystem):
 
     def realize_subsystem_acceleration_impl(self, state: "State") -> None:
         f = self.get_cache_entry(state, self._ce_f)
-        self.upd_udot(state)[:] = f[self._free].reshape(-1) / self._m_free
+        np.take(f, self._free, axis=0, out=self._f_free, mode="clip")  # (clip: an unbuffered take; all in range)
+        np.divide(self._f_free.reshape(-1), self._m_free, out=self.upd_udot(state))
 
     # ------------------------------------------------------------------ results
     def get_positions(self, state: "State") -> np.ndarray:

@@ -12,11 +12,12 @@ rigid bodies' forces, the particles' forces, gravity, loads), so terms the step 
 used only through its O(n) products (M a and M^-1 v, the kernels), beside the particles' masses;
 K and D act on the particles' displacements, which the rigid bodies move through the attached
 stations' Jacobian J (so J^T K J in the rigid block). The system is solved by conjugate gradients
-preconditioned by blockdiag(M^-1, 1 / m), in preallocated buffers (nothing is allocated per CG
-iteration). Elements are linearized at the step's start, so this is first-order accurate. A
-compressed spring's transverse stiffness is negative; it is left out of K (Choi and Ko), which
-keeps M + h D + h^2 K positive definite at any step (the rhs keeps the exact forces, so the step
-stays first-order).
+preconditioned by blockdiag(M^-1, each body's incomplete Cholesky IC(0) of its free particles' block,
+assembled and factored at the step's start by compiled kernels; see _ic.py), in buffers made once per
+interval (no array is allocated per step or per CG iteration). Elements are linearized at the
+step's start, so this is first-order accurate. A compressed spring's transverse stiffness is
+negative; it is left out of K (Choi and Ko), which keeps M + h D + h^2 K positive definite at any
+step (the rhs keeps the exact forces, so the step stays first-order).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..math.integrator import Integrator, IntegratorError
+from ._ic import ParticlePreconditioner
 from .body import DeformableBody
 
 __all__ = ["ImplicitEulerIntegrator"]
@@ -51,6 +53,8 @@ class ImplicitEulerIntegrator(Integrator):
     _order = 1
     _error_order = 1
     _num_stages = 1
+    # "ic0", or "mass" for the former blockdiag(M^-1, 1 / m) (kept for benchmarks/deformable.py's comparison)
+    _preconditioner = "ic0"
 
     def __init__(self, system: Any, step: float, cg_tolerance: float = 1e-10, cg_max_iterations: int = 1000):
         super().__init__(system)
@@ -86,58 +90,84 @@ class ImplicitEulerIntegrator(Integrator):
         self._mu0 = matter.get_u_start(s)
         self._nmu = matter.get_num_mobilities(s)
         self._bodies = [b for b in system._subsystems if isinstance(b, DeformableBody)]
+        nu = self._nu
+        # every buffer of the step, made once here (the products write through views made per call: a view kept
+        # here would be a copy of its own in a pickled integrator)
+        self._cg = {k: np.zeros(nu) for k in ("x", "r", "z", "p", "Ap", "rhs", "tmp", "w")}
+        self._rig = slice(self._mu0, self._mu0 + self._nmu)
+        self._rig_jtf = np.zeros(self._nmu)
         parts = []
         for b in self._bodies:
             n = b.get_num_particles()
+            free, att = b._free, b._att_index
+            u = slice(b.get_u_start(s), b.get_u_start(s) + 3 * len(free))
+            # free rows that are one run of particles (fixed and attached ones at the ends, as a clamped face
+            # often is) go through a slice: a fancy-indexed copy of the rows costs more than the copy itself
+            run = len(free) and free[-1] - free[0] + 1 == len(free)
             parts.append(dict(
-                body=b, u0=b.get_u_start(s), free=b._free, att=b._att_index,
+                body=b, u=u, free=free, att=att, rows=slice(int(free[0]), int(free[-1]) + 1) if run else free,
                 att_bodies=[m.get_mobilized_body_index() for m in b._att_bodies], att_st=b._att_stations,
-                x=np.zeros((n, 3)), dx=np.zeros((n, 3)), dv=np.zeros((n, 3)), out=np.zeros((n, 3)),
-                minv=1.0 / np.repeat(b._mass[b._free], 3), m=np.repeat(b._mass[b._free], 3)))
+                x=np.zeros((n, 3)), dx=np.zeros((n, 3)), out=np.zeros((n, 3)),
+                f_free=np.zeros((len(free), 3)), f_att=np.zeros((len(att), 3)), jv=np.zeros(3 * len(att)),
+                minv=1.0 / np.repeat(b._mass[free], 3), m=np.repeat(b._mass[free], 3),
+                pc=(ParticlePreconditioner(b) if len(free) and b._element_sets and self._preconditioner == "ic0"
+                    else None)))
         self._parts = parts
-        nu = self._nu
-        self._cg = {k: np.zeros(nu) for k in ("x", "r", "z", "p", "Ap", "rhs", "tmp", "w")}
+        self._J: list = [None] * len(parts)
 
     # ------------------------------------------------------------------ operators (at the step's start)
     def _particles_of(self, part: dict, v: np.ndarray, into: np.ndarray, J: np.ndarray | None) -> None:
         """The particles' motion (n, 3) for generalized speeds v: free rows from v, attached rows
-        J v (the matter's part), fixed rows zero."""
-        into[:] = 0.0
-        u0, free = part["u0"], part["free"]
-        into[free] = v[u0:u0 + 3 * len(free)].reshape(-1, 3)
-        if J is not None and len(part["att"]):
-            into[part["att"]] = (J @ v[self._mu0:self._mu0 + self._nmu]).reshape(-1, 3)
+        J v (the matter's part), fixed rows zero (``into`` is part["dx"], whose fixed rows stay zero)."""
+        into[part["rows"]] = v[part["u"]].reshape(-1, 3)
+        if J is not None:
+            np.dot(J, v[self._rig], out=part["jv"])
+            into[part["att"]] = part["jv"].reshape(-1, 3)
 
     def _add_back(self, part: dict, f: np.ndarray, out: np.ndarray, J: np.ndarray | None) -> None:
         """out += the generalized forces of particle forces f (n, 3): free rows to theirs, attached
         rows to the matter's through J^T (fixed rows are held)."""
-        u0, free = part["u0"], part["free"]
-        out[u0:u0 + 3 * len(free)] += f[free].reshape(-1)
-        if J is not None and len(part["att"]):
-            out[self._mu0:self._mu0 + self._nmu] += J.T @ f[part["att"]].reshape(-1)
+        rows = part["rows"]
+        if isinstance(rows, slice):
+            out[part["u"]] += f[rows].reshape(-1)
+        else:  # (mode "clip": the indices are in range, and "raise" would buffer the output)
+            np.take(f, rows, axis=0, out=part["f_free"], mode="clip")
+            out[part["u"]] += part["f_free"].reshape(-1)
+        if J is not None:
+            np.take(f, part["att"], axis=0, out=part["f_att"], mode="clip")
+            np.dot(part["f_att"].reshape(-1), J, out=self._rig_jtf)
+            out[self._rig] += self._rig_jtf
+
+    def _add_elements(self, v: np.ndarray, out: np.ndarray, alpha: float, beta: float) -> None:
+        """out += (alpha K + beta D) v over every body's elements (K and D at the step's start)."""
+        for part, J in zip(self._parts, self._J):
+            self._particles_of(part, v, part["dx"], J)
+            part["out"][:] = 0.0
+            part["body"]._add_element_derivative_product(part["x"], part["dx"], part["dx"], alpha, beta, part["out"])
+            self._add_back(part, part["out"], out, J)
 
     def _apply_A(self, v: np.ndarray, out: np.ndarray, h: float) -> None:
         """out = (M + h D + h^2 K) v."""
-        s = self._adv
         out[:] = 0.0
         if self._nmu:
-            out[self._mu0:self._mu0 + self._nmu] = self._matter.multiply_by_m(s, v[self._mu0:self._mu0 + self._nmu])
-        for part, J in zip(self._parts, self._J):
-            u0, nfree = part["u0"], 3 * len(part["free"])
-            out[u0:u0 + nfree] += part["m"] * v[u0:u0 + nfree]
-            self._particles_of(part, v, part["dx"], J)
-            part["out"][:] = 0.0
-            part["body"]._add_element_derivative_product(part["x"], part["dx"], part["dx"], h * h, h, part["out"])
-            self._add_back(part, part["out"], out, J)
+            self._matter.multiply_by_m(self._adv, v[self._rig], out=out[self._rig])
+        for part in self._parts:
+            u = part["u"]
+            np.multiply(part["m"], v[u], out=out[u])
+        if h != 0.0:
+            self._add_elements(v, out, h * h, h)
 
     def _precondition(self, r: np.ndarray, z: np.ndarray) -> None:
+        """z = P^-1 r, P = blockdiag(M, each body's IC(0) of its free particles' block)."""
         z[:] = r
         if self._nmu:
-            z[self._mu0:self._mu0 + self._nmu] = self._matter.multiply_by_m_inv(self._adv,
-                                                                                  r[self._mu0:self._mu0 + self._nmu])
+            self._matter.multiply_by_m_inv(self._adv, r[self._rig], out=z[self._rig])
         for part in self._parts:
-            u0, nfree = part["u0"], 3 * len(part["free"])
-            z[u0:u0 + nfree] *= part["minv"]
+            rp, zp = r[part["u"]], z[part["u"]]
+            if part["pc"] is not None:
+                part["pc"].solve(rp, zp)
+            else:
+                np.multiply(rp, part["minv"], out=zp)
 
     # ------------------------------------------------------------------ the step
     def _attempt_step(self, t1: float) -> bool:
@@ -147,14 +177,12 @@ class ImplicitEulerIntegrator(Integrator):
         y0, f0 = self._y0, self._f0
         cg = self._cg
         # the start State is realized to Acceleration: operators at (q0, u0)
-        self._J = []
-        for part in self._parts:
-            b = part["body"]
-            part["x"][:] = b.get_positions(s)
-            J = None
-            if len(part["att"]):
-                J = self._matter.calc_station_jacobian(s, part["att_bodies"], part["att_st"])
-            self._J.append(J)
+        for k, part in enumerate(self._parts):
+            part["x"][:] = part["body"].get_positions(s)
+            self._J[k] = (self._matter.calc_station_jacobian(s, part["att_bodies"], part["att_st"])
+                          if len(part["att"]) else None)
+            if part["pc"] is not None and not part["pc"].update(part["x"], h):
+                return False  # no factor: the start positions are not finite
         u0 = y0[nq:nq + nu]
         udot0 = f0[nq:nq + nu]
         rhs, tmp = cg["rhs"], cg["tmp"]
@@ -162,11 +190,7 @@ class ImplicitEulerIntegrator(Integrator):
         self._apply_A(udot0, rhs, 0.0)  # M udot0
         rhs *= h
         tmp[:] = 0.0
-        for part, J in zip(self._parts, self._J):
-            self._particles_of(part, u0, part["dx"], J)
-            part["out"][:] = 0.0
-            part["body"]._add_element_derivative_product(part["x"], part["dx"], part["dx"], h * h, 0.0, part["out"])
-            self._add_back(part, part["out"], tmp, J)
+        self._add_elements(u0, tmp, h * h, 0.0)
         rhs -= tmp
         du = self._solve(h)
         if du is None:

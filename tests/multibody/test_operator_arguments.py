@@ -93,3 +93,29 @@ def test_calc_m_is_a_new_symmetric_array_each_call(realized):
     nu = s.get_nu()
     np.testing.assert_allclose(M, np.column_stack([matter.multiply_by_m(s, e) for e in np.eye(nu)]),
                                rtol=0, atol=64 * np.finfo(float).eps * np.abs(M).max())
+
+
+@pytest.mark.parametrize("name", ["multiply_by_m", "multiply_by_m_inv"])
+def test_out_receives_the_product_and_a_bad_out_is_refused(realized, name):
+    """M a (M^-1 a) into a caller's buffer: the same numbers as a new array (and as the dense M from
+    composite-body inertias: M a, and M (M^-1 a) = a); an out of the wrong kind is refused naming the
+    method, before anything is written."""
+    matter, s, F, f, a = realized
+    op = getattr(matter, name)
+    nu = s.get_nu()
+    out = np.full(nu, np.nan)
+    assert op(s, a, out=out) is out
+    np.testing.assert_array_equal(out, op(s, a))
+    M = matter.calc_m(s)
+    got = M @ out if name == "multiply_by_m_inv" else out
+    want = a if name == "multiply_by_m_inv" else M @ a
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e3 * np.finfo(float).eps * np.linalg.cond(M) * np.abs(want).max())
+    wide = np.zeros((nu, 2))
+    ro = np.zeros(nu)
+    ro.flags.writeable = False
+    for bad in (np.zeros(nu + 1), np.zeros(nu, dtype=np.float32), wide[:, 0], ro, list(range(nu))):
+        before = bad.copy() if isinstance(bad, np.ndarray) else None
+        with pytest.raises(ValueError, match=f"{name}.*out"):
+            op(s, a, out=bad)
+        if before is not None:
+            np.testing.assert_array_equal(bad, before)

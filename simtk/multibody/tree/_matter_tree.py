@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _core
-from ..._real import real_array, real_index
+from ..._real import out_array, real_array, real_index
 from ...common._ownership import check_system
 from ...common.errors import StageTooLowError
 from ...common.function import FunctionTableBuilder
@@ -575,17 +575,17 @@ class MatterTree(BatchDynamics, Subsystem):
             return col
         return _columns(ws.nu, ws.nu, m_inv_column)
 
-    def multiply_by_m(self, state: State, a) -> np.ndarray:
-        """M a for a (nu,), in O(n) (Position)."""
+    def multiply_by_m(self, state: State, a, out: np.ndarray | None = None) -> np.ndarray:
+        """M a for a (nu,), in O(n) (Position); into ``out`` (nu,) when given (not ``a`` itself)."""
         ws = self._ws_at(state, POSITION, "multiply_by_m()")
-        out = np.zeros(ws.nu)
+        out = np.zeros(ws.nu) if out is None else out_array(out, (ws.nu,), "multiply_by_m()", self)
         ws.multiply_by_m(self._check_nu(a, ws, "multiply_by_m()"), out)
         return out
 
-    def multiply_by_m_inv(self, state: State, v) -> np.ndarray:
-        """M^-1 v for v (nu,), in O(n) (Position)."""
+    def multiply_by_m_inv(self, state: State, v, out: np.ndarray | None = None) -> np.ndarray:
+        """M^-1 v for v (nu,), in O(n) (Position); into ``out`` (nu,) when given (not ``v`` itself)."""
         ws = self._ws_at(state, POSITION, "multiply_by_m_inv()")
-        out = np.zeros(ws.nu)
+        out = np.zeros(ws.nu) if out is None else out_array(out, (ws.nu,), "multiply_by_m_inv()", self)
         ws.multiply_by_m_inv(self._check_nu(v, ws, "multiply_by_m_inv()"), out)
         return out
 
