@@ -85,8 +85,8 @@ class ImplicitExtrapolationIntegrator(ImplicitEulerIntegrator):
         3: also 3 x h/3 (six solves a step), T32 propagated (second order) and T33 - T32 its own
         error estimate, O(h^3): steps shrink as accuracy^(1/3) instead of accuracy^(1/2), fewer at
         tight accuracy, and the accuracy bounds the propagated solution's local error itself.
-        (T33 is not propagated: its |R(iy)| exceeds 1 for 0 < y < 0.83, so undamped oscillations
-        resolved at moderate accuracy would gain energy step after step; T32's, like T22's, is at
+        (T33 is not propagated: its stability function R has abs(R(iy)) > 1 for 0 < y < 0.83, so
+        undamped oscillations resolved at moderate accuracy would gain energy step after step; T32's, like T22's, is at
         most 1 on the whole left half plane. T22's local extrapolation dissipates a damped swing's
         energy; T32 lets it drift up by its error: +15 % of it over 2 s at accuracy 1e-3, +0.07 % at
         1e-4, on a stiff string.)
