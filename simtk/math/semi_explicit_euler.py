@@ -27,14 +27,18 @@ class _SemiExplicitEulerStep(Integrator):
     def _compiled_spec(self) -> tuple:
         return "semi_explicit", None, None, None, False, None
 
-    def _semi_explicit(self, t1: float) -> float:
+    def _semi_explicit(self, t1: float, du: np.ndarray | None = None) -> float:
+        # du: u1 - u0 of a method that solves for it (SemiImplicitEuler's), instead of h udot0
         t0, nq = self._t0, self._nq
         h = t1 - t0
         y0, f0 = self._y0, self._f0
         y = self._set_ty(t1)
-        tail = y[nq:]
-        np.multiply(f0[nq:], h, out=tail)
-        tail += y0[nq:]
+        nu = 0 if du is None else len(du)
+        if nu:
+            np.add(y0[nq:nq + nu], du, out=y[nq:nq + nu])  # (the compiled loop's y0[i] + du[i])
+        tail = y[nq + nu:]
+        np.multiply(f0[nq + nu:], h, out=tail)
+        tail += y0[nq + nu:]
         y[:nq] = y0[:nq]
         qdot = self._realize_velocity()
         y = self._adv.upd_y()
@@ -63,7 +67,7 @@ class SemiExplicitEulerIntegrator(_SemiExplicitEulerStep):
 
     def set_fixed_step_size(self, h: float) -> None:
         if h is None:
-            raise IntegratorError("SemiExplicitEulerIntegrator has no error control: it needs a fixed step size")
+            raise IntegratorError(f"{type(self).__name__} has no error control: it needs a fixed step size")
         super().set_fixed_step_size(h)
 
     def _attempt_step(self, t1: float) -> bool:

@@ -19,17 +19,16 @@ linearized.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..common.stage import INSTANCE
-from .integrator import Integrator, IntegratorError
+from .integrator import IntegratorError
+from .semi_explicit_euler import SemiExplicitEulerIntegrator
 
 __all__ = ["SemiImplicitEulerIntegrator"]
 
 
-class SemiImplicitEulerIntegrator(Integrator):
+class SemiImplicitEulerIntegrator(SemiExplicitEulerIntegrator):
     """Fixed-step semi-implicit Euler (first order; stable for stiff contact and damping); no error control.
 
     Parameters
@@ -46,26 +45,13 @@ class SemiImplicitEulerIntegrator(Integrator):
     """
 
     _method_name = "SemiImplicitEuler"
-    _has_error_control = False
-    _order = 1
-    _error_order = 1
-    _num_stages = 2
-
-    def __init__(self, system: Any, step: float):
-        super().__init__(system)
-        self.set_fixed_step_size(step)
-
-    def set_fixed_step_size(self, h: float) -> None:
-        if h is None:
-            raise IntegratorError("SemiImplicitEulerIntegrator has no error control: it needs a fixed step size")
-        super().set_fixed_step_size(h)
 
     def _compiled_spec(self) -> tuple:
         return "semi_implicit", None, None, None, False, None
 
     def _allocate_method(self, ny: int) -> None:
-        s = self._adv
-        self._nq, self._nu = s.get_nq(), s.get_nu()
+        super()._allocate_method(ny)
+        self._nu = self._adv.get_nu()
         self._du = np.zeros(self._nu)
         self._lin = None
         self._lin_epoch = None
@@ -94,15 +80,5 @@ class SemiImplicitEulerIntegrator(Integrator):
         if not self._linearizer().solve(y0[:nq], y0[nq:nq + nu], f0[nq:nq + nu], h, du):
             raise IntegratorError(f"SemiImplicitEulerIntegrator: the step's matrix M + h D + h^2 K is singular or "
                                   f"not finite at t = {self._t0!r} (h = {h!r})")
-        y = self._set_ty(t1)
-        np.add(y0[nq:nq + nu], du, out=y[nq:nq + nu])  # (the compiled loop's y0[i] + du[i])
-        tail = y[nq + nu:]
-        np.multiply(f0[nq + nu:], h, out=tail)
-        tail += y0[nq + nu:]
-        y[:nq] = y0[:nq]
-        qdot = self._realize_velocity()
-        y = self._adv.upd_y()
-        q = y[:nq]
-        np.multiply(qdot, h, out=q)
-        q += y0[:nq]
+        self._semi_explicit(t1, du)
         return True
