@@ -26,7 +26,7 @@
 #   MobilityCoulombFriction    D_uu += mu/v_eps sech^2(u/v_eps)
 #   HuntCrossley (contact)     per contact, with v = J_r u the slip of surface 1's point over
 #                              surface 2's (J_r = J_a - J_b, station Jacobians at the contact point):
-#                              D += J_r^T C J_r,  K += J_r^T (dfn/dd) n n^T J_r,
+#                              D += J_r^T C J_r,  K += J_r^T K_c J_r,
 #                              C = fH cH c n n^T + (f_t/v_s)(P - t t^T) + max(f_t', 0) t t^T
 #                                  + (f_t/fn) t (fH cH c n^T),   K_c = dfn/dd (n + (f_t/fn) t) n^T
 #                              (P = 1 - n n^T, t the slip direction; at rest C's tangential part is
@@ -261,7 +261,7 @@ cdef int _lu_solve(double* A, Py_ssize_t n, double* b, idx_t* piv) noexcept nogi
 
 cdef class Linearizer:
     """The semi-implicit Euler step's linear solve over a TreeBatch's tree and force sets (see
-    core/implicit_step.pxi). Build it through :func:`simtk._core.make_linearizer`."""
+    core/implicit_step.pxi). Build it through :func:`simtk._core_implicit.make_linearizer`."""
 
     cdef readonly TreeBatch batch
     cdef readonly Py_ssize_t nu, nq
@@ -395,3 +395,36 @@ cdef void _hc_linearize_set(const FSet* s, const Tree* t, HcLin* L) noexcept nog
             j1 += 1
         hc_element(s, j0, j1, t, NULL, &energy, L)
         j0 = j1
+
+
+def station_jacobian_into(TreeKernels ws, const idx_t[::1] bodies, const double[:, ::1] p_BS, double[:, ::1] out):
+    """out (3k, nu) = the station Jacobian of k stations ``p_BS`` (k, 3) on ``bodies`` (k,), from the
+    workspace's positions (a State realized to Position): row 3 i + a is the velocity component a of
+    station i per unit of each u. Allocates nothing (the deformable bodies' implicit step calls it every
+    step); the columns walk each body's ancestors through the tree's S, as the semi-implicit step's do."""
+    cdef Tree* t = &ws.t
+    cdef Py_ssize_t nk = bodies.shape[0], nu = ws.nu, k, j, i
+    cdef double r[3]
+    cdef double p[3]
+    cdef const double* S
+    if p_BS.shape[0] != nk or p_BS.shape[1] != 3 or out.shape[0] != 3 * nk or out.shape[1] != nu:
+        raise ValueError(f"station_jacobian_into: expected p_BS ({nk}, 3) and out ({3 * nk}, {nu}), got "
+                         f"{(p_BS.shape[0], p_BS.shape[1])} and {(out.shape[0], out.shape[1])}")
+    for k in range(nk):
+        if not 0 <= bodies[k] < ws.nb:
+            raise ValueError(f"station_jacobian_into: body {bodies[k]} is not a body of this tree")
+    with nogil:
+        for k in range(nk):
+            for j in range(nu):
+                out[3 * k, j] = 0.0
+                out[3 * k + 1, j] = 0.0
+                out[3 * k + 2, j] = 0.0
+            station_in_ground(t, bodies[k], &p_BS[k, 0], r, p)
+            i = bodies[k]
+            while i > 0:
+                for j in range(t.uoff[i], t.uoff[i + 1]):
+                    S = t.S + 6 * j
+                    out[3 * k, j] = S[3] + S[1] * p[2] - S[2] * p[1]
+                    out[3 * k + 1, j] = S[4] + S[2] * p[0] - S[0] * p[2]
+                    out[3 * k + 2, j] = S[5] + S[0] * p[1] - S[1] * p[0]
+                i = t.parent[i]

@@ -611,6 +611,7 @@ cdef class TreeStepper:
         cdef double* Kp
         cdef double* K1
         cdef double* qdot
+        cdef double* du
         if self.method == STEPPER_RK:
             # stage i at t0 + c_i h: y = y0 + h sum_{k<i} A[i, k] K[k]  (Python: _ExplicitRungeKutta._attempt_step)
             for i in range(1, n_b):
@@ -632,11 +633,11 @@ cdef class TreeStepper:
                 for i in range(nq, ny):
                     y[i] = f0[i] * h + y0[i]
             else:
-                qdot = self.scr.uacc  # (nu,) scratch
-                if self.linearizer.step_u(y0, y0 + nq, f0 + nq, h, qdot) != 0:
+                du = self.scr.uacc  # (nu,) scratch
+                if self.linearizer.step_u(y0, y0 + nq, f0 + nq, h, du) != 0:
                     return 0
                 for i in range(nq, ny):
-                    y[i] = y0[i] + qdot[i - nq]
+                    y[i] = y0[i] + du[i - nq]
             qdot = self.scr.qacc  # (nq,) scratch
             n_realize[0] += 1  # (counted before the evaluation, as the stages' are: see _raised)
             if self.state_derivative is not None:

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core_implicit import station_jacobian_into
+from ..common.stage import POSITION
 from ..math.integrator import Integrator, IntegratorError
 from ._ic import ParticlePreconditioner
 from .body import DeformableBody
@@ -106,7 +108,9 @@ class ImplicitEulerIntegrator(Integrator):
             run = len(free) and free[-1] - free[0] + 1 == len(free)
             parts.append(dict(
                 body=b, u=u, free=free, att=att, rows=slice(int(free[0]), int(free[-1]) + 1) if run else free,
-                att_bodies=[m.get_mobilized_body_index() for m in b._att_bodies], att_st=b._att_stations,
+                att_bodies=np.array([m.get_mobilized_body_index() for m in b._att_bodies], dtype=np.int64),
+                att_st=np.ascontiguousarray(np.reshape(b._att_stations, (-1, 3)), dtype=np.float64),
+                J=np.zeros((3 * len(att), self._matter.get_num_mobilities(s))),
                 x=np.zeros((n, 3)), dx=np.zeros((n, 3)), out=np.zeros((n, 3)),
                 f_free=np.zeros((len(free), 3)), f_att=np.zeros((len(att), 3)), jv=np.zeros(3 * len(att)),
                 minv=1.0 / np.repeat(b._mass[free], 3), m=np.repeat(b._mass[free], 3),
@@ -179,8 +183,12 @@ class ImplicitEulerIntegrator(Integrator):
         # the start State is realized to Acceleration: operators at (q0, u0)
         for k, part in enumerate(self._parts):
             part["x"][:] = part["body"].get_positions(s)
-            self._J[k] = (self._matter.calc_station_jacobian(s, part["att_bodies"], part["att_st"])
-                          if len(part["att"]) else None)
+            if len(part["att"]):  # into its preallocated rows: the step allocates nothing
+                station_jacobian_into(self._matter._ws_at(s, POSITION, "ImplicitEulerIntegrator"), part["att_bodies"],
+                                      part["att_st"], part["J"])
+                self._J[k] = part["J"]
+            else:
+                self._J[k] = None
             if part["pc"] is not None and not part["pc"].update(part["x"], h):
                 return False  # no factor: the start positions are not finite
         u0 = y0[nq:nq + nu]

@@ -292,3 +292,37 @@ def test_a_pickled_integrator_goes_on_as_the_original():
     assert a.get_num_steps_taken() == b.get_num_steps_taken() == 12
     assert a.get_num_cg_iterations() == b.get_num_cg_iterations()
     assert np.array_equal(a.get_state().get_y(), b.get_state().get_y())
+
+
+def test_station_jacobian_into_is_the_matters_station_jacobian():
+    """The preallocated station Jacobian the implicit step fills equals calc_station_jacobian's (which
+    builds it column by column through the velocity kernels) on a free base with a pinned and a
+    ball-jointed link at a random state; wrong shapes and bodies are refused."""
+    from simtk import Stage
+    from simtk._core_implicit import station_jacobian_into
+    from simtk.multibody import MobilizedBody, MultibodySystem, SimbodyMatterSubsystem
+    from simtk.spatial import Body, Inertia, MassProperties, Transform
+    system = MultibodySystem()
+    matter = SimbodyMatterSubsystem(system)
+    body = Body.Rigid(MassProperties(1.0, [0, 0, 0], Inertia([0.1, 0.1, 0.1])))
+    base = MobilizedBody.Free(matter.ground, Transform(), body, Transform(), name="base")
+    arm = MobilizedBody.Pin(base, Transform([0.2, 0, 0]), body, Transform([0, 0.3, 0]), name="arm")
+    tip = MobilizedBody.Ball(arm, Transform([0, -0.3, 0]), body, Transform([0, 0.1, 0]), name="tip")
+    state = system.realize_topology()
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal(state.get_nq())
+    q[:4] /= np.linalg.norm(q[:4])
+    q[8:12] /= np.linalg.norm(q[8:12])
+    state.set_q(q)
+    system.realize(state, Stage.Position)
+    bodies = np.array([b.get_mobilized_body_index() for b in (tip, arm, base, tip)], dtype=np.int64)
+    stations = rng.standard_normal((4, 3))
+    expected = matter.calc_station_jacobian(state, bodies, stations)
+    out = np.full((12, state.get_nu()), np.nan)
+    ws = matter._ws_at(state, Stage.Position, "test")
+    station_jacobian_into(ws, bodies, stations, out)
+    assert np.abs(out - expected).max() <= 64 * EPS * np.abs(expected).max()
+    with pytest.raises(ValueError, match="expected"):
+        station_jacobian_into(ws, bodies, stations, np.zeros((11, state.get_nu())))
+    with pytest.raises(ValueError, match="not a body"):
+        station_jacobian_into(ws, np.array([0, 1, 2, 9], dtype=np.int64), stations, out)
