@@ -1,6 +1,9 @@
 """Tetrahedra inside a closed triangle surface (gmsh, extra ``[fem]``), for `DeformableBody.from_tetrahedra`."""
 from __future__ import annotations
 
+import ctypes
+import signal
+import threading
 from typing import Any
 
 import numpy as np
@@ -32,6 +35,19 @@ def _closed_surface(vertices: Any, triangles: Any) -> tuple[np.ndarray, np.ndarr
         if (int(b), int(a)) not in directed:
             raise ValueError(f"{where}: the surface is not closed: edge ({int(a)}, {int(b)}) has no neighbour")
     return V, F.astype(np.int64)
+
+
+def _restore_sigpipe(saved: Any) -> None:
+    """Put back the SIGPIPE disposition gmsh's C initialization resets to the default (which would make a
+    later write to a closed socket or pipe kill the process instead of raising BrokenPipeError)."""
+    if not hasattr(signal, "SIGPIPE"):
+        return
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, saved)
+    elif saved == signal.SIG_IGN:  # (signal.signal is main-thread only; the disposition is process-wide)
+        libc = ctypes.CDLL(None)
+        libc.signal.restype = ctypes.c_void_p
+        libc.signal(int(signal.SIGPIPE), ctypes.c_void_p(1))  # SIG_IGN
 
 
 def tetrahedralize(vertices: Any, triangles: Any, max_edge: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -73,8 +89,11 @@ def tetrahedralize(vertices: Any, triangles: Any, max_edge: float | None = None)
     except ImportError:
         raise ImportError("tetrahedralize needs gmsh: pip install simtk[fem] (or pip install gmsh)") from None
     owner = not gmsh.isInitialized()
+    saved_pipe = signal.getsignal(signal.SIGPIPE) if hasattr(signal, "SIGPIPE") else None
     if owner:
-        gmsh.initialize(readConfigFiles=False)
+        # not interruptible: gmsh would otherwise set Ctrl-C to kill the process
+        gmsh.initialize(readConfigFiles=False, interruptible=False)
+        _restore_sigpipe(saved_pipe)
     try:
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.model.add("simtk_tetrahedralize")
@@ -98,6 +117,7 @@ def tetrahedralize(vertices: Any, triangles: Any, max_edge: float | None = None)
         gmsh.model.remove()
         if owner:
             gmsh.finalize()
+            _restore_sigpipe(saved_pipe)
     if 4 not in list(types):
         raise ValueError("tetrahedralize: gmsh made no tetrahedra (is the surface self-intersecting?)")
     tet_nodes = np.asarray(nodes[list(types).index(4)], dtype=np.int64).reshape(-1, 4)

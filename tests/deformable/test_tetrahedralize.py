@@ -86,3 +86,26 @@ def test_open_misoriented_and_malformed_surfaces_are_refused():
         tetrahedralize(np.where(V == V[0, 0], np.nan, V), F)
     with pytest.raises(ValueError, match="max_edge"):
         tetrahedralize(V, F, max_edge=-1.0)
+
+
+def test_the_process_keeps_its_signal_handling():
+    """gmsh's initialization resets SIGPIPE to kill the process (and Ctrl-C, unless told not to):
+    after tetrahedralize, a write to a closed pipe still raises BrokenPipeError and Ctrl-C is still
+    Python's KeyboardInterrupt (run in a subprocess, which the old behaviour killed with SIGPIPE)."""
+    import subprocess
+    import sys
+    code = (
+        "import os, signal, numpy as np\n"
+        "from scipy.spatial import ConvexHull\n"
+        "from simtk.deformable import tetrahedralize\n"
+        "V = np.random.default_rng(1).standard_normal((40, 3)); V /= np.linalg.norm(V, axis=1)[:, None]\n"
+        "F = ConvexHull(V).simplices.copy()\n"
+        "a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]\n"
+        "inward = np.einsum('ij,ij->i', np.cross(b - a, c - a), a + b + c) < 0\n"
+        "F[inward] = F[inward][:, [0, 2, 1]]\n"
+        "tetrahedralize(V, F)\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "r, w = os.pipe(); os.close(r)\n"
+        "try:\n    os.write(w, b'x')\nexcept BrokenPipeError:\n    print('BrokenPipeError')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "BrokenPipeError", (done.returncode, done.stderr[-500:])
