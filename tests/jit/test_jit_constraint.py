@@ -316,8 +316,7 @@ def test_model_file_round_trip_by_registered_name():
 def test_model_file_refuses_an_unregistered_kernel_naming_it():
     from simtk.io import ModelFileError
 
-    unregistered = sj.constraint(jck._ball_forces, mp=3, position_errors=jck._ball_perr,
-                                 velocity_errors=jck._ball_verr, acceleration_errors=jck._ball_aerr)
+    unregistered = jck.ball_wrong_forces  # (a kernel no test registers; compiled once per process)
 
     system, matter, bodies = _chain(1)
     Constraint.Jit(matter, unregistered, [matter.ground, 0, -0.5, 0, bodies[0], 0, 0, 0], name="loose")

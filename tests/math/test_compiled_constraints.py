@@ -155,7 +155,7 @@ def close_loop(model, state, kind: str, j: int, i: int, s2, angles) -> tuple:
 @pytest.mark.parametrize("mode", ["default", "fixed_step", "project_every_step", "constraint_tolerance",
                                   "infinity_norm", "step_limit"])
 @pytest.mark.parametrize("name", CONSTRAINED_TWINS)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_random_loops_agree_bitwise(name, mode, data):
     """Law: a random tree of built-in mobilizers closed or driven by one of the compiled kinds (KINDS;

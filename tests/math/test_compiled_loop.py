@@ -315,7 +315,7 @@ _MODE_PARAM = {
 
 @pytest.mark.parametrize("mode", list(_MODE_PARAM))
 @pytest.mark.parametrize("name", list(COMPILED_TWINS))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(data=st.data())
 def test_compiled_and_python_paths_agree_bitwise(name, mode, data):
     """Law: on a model of built-in elements, the compiled loop's trajectory, statistics and advanced
